@@ -1,0 +1,154 @@
+//! The commands of the `quiver` binary.
+
+use std::process::ExitCode;
+
+use quiver::{Config, Host, Result};
+
+use crate::{Cli, Command};
+
+pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
+    let host = build_host(&cli)?;
+    match cli.command {
+        Command::List { json } => list(&host, json),
+        Command::Prompt { json } => prompt(&host, json),
+        Command::Describe { plugin } => {
+            let manifest = host.describe(&plugin).await?;
+            print_json(&manifest);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Call { plugin, action, input } => {
+            let output = host.call(&plugin, &action, &input).await?;
+            print_json(&output);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check { file } => check(&host, &file).await,
+        Command::Precompile => precompile(&host).await,
+        Command::Serve => {
+            eprintln!("quiver serve: the MCP server is not implemented yet (it arrives with the MCP face).");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+fn build_host(cli: &Cli) -> Result<Host> {
+    let config_path = cli.config.clone().or_else(|| {
+        let default = std::path::PathBuf::from("quiver.toml");
+        default.is_file().then_some(default)
+    });
+    let mut config = match &config_path {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    if let Some(dir) = &cli.plugins {
+        config.plugins_dir = Some(dir.clone());
+    }
+    let bundled = !cli.no_bundled && config.bundled.unwrap_or(true);
+    let mut builder = Host::builder().config(config);
+    if bundled {
+        builder = builder.bundled();
+    }
+    if cli.no_cache {
+        builder = builder.cache_dir(None);
+    } else if let Some(dir) = &cli.cache_dir {
+        builder = builder.cache_dir(Some(dir.clone()));
+    }
+    builder.build()
+}
+
+fn list(host: &Host, json: bool) -> Result<ExitCode> {
+    let catalog = host.catalog();
+    if json {
+        let plugins: Vec<_> = catalog
+            .plugins()
+            .map(|p| serde_json::json!({ "stub": p.stub(), "origin": p.origin().to_string() }))
+            .collect();
+        let rejected: Vec<_> = catalog
+            .rejected()
+            .iter()
+            .map(|r| serde_json::json!({ "origin": r.origin, "error": r.error.to_string(), "fix": r.error.remedy() }))
+            .collect();
+        print_json(&serde_json::json!({ "plugins": plugins, "rejected": rejected }));
+    } else {
+        for plugin in catalog.plugins() {
+            let stub = plugin.stub();
+            println!(
+                "{:<16} {:<9} {:<8} {:>2} actions  {}",
+                stub.name,
+                stub.kind.as_str(),
+                stub.version,
+                stub.actions.len(),
+                stub.description
+            );
+        }
+        for rejection in catalog.rejected() {
+            println!("rejected: {}", rejection.error);
+        }
+    }
+    tracing::info!(compiled = host.load_stats().compiled(), "list done");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn prompt(host: &Host, json: bool) -> Result<ExitCode> {
+    let text = quiver::disclosure::tier1::render(&host.catalog());
+    if json {
+        print_json(&serde_json::json!({ "text": text, "bytes": text.len() }));
+    } else {
+        print!("{text}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn check(host: &Host, file: &std::path::Path) -> Result<ExitCode> {
+    match host.check(file).await {
+        Ok(manifest) => {
+            println!(
+                "ok: {} {} ({}), {} actions: {}",
+                manifest.name,
+                manifest.version,
+                manifest.kind,
+                manifest.actions.len(),
+                manifest.actions.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            println!("rejected: {error}");
+            if let Some(remedy) = error.remedy() {
+                println!("fix: {remedy}");
+            }
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+async fn precompile(host: &Host) -> Result<ExitCode> {
+    let catalog = host.catalog();
+    let bar = indicatif::ProgressBar::new(catalog.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} compiling {pos}/{len} {wide_bar} {msg}")
+            .expect("valid progress template"),
+    );
+    let mut failed = 0;
+    host.preload(|plugin, result| {
+        bar.inc(1);
+        bar.set_message(plugin.name().to_owned());
+        if let Err(e) = result {
+            failed += 1;
+            bar.println(format!("failed: {e}"));
+        }
+    })
+    .await;
+    bar.finish_and_clear();
+    let stats = host.load_stats();
+    eprintln!(
+        "{} plugins ready ({} compiled, {} from cache, {failed} failed)",
+        catalog.len() - failed,
+        stats.compiled(),
+        stats.cache_hits()
+    );
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn print_json(value: &impl serde::Serialize) {
+    println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
+}

@@ -1,0 +1,109 @@
+//! `quiver`: the command-line face of the host. Parses arguments, builds a
+//! [`quiver::Host`], runs one command, maps errors to exit codes.
+
+mod commands;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// A WebAssembly plugin host for LLM-agent tools, with progressive disclosure.
+#[derive(Parser)]
+#[command(name = "quiver", version, about)]
+struct Cli {
+    /// Folder of `*.wasm` plugins (in addition to the bundled ones).
+    #[arg(long, global = true, env = "QUIVER_PLUGINS")]
+    plugins: Option<PathBuf>,
+    /// Configuration file (default: ./quiver.toml if it exists).
+    #[arg(long, global = true, env = "QUIVER_CONFIG")]
+    config: Option<PathBuf>,
+    /// Do not serve the bundled first-party plugins.
+    #[arg(long, global = true)]
+    no_bundled: bool,
+    /// Folder of the compile cache (default: ~/.cache/quiver).
+    #[arg(long, global = true, env = "QUIVER_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Do not read or write the compile cache.
+    #[arg(long, global = true)]
+    no_cache: bool,
+    /// Log more to stderr (-v: info, -vv: debug). RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the plugins (from their stubs; nothing is compiled).
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the Tier-1 prompt (stubs only; nothing is compiled).
+    Prompt {
+        /// Print JSON: the text and its size.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a plugin's full manifest (Tier 2) as JSON.
+    Describe {
+        /// Plugin name.
+        plugin: String,
+    },
+    /// Call an action with a JSON object as input.
+    Call {
+        /// Plugin name.
+        plugin: String,
+        /// Action name.
+        action: String,
+        /// Input, a JSON object.
+        #[arg(default_value = "{}")]
+        input: String,
+    },
+    /// Validate a plugin file and explain any rejection.
+    Check {
+        /// The `.wasm` file.
+        file: PathBuf,
+    },
+    /// Compile every plugin now, filling the compile cache.
+    Precompile,
+    /// Serve the plugins to MCP clients (not implemented yet).
+    Serve,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(commands::run(cli)) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error}");
+            if let Some(remedy) = error.remedy() {
+                eprintln!("fix: {remedy}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Logs go to stderr: stdout is for results (and, later, for MCP on stdio).
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+}

@@ -1,0 +1,3 @@
+//! ④ Progressive disclosure: what a model sees before it asks for more.
+
+pub mod tier1;

@@ -1,0 +1,355 @@
+//! The one error type of the library.
+//!
+//! Every variant names its subject (the plugin file or name, the action) and
+//! its cause; [`Error::remedy`] says how to fix it. Tests and faces match on
+//! [`Error::kind`], a field-less mirror of the variants.
+
+use std::time::Duration;
+
+/// Result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a plugin was rejected or a call failed.
+#[non_exhaustive]
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    /// The file does not start with the WebAssembly magic number, or is truncated.
+    #[error("{origin}: not a WebAssembly file ({reason})")]
+    NotWasm {
+        /// The plugin file or bundled name.
+        origin: String,
+        /// What the parser found.
+        reason: String,
+    },
+
+    /// A core WebAssembly module, not a component.
+    #[error("{origin}: is a core WebAssembly module, not a component")]
+    CoreModule {
+        /// The plugin file or bundled name.
+        origin: String,
+    },
+
+    /// The component has no `quiver:stub` section.
+    #[error("{origin}: has no `quiver:stub` section, so it is not a Quiver plugin")]
+    MissingStub {
+        /// The plugin file or bundled name.
+        origin: String,
+    },
+
+    /// The `quiver:stub` section is malformed or breaks a rule.
+    #[error("{origin}: invalid `quiver:stub` section: {reason}")]
+    InvalidStub {
+        /// The plugin file or bundled name.
+        origin: String,
+        /// Which rule it breaks.
+        reason: String,
+    },
+
+    /// The component does not implement the world its kind requires, or
+    /// imports something its kind may not use.
+    #[error("plugin `{plugin}` ({origin}) does not fit the `{world}` world: {reason}")]
+    WrongWorld {
+        /// The plugin name from its stub.
+        plugin: String,
+        /// The plugin file or bundled name.
+        origin: String,
+        /// The world the plugin's kind requires.
+        world: String,
+        /// The missing export or forbidden import.
+        reason: String,
+    },
+
+    /// The stub section disagrees with what `describe()` returns.
+    #[error("plugin `{plugin}` ({origin}): its stub disagrees with describe(): {differences}")]
+    StubMismatch {
+        /// The plugin name from its stub.
+        plugin: String,
+        /// The plugin file or bundled name.
+        origin: String,
+        /// Each difference, `field: stub says X, describe() says Y`.
+        differences: String,
+    },
+
+    /// The manifest `describe()` returned breaks a rule (bad schema, bad name...).
+    #[error("plugin `{plugin}`: invalid manifest: {reason}")]
+    InvalidManifest {
+        /// The plugin name.
+        plugin: String,
+        /// Which rule it breaks.
+        reason: String,
+    },
+
+    /// wasmtime could not compile or instantiate the component.
+    #[error("plugin `{plugin}` ({origin}) failed to load: {message}")]
+    Compile {
+        /// The plugin name.
+        plugin: String,
+        /// The plugin file or bundled name.
+        origin: String,
+        /// wasmtime's message.
+        message: String,
+    },
+
+    /// Two plugins declare the same name; the later one is rejected.
+    #[error("{origin}: declares plugin name `{name}`, already used by {first}")]
+    DuplicateName {
+        /// The contested name.
+        name: String,
+        /// The rejected plugin file.
+        origin: String,
+        /// The plugin that keeps the name.
+        first: String,
+    },
+
+    /// No plugin has this name.
+    #[error("no plugin named `{plugin}`{}", known_list(.known))]
+    UnknownPlugin {
+        /// The requested name.
+        plugin: String,
+        /// The names that exist.
+        known: Vec<String>,
+    },
+
+    /// The plugin has no action of this name.
+    #[error("plugin `{plugin}` has no action `{action}`{}", known_list(.known))]
+    UnknownAction {
+        /// The plugin name.
+        plugin: String,
+        /// The requested action.
+        action: String,
+        /// The actions that exist.
+        known: Vec<String>,
+    },
+
+    /// The input is not JSON, or not a JSON object.
+    #[error("input of `{plugin}.{action}` is not a JSON object: {reason}")]
+    InputNotJson {
+        /// The plugin name.
+        plugin: String,
+        /// The action name.
+        action: String,
+        /// The parser's message.
+        reason: String,
+    },
+
+    /// The input does not satisfy the action's input schema.
+    #[error("input of `{plugin}.{action}` does not match its schema: {}", .errors.join("; "))]
+    InputSchema {
+        /// The plugin name.
+        plugin: String,
+        /// The action name.
+        action: String,
+        /// Each violation, `at /path: message`.
+        errors: Vec<String>,
+    },
+
+    /// The plugin returned its own typed error.
+    #[error("`{plugin}.{action}` failed ({kind}): {message}")]
+    Guest {
+        /// The plugin name.
+        plugin: String,
+        /// The action name.
+        action: String,
+        /// The error kind the plugin chose.
+        kind: GuestErrorKind,
+        /// The plugin's message.
+        message: String,
+    },
+
+    /// The guest trapped: a panic, an `unreachable`, a stack overflow...
+    #[error("`{plugin}.{action}` crashed: {message}")]
+    Trap {
+        /// The plugin name.
+        plugin: String,
+        /// The action name.
+        action: String,
+        /// The panic message, or wasmtime's trap description.
+        message: String,
+    },
+
+    /// The call ran past its deadline and was interrupted.
+    #[error("`{plugin}.{action}` timed out after {} ms", .limit.as_millis())]
+    Timeout {
+        /// The plugin name.
+        plugin: String,
+        /// The action name.
+        action: String,
+        /// The configured limit.
+        limit: Duration,
+    },
+
+    /// The guest tried to grow its memory past the limit.
+    #[error("`{plugin}.{action}` exceeded its memory limit of {} MiB", .limit_bytes / (1024 * 1024))]
+    MemoryLimit {
+        /// The plugin name.
+        plugin: String,
+        /// The action name.
+        action: String,
+        /// The configured limit in bytes.
+        limit_bytes: u64,
+    },
+
+    /// The output is larger than the configured cap.
+    #[error("output of `{plugin}.{action}` is {size} bytes, over the limit of {limit} bytes")]
+    OutputTooLarge {
+        /// The plugin name.
+        plugin: String,
+        /// The action name.
+        action: String,
+        /// Size of the output.
+        size: usize,
+        /// The configured limit.
+        limit: usize,
+    },
+
+    /// The guest's output is not valid JSON.
+    #[error("output of `{plugin}.{action}` is not valid JSON: {reason}")]
+    InvalidOutput {
+        /// The plugin name.
+        plugin: String,
+        /// The action name.
+        action: String,
+        /// The parser's message.
+        reason: String,
+    },
+
+    /// A file could not be read or written.
+    #[error("{path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        message: String,
+    },
+
+    /// The configuration is invalid.
+    #[error("configuration: {0}")]
+    Config(String),
+
+    /// A fault in the host itself.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        String::new()
+    } else {
+        format!("; known: {}", known.join(", "))
+    }
+}
+
+/// The kinds of [`Error`], without their fields.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum ErrorKind {
+    NotWasm,
+    CoreModule,
+    MissingStub,
+    InvalidStub,
+    WrongWorld,
+    StubMismatch,
+    InvalidManifest,
+    Compile,
+    DuplicateName,
+    UnknownPlugin,
+    UnknownAction,
+    InputNotJson,
+    InputSchema,
+    Guest,
+    Trap,
+    Timeout,
+    MemoryLimit,
+    OutputTooLarge,
+    InvalidOutput,
+    Io,
+    Config,
+    Internal,
+}
+
+/// The error kinds a plugin can return (the WIT `error` variant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GuestErrorKind {
+    /// The input was not acceptable.
+    InvalidInput,
+    /// Something the input names does not exist.
+    NotFound,
+    /// The plugin refused.
+    Denied,
+    /// A dependency is unreachable or not configured.
+    Unavailable,
+    /// Any other failure.
+    Failed,
+}
+
+impl std::fmt::Display for GuestErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::InvalidInput => "invalid input",
+            Self::NotFound => "not found",
+            Self::Denied => "denied",
+            Self::Unavailable => "unavailable",
+            Self::Failed => "failed",
+        })
+    }
+}
+
+impl Error {
+    /// The kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::NotWasm { .. } => ErrorKind::NotWasm,
+            Error::CoreModule { .. } => ErrorKind::CoreModule,
+            Error::MissingStub { .. } => ErrorKind::MissingStub,
+            Error::InvalidStub { .. } => ErrorKind::InvalidStub,
+            Error::WrongWorld { .. } => ErrorKind::WrongWorld,
+            Error::StubMismatch { .. } => ErrorKind::StubMismatch,
+            Error::InvalidManifest { .. } => ErrorKind::InvalidManifest,
+            Error::Compile { .. } => ErrorKind::Compile,
+            Error::DuplicateName { .. } => ErrorKind::DuplicateName,
+            Error::UnknownPlugin { .. } => ErrorKind::UnknownPlugin,
+            Error::UnknownAction { .. } => ErrorKind::UnknownAction,
+            Error::InputNotJson { .. } => ErrorKind::InputNotJson,
+            Error::InputSchema { .. } => ErrorKind::InputSchema,
+            Error::Guest { .. } => ErrorKind::Guest,
+            Error::Trap { .. } => ErrorKind::Trap,
+            Error::Timeout { .. } => ErrorKind::Timeout,
+            Error::MemoryLimit { .. } => ErrorKind::MemoryLimit,
+            Error::OutputTooLarge { .. } => ErrorKind::OutputTooLarge,
+            Error::InvalidOutput { .. } => ErrorKind::InvalidOutput,
+            Error::Io { .. } => ErrorKind::Io,
+            Error::Config(_) => ErrorKind::Config,
+            Error::Internal(_) => ErrorKind::Internal,
+        }
+    }
+
+    /// How to fix it, in one line, where the fix is known.
+    pub fn remedy(&self) -> Option<&'static str> {
+        Some(match self {
+            Error::NotWasm { .. } => "build the plugin with `cargo build --release --target wasm32-wasip2`",
+            Error::CoreModule { .. } => {
+                "build for the `wasm32-wasip2` target (it links a component), not wasm32-unknown-unknown or wasip1"
+            }
+            Error::MissingStub { .. } => {
+                "build the plugin with quiver-sdk's #[plugin] attribute, which writes the stub section"
+            }
+            Error::InvalidStub { .. } => "rebuild the plugin with a current quiver-sdk",
+            Error::WrongWorld { .. } => {
+                "declare the right kind in #[plugin(kind = ...)]: tool (no network), connector (HTTP), database (SQL)"
+            }
+            Error::StubMismatch { .. } => "rebuild the plugin: its stub section must be generated from the same source as describe()",
+            Error::InvalidManifest { .. } => "fix the plugin's manifest and rebuild it",
+            Error::DuplicateName { .. } => "rename one of the plugins, or remove the older file",
+            Error::UnknownPlugin { .. } => "run `quiver list` to see the plugins",
+            Error::UnknownAction { .. } => "run `quiver describe PLUGIN` to see its actions",
+            Error::InputNotJson { .. } => "pass the input as a JSON object, e.g. '{\"key\": \"value\"}'",
+            Error::InputSchema { .. } => "run `quiver describe PLUGIN` to see the input schema",
+            Error::Timeout { .. } => "raise `timeout_ms` for this plugin in the config file if the work is legitimate",
+            Error::MemoryLimit { .. } => "raise `memory_mb` for this plugin in the config file if the work is legitimate",
+            Error::OutputTooLarge { .. } => "ask for less data, or raise `max_output_kb` in the config file",
+            _ => return None,
+        })
+    }
+}

@@ -1,0 +1,163 @@
+//! The Tier-2 manifest: what `describe()` returns, parsed and checked.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::contract::{self, Access, Kind, wit};
+use crate::load::Stub;
+use crate::{Error, Result};
+
+/// A plugin's full description (Tier 2).
+#[derive(Debug, Clone, Serialize)]
+pub struct Manifest {
+    /// Plugin name.
+    pub name: String,
+    /// Plugin version.
+    pub version: String,
+    /// Its kind.
+    pub kind: Kind,
+    /// One line on what it is for.
+    pub description: String,
+    /// Tags.
+    pub categories: Vec<String>,
+    /// Its actions, in the author's order.
+    pub actions: Vec<ActionSpec>,
+}
+
+/// One action with its schemas.
+#[derive(Clone, Serialize)]
+pub struct ActionSpec {
+    /// Action name.
+    pub name: String,
+    /// Full description (first paragraph = the summary).
+    pub description: String,
+    /// JSON Schema (2020-12) of the input; its root is an object schema.
+    pub input_schema: Value,
+    /// JSON Schema of the output, if fixed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// What calling it may change.
+    pub access: Access,
+    #[serde(skip)]
+    pub(crate) validator: Arc<jsonschema::Validator>,
+}
+
+impl std::fmt::Debug for ActionSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActionSpec").field("name", &self.name).field("access", &self.access).finish()
+    }
+}
+
+impl ActionSpec {
+    /// The first paragraph of the description, on one line.
+    pub fn summary(&self) -> String {
+        contract::summary_of(&self.description)
+    }
+}
+
+impl Manifest {
+    /// Parse and check what `describe()` returned.
+    pub(crate) fn from_wit(manifest: wit::Manifest, plugin: &str) -> Result<Manifest> {
+        let invalid = |reason: String| Error::InvalidManifest { plugin: plugin.to_owned(), reason };
+        if let Some(p) = contract::plugin_name_problem(&manifest.name) {
+            return Err(invalid(p));
+        }
+        let mut actions = Vec::with_capacity(manifest.actions.len());
+        for action in manifest.actions {
+            if let Some(p) = contract::action_name_problem(&action.name) {
+                return Err(invalid(p));
+            }
+            let input_schema = parse_schema(&action.name, "input", &action.input_schema).map_err(invalid)?;
+            if input_schema.get("type") != Some(&Value::String("object".into())) {
+                return Err(invalid(format!(
+                    "action `{}`: the input schema's root must be `\"type\": \"object\"`",
+                    action.name
+                )));
+            }
+            let validator = jsonschema::validator_for(&input_schema)
+                .map_err(|e| invalid(format!("action `{}`: invalid input schema: {e}", action.name)))?;
+            let output_schema = match &action.output_schema {
+                Some(text) => Some(parse_schema(&action.name, "output", text).map_err(invalid)?),
+                None => None,
+            };
+            actions.push(ActionSpec {
+                name: action.name,
+                description: action.description.trim().to_owned(),
+                input_schema,
+                output_schema,
+                access: action.access.into(),
+                validator: Arc::new(validator),
+            });
+        }
+        Ok(Manifest {
+            name: manifest.name,
+            version: manifest.version,
+            kind: manifest.kind.into(),
+            description: manifest.description,
+            categories: manifest.categories,
+            actions,
+        })
+    }
+
+    /// The action called `name`.
+    pub fn action(&self, name: &str) -> Option<&ActionSpec> {
+        self.actions.iter().find(|a| a.name == name)
+    }
+
+    /// Reject the plugin if its stub says anything `describe()` does not.
+    pub(crate) fn check_against(&self, stub: &Stub, origin: &str) -> Result<()> {
+        let mut differences = Vec::new();
+        let mut differ = |field: &str, stub: &dyn std::fmt::Debug, described: &dyn std::fmt::Debug| {
+            differences.push(format!("{field}: stub says {stub:?}, describe() says {described:?}"));
+        };
+        if stub.name != self.name {
+            differ("name", &stub.name, &self.name);
+        }
+        if stub.version != self.version {
+            differ("version", &stub.version, &self.version);
+        }
+        if stub.kind != self.kind {
+            differ("kind", &stub.kind, &self.kind);
+        }
+        if stub.description != self.description {
+            differ("description", &stub.description, &self.description);
+        }
+        if stub.categories != self.categories {
+            differ("categories", &stub.categories, &self.categories);
+        }
+        let stub_actions: Vec<&str> = stub.action_names().collect();
+        let described: Vec<&str> = self.actions.iter().map(|a| a.name.as_str()).collect();
+        if stub_actions != described {
+            differ("actions", &stub_actions, &described);
+        } else {
+            for (s, a) in stub.actions.iter().zip(&self.actions) {
+                if s.summary != a.summary() {
+                    differ(&format!("summary of `{}`", a.name), &s.summary, &a.summary());
+                }
+                if s.access != a.access {
+                    differ(&format!("access of `{}`", a.name), &s.access, &a.access);
+                }
+            }
+        }
+        if differences.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::StubMismatch {
+                plugin: stub.name.clone(),
+                origin: origin.to_owned(),
+                differences: differences.join("; "),
+            })
+        }
+    }
+}
+
+fn parse_schema(action: &str, which: &str, text: &str) -> std::result::Result<Value, String> {
+    let schema: Value = serde_json::from_str(text)
+        .map_err(|e| format!("action `{action}`: the {which} schema is not JSON: {e}"))?;
+    if !schema.is_object() {
+        return Err(format!("action `{action}`: the {which} schema is not a JSON object"));
+    }
+    Ok(schema)
+}

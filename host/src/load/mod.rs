@@ -1,0 +1,231 @@
+//! ② Loading: stub (no compile) → cache → compile → checked manifest.
+//!
+//! [`Plugin`] is what a scan produces: the stub and where the bytes are.
+//! Nothing is compiled until the first call or `describe`, when
+//! [`Loader::load`] reads the bytes again, compiles them (or loads the
+//! cached artifact), checks the component against its kind's world, calls
+//! `describe()` once and checks the manifest against the stub. The result is
+//! kept per plugin version, so later calls only instantiate.
+
+pub mod cache;
+mod compile;
+mod manifest;
+pub mod stub;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use tokio::sync::OnceCell;
+use wasmtime::Engine;
+
+pub use manifest::{ActionSpec, Manifest};
+pub use stub::{Stub, StubAction};
+
+use crate::config::PluginSettings;
+use crate::contract::tool::ToolPre;
+use crate::runtime::StoreData;
+use crate::{Error, Result};
+
+/// Where a plugin's bytes come from.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    /// A file in the plugins folder, as it was when scanned.
+    File {
+        /// Its path.
+        path: PathBuf,
+        /// Its size when scanned.
+        len: u64,
+        /// Its modification time when scanned.
+        modified: Option<SystemTime>,
+    },
+    /// A plugin embedded in the binary.
+    Embedded {
+        /// The file name it would have in a folder.
+        file_name: &'static str,
+        /// Its bytes.
+        bytes: &'static [u8],
+    },
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::File { path, .. } => write!(f, "{}", path.display()),
+            Origin::Embedded { file_name, .. } => write!(f, "bundled:{file_name}"),
+        }
+    }
+}
+
+impl Origin {
+    /// Read the bytes of a file origin (or borrow the embedded ones).
+    pub fn bytes(&self) -> Result<std::borrow::Cow<'static, [u8]>> {
+        match self {
+            Origin::File { path, .. } => std::fs::read(path)
+                .map(std::borrow::Cow::Owned)
+                .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() }),
+            Origin::Embedded { bytes, .. } => Ok(std::borrow::Cow::Borrowed(bytes)),
+        }
+    }
+
+    /// The origin of the file at `path`, with its current size and time.
+    pub fn file(path: &Path) -> Result<Origin> {
+        let meta = std::fs::metadata(path)
+            .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
+        Ok(Origin::File { path: path.to_owned(), len: meta.len(), modified: meta.modified().ok() })
+    }
+}
+
+/// One plugin of a catalog: its stub, its origin, its settings, and (after
+/// first use) its compiled form. Immutable apart from that lazy cell; a new
+/// version of the file is a new `Plugin`.
+pub struct Plugin {
+    stub: Stub,
+    origin: Origin,
+    settings: PluginSettings,
+    loaded: OnceCell<Result<Arc<Loaded>>>,
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin")
+            .field("name", &self.stub.name)
+            .field("origin", &self.origin)
+            .field("loaded", &self.is_loaded())
+            .finish()
+    }
+}
+
+impl Plugin {
+    /// A plugin with a stub already read from its bytes.
+    pub fn new(stub: Stub, origin: Origin, settings: PluginSettings) -> Plugin {
+        Plugin { stub, origin, settings, loaded: OnceCell::new() }
+    }
+
+    /// Whether `other` is the same file, unchanged, with the same stub.
+    pub fn same_version_as(&self, other: &Plugin) -> bool {
+        let same_origin = match (&self.origin, &other.origin) {
+            (
+                Origin::File { path: a, len: la, modified: ma },
+                Origin::File { path: b, len: lb, modified: mb },
+            ) => a == b && la == lb && ma == mb,
+            (Origin::Embedded { file_name: a, .. }, Origin::Embedded { file_name: b, .. }) => a == b,
+            _ => false,
+        };
+        same_origin && self.stub == other.stub
+    }
+
+    /// Its Tier-1 stub.
+    pub fn stub(&self) -> &Stub {
+        &self.stub
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.stub.name
+    }
+
+    /// Where it comes from.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// Its settings.
+    pub fn settings(&self) -> &PluginSettings {
+        &self.settings
+    }
+
+    /// Whether it has been compiled and described.
+    pub fn is_loaded(&self) -> bool {
+        matches!(self.loaded.get(), Some(Ok(_)))
+    }
+
+    /// Its manifest, if it has been loaded.
+    pub fn manifest(&self) -> Option<&Manifest> {
+        match self.loaded.get() {
+            Some(Ok(loaded)) => Some(&loaded.manifest),
+            _ => None,
+        }
+    }
+}
+
+/// A compiled, checked plugin version, ready to instantiate.
+pub(crate) struct Loaded {
+    pub(crate) pre: ToolPre<StoreData>,
+    pub(crate) manifest: Manifest,
+}
+
+/// Counters of the expensive steps, for tests, logs and benchmarks.
+#[derive(Debug, Default)]
+pub struct LoadStats {
+    compiled: AtomicU64,
+    cache_hits: AtomicU64,
+}
+
+impl LoadStats {
+    /// Components compiled by Cranelift.
+    pub fn compiled(&self) -> u64 {
+        self.compiled.load(Ordering::Relaxed)
+    }
+
+    /// Components loaded from the `.cwasm` cache.
+    pub fn cache_hits(&self) -> u64 {
+        self.cache_hits.load(Ordering::Relaxed)
+    }
+}
+
+/// Compiles and checks plugins; shared by every catalog version.
+pub(crate) struct Loader {
+    pub(crate) engine: Engine,
+    linkers: compile::Linkers,
+    cache: cache::ArtifactCache,
+    pub(crate) stats: LoadStats,
+}
+
+impl Loader {
+    pub(crate) fn new(engine: Engine, cache_dir: Option<PathBuf>) -> Result<Loader> {
+        let linkers = compile::Linkers::new(&engine).map_err(|e| Error::Internal(format!("linker setup: {e:#}")))?;
+        let cache = cache::ArtifactCache::new(&engine, cache_dir);
+        Ok(Loader { engine, linkers, cache, stats: LoadStats::default() })
+    }
+
+    /// The compiled form of `plugin`, loading it on first use. Concurrent
+    /// first calls share one load; a failure is remembered for this version.
+    pub(crate) async fn load(&self, plugin: &Plugin) -> Result<Arc<Loaded>> {
+        plugin.loaded.get_or_init(|| self.load_uncached(plugin)).await.clone()
+    }
+
+    async fn load_uncached(&self, plugin: &Plugin) -> Result<Arc<Loaded>> {
+        let origin = plugin.origin.to_string();
+        let bytes = plugin.origin.bytes()?;
+        // The file may have been replaced since the scan: only compile what
+        // the catalog advertised (hot reload will pick up the new version).
+        if Stub::read(&bytes, &origin)? != plugin.stub {
+            return Err(Error::Io {
+                path: origin,
+                message: "the file changed since it was scanned; rescan the plugins folder".into(),
+            });
+        }
+        let engine = self.engine.clone();
+        let cache = self.cache.clone();
+        let started = std::time::Instant::now();
+        let (component, source) = tokio::task::spawn_blocking(move || cache.load_or_compile(&engine, &bytes))
+            .await
+            .map_err(|e| Error::Internal(format!("compile task: {e}")))?
+            .map_err(|e| Error::Compile {
+                plugin: plugin.name().to_owned(),
+                origin: origin.clone(),
+                message: format!("{e:#}"),
+            })?;
+        match source {
+            cache::Source::Compiled => self.stats.compiled.fetch_add(1, Ordering::Relaxed),
+            cache::Source::CacheHit => self.stats.cache_hits.fetch_add(1, Ordering::Relaxed),
+        };
+        tracing::info!(plugin = plugin.name(), ?source, elapsed_ms = started.elapsed().as_millis() as u64, "plugin compiled");
+        let pre = self.linkers.instantiate_pre(&self.engine, &component, &plugin.stub, &origin)?;
+        let manifest = crate::runtime::describe(&self.engine, &pre, plugin).await?;
+        manifest.check_against(&plugin.stub, &origin)?;
+        Ok(Arc::new(Loaded { pre, manifest }))
+    }
+}

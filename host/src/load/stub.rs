@@ -1,0 +1,236 @@
+//! The Tier-1 stub: read from the `quiver:stub` custom section of a
+//! component without compiling it.
+//!
+//! The section lives in the component's main core module (where a
+//! `#[link_section]` static lands after `wasm-component-ld`). Finding it
+//! walks the section headers only: code sections are skipped whole, so the
+//! cost is a few microseconds whatever the plugin's size.
+
+use serde::{Deserialize, Serialize};
+use wasmparser::{Chunk, Parser, Payload};
+
+use crate::contract::{self, Access, Kind};
+use crate::{Error, Result};
+
+/// Name of the custom section that carries the stub.
+pub const SECTION: &str = "quiver:stub";
+
+/// The stub format this host reads.
+pub const FORMAT: u32 = 1;
+
+/// The most actions a plugin may declare.
+pub const MAX_ACTIONS: usize = 256;
+
+/// Tier-1 metadata of a plugin: enough to list it, not enough to call it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stub {
+    /// Stub format version ([`FORMAT`]).
+    pub format: u32,
+    /// The WIT package the plugin was built against, e.g. `quiver:plugin@0.1.0`.
+    pub contract: String,
+    /// Plugin name, unique in a catalog.
+    pub name: String,
+    /// Plugin version.
+    pub version: String,
+    /// Which world it targets.
+    pub kind: Kind,
+    /// One line, at most 120 characters.
+    pub description: String,
+    /// Tags for search and per-agent filters.
+    #[serde(default)]
+    pub categories: Vec<String>,
+    /// The actions, in the author's order.
+    pub actions: Vec<StubAction>,
+}
+
+/// One action as the stub lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StubAction {
+    /// Action name.
+    pub name: String,
+    /// One-line summary, at most 120 characters.
+    pub summary: String,
+    /// What calling it may change.
+    pub access: Access,
+}
+
+impl Stub {
+    /// Read and validate the stub of the component in `bytes`. `origin`
+    /// names the file in errors.
+    pub fn read(bytes: &[u8], origin: &str) -> Result<Stub> {
+        let data = stub_section(bytes, origin)?;
+        let stub: Stub = serde_json::from_slice(data).map_err(|e| Error::InvalidStub {
+            origin: origin.to_owned(),
+            reason: format!("not the expected JSON: {e}"),
+        })?;
+        stub.validate().map_err(|reason| Error::InvalidStub { origin: origin.to_owned(), reason })?;
+        Ok(stub)
+    }
+
+    /// Check every rule; the first broken one is the error.
+    fn validate(&self) -> std::result::Result<(), String> {
+        if self.format != FORMAT {
+            return Err(format!("stub format {} is not supported (this host reads {FORMAT})", self.format));
+        }
+        if !contract_compatible(&self.contract) {
+            return Err(format!(
+                "built against contract `{}`, this host implements `{}`",
+                self.contract,
+                contract::CONTRACT
+            ));
+        }
+        if let Some(p) = contract::plugin_name_problem(&self.name) {
+            return Err(p);
+        }
+        if let Some(p) = contract::summary_problem(&format!("plugin `{}`", self.name), &self.description) {
+            return Err(p);
+        }
+        for c in &self.categories {
+            if let Some(p) = contract::category_problem(c) {
+                return Err(p);
+            }
+        }
+        if self.actions.is_empty() || self.actions.len() > MAX_ACTIONS {
+            return Err(format!("declares {} actions; a plugin has 1 to {MAX_ACTIONS}", self.actions.len()));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for a in &self.actions {
+            if let Some(p) = contract::action_name_problem(&a.name) {
+                return Err(p);
+            }
+            if !seen.insert(a.name.as_str()) {
+                return Err(format!("action `{}` is declared twice", a.name));
+            }
+            if let Some(p) = contract::summary_problem(&format!("action `{}`", a.name), &a.summary) {
+                return Err(p);
+            }
+        }
+        Ok(())
+    }
+
+    /// The names of the actions, in order.
+    pub fn action_names(&self) -> impl Iterator<Item = &str> {
+        self.actions.iter().map(|a| a.name.as_str())
+    }
+}
+
+/// Same package and, for 0.x versions, the same minor version.
+fn contract_compatible(contract: &str) -> bool {
+    let compatible_prefix = |c: &str| c.rsplit_once('.').map(|(prefix, _)| prefix.to_owned());
+    compatible_prefix(contract).is_some_and(|p| Some(p) == compatible_prefix(contract::CONTRACT))
+}
+
+/// The payload of the one `quiver:stub` section in `bytes`, at any depth.
+fn stub_section<'a>(bytes: &'a [u8], origin: &str) -> Result<&'a [u8]> {
+    let not_wasm = |reason: String| Error::NotWasm { origin: origin.to_owned(), reason };
+    if !bytes.starts_with(b"\0asm") {
+        return Err(not_wasm("it does not start with the `\\0asm` magic number".into()));
+    }
+    if Parser::is_core_wasm(bytes) {
+        return Err(Error::CoreModule { origin: origin.to_owned() });
+    }
+    if !Parser::is_component(bytes) {
+        return Err(not_wasm("unknown WebAssembly version or layer".into()));
+    }
+
+    let mut found: Option<&[u8]> = None;
+    let mut parser = Parser::new(0);
+    let mut stack = Vec::new();
+    let mut rest = bytes;
+    loop {
+        let (payload, consumed) = match parser.parse(rest, true).map_err(|e| not_wasm(e.to_string()))? {
+            Chunk::Parsed { consumed, payload } => (payload, consumed),
+            Chunk::NeedMoreData(_) => return Err(not_wasm("the file is truncated".into())),
+        };
+        rest = &rest[consumed..];
+        match payload {
+            Payload::CodeSectionStart { size, .. } => {
+                parser.skip_section();
+                rest = rest
+                    .get(size as usize..)
+                    .ok_or_else(|| not_wasm("a code section runs past the end of the file".into()))?;
+            }
+            Payload::ModuleSection { parser: nested, .. } | Payload::ComponentSection { parser: nested, .. } => {
+                stack.push(parser.clone());
+                parser = nested;
+            }
+            Payload::CustomSection(reader) if reader.name() == SECTION => {
+                if found.is_some() {
+                    return Err(Error::InvalidStub {
+                        origin: origin.to_owned(),
+                        reason: format!("more than one `{SECTION}` section"),
+                    });
+                }
+                found = Some(reader.data());
+            }
+            Payload::End(_) => match stack.pop() {
+                Some(outer) => parser = outer,
+                None => break,
+            },
+            _ => {}
+        }
+    }
+    found.ok_or_else(|| Error::MissingStub { origin: origin.to_owned() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn component_with_section(name: &str, data: &[u8]) -> Vec<u8> {
+        // A minimal component: header plus one custom section.
+        let mut bytes = b"\0asm\x0d\x00\x01\x00".to_vec();
+        let mut payload = Vec::new();
+        payload.push(name.len() as u8);
+        payload.extend_from_slice(name.as_bytes());
+        payload.extend_from_slice(data);
+        bytes.push(0);
+        let mut len = payload.len();
+        loop {
+            let byte = (len & 0x7f) as u8;
+            len >>= 7;
+            if len == 0 {
+                bytes.push(byte);
+                break;
+            }
+            bytes.push(byte | 0x80);
+        }
+        bytes.extend(payload);
+        bytes
+    }
+
+    const GOOD: &str = r#"{"format":1,"contract":"quiver:plugin@0.1.0","name":"calc","version":"1.0.0",
+        "kind":"tool","description":"Math","categories":["math"],
+        "actions":[{"name":"eval","summary":"Evaluate","access":"read"}]}"#;
+
+    #[test]
+    fn reads_a_valid_stub() {
+        let stub = Stub::read(&component_with_section(SECTION, GOOD.as_bytes()), "t.wasm").unwrap();
+        assert_eq!(stub.name, "calc");
+        assert_eq!(stub.kind, Kind::Tool);
+        assert_eq!(stub.action_names().collect::<Vec<_>>(), ["eval"]);
+    }
+
+    #[test]
+    fn rejects_what_is_not_a_plugin() {
+        let kind = |bytes: &[u8]| Stub::read(bytes, "t.wasm").unwrap_err().kind();
+        assert_eq!(kind(b"hello"), crate::ErrorKind::NotWasm);
+        assert_eq!(kind(b"\0asm\x01\x00\x00\x00"), crate::ErrorKind::CoreModule);
+        assert_eq!(kind(&component_with_section("other", b"x")), crate::ErrorKind::MissingStub);
+        let bad = GOOD.replace("\"calc\"", "\"Calc!\"");
+        assert_eq!(kind(&component_with_section(SECTION, bad.as_bytes())), crate::ErrorKind::InvalidStub);
+        let future = GOOD.replace("0.1.0\",\"name", "0.2.0\",\"name");
+        assert_eq!(kind(&component_with_section(SECTION, future.as_bytes())), crate::ErrorKind::InvalidStub);
+        let mut truncated = component_with_section(SECTION, GOOD.as_bytes());
+        truncated.truncate(truncated.len() - 10);
+        assert_eq!(kind(&truncated), crate::ErrorKind::NotWasm);
+    }
+
+    #[test]
+    fn contract_versions_match_on_minor() {
+        assert!(contract_compatible("quiver:plugin@0.1.0"));
+        assert!(contract_compatible("quiver:plugin@0.1.7"));
+        assert!(!contract_compatible("quiver:plugin@0.2.0"));
+        assert!(!contract_compatible("other:plugin@0.1.0"));
+    }
+}

@@ -1,0 +1,170 @@
+//! CPU, memory and output limits, and the one `Engine` they rely on.
+//!
+//! * CPU: epoch interruption. A ticker thread advances the engine's epoch
+//!   every [`TICK`]; each call sets a deadline and is interrupted with a
+//!   clean [`Timeout`](crate::Error::Timeout) once it passes.
+//! * Memory: a [`ResourceLimiter`] caps each linear memory; growing past it
+//!   traps, and the host reports [`MemoryLimit`](crate::Error::MemoryLimit).
+//! * Instances come from a pooling allocator with copy-on-write memory
+//!   images, so a fresh instance per call costs microseconds.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter};
+
+/// Period of the epoch ticker: the granularity of timeouts.
+pub const TICK: Duration = Duration::from_millis(10);
+
+/// Per-call limits of a plugin. Defaults suit pure tools; operators raise
+/// them per plugin in the config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Wall-clock budget of one call (instantiation included), in ms.
+    pub timeout_ms: u64,
+    /// Maximum size of each linear memory, in MiB.
+    pub memory_mb: u64,
+    /// Largest output accepted from the plugin, in KiB.
+    pub max_output_kb: u64,
+    /// Budget of log and stdout/stderr bytes per call, in KiB; the rest is dropped.
+    pub max_log_kb: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { timeout_ms: 5_000, memory_mb: 64, max_output_kb: 1_024, max_log_kb: 64 }
+    }
+}
+
+impl Limits {
+    /// The timeout as a `Duration`.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+
+    /// The memory cap in bytes.
+    pub fn memory_bytes(&self) -> u64 {
+        self.memory_mb.saturating_mul(1024 * 1024)
+    }
+
+    /// The output cap in bytes.
+    pub fn output_bytes(&self) -> usize {
+        usize::try_from(self.max_output_kb.saturating_mul(1024)).unwrap_or(usize::MAX)
+    }
+
+    /// The log budget in bytes.
+    pub fn log_bytes(&self) -> usize {
+        usize::try_from(self.max_log_kb.saturating_mul(1024)).unwrap_or(usize::MAX)
+    }
+}
+
+/// Settings of the shared engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineSettings {
+    /// Instances that may run at once; further calls wait their turn.
+    pub max_concurrency: u32,
+    /// Use the pooling allocator (reserves address space up front; falls
+    /// back to on-demand allocation if the reservation fails).
+    pub pooling: bool,
+    /// Largest memory any plugin may be configured with, in MiB.
+    pub max_memory_mb: u64,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        Self { max_concurrency: 64, pooling: true, max_memory_mb: 1024 }
+    }
+}
+
+/// Build the engine: epochs on, copy-on-write images, pooling if possible.
+pub fn engine(settings: &EngineSettings) -> wasmtime::Result<Engine> {
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    config.memory_init_cow(true);
+    config.max_wasm_stack(1 << 20);
+    if settings.pooling {
+        let n = settings.max_concurrency.max(1);
+        let mut pool = PoolingAllocationConfig::new();
+        // A Rust component has a main module plus small adapter shims.
+        pool.total_component_instances(n)
+            .total_core_instances(n * 8)
+            .total_memories(n * 2)
+            .total_tables(n * 8)
+            .total_stacks(n)
+            .max_memories_per_module(2)
+            .max_tables_per_module(4)
+            .max_memory_size(usize::try_from(settings.max_memory_mb << 20).unwrap_or(usize::MAX))
+            .max_unused_warm_slots(n.min(16));
+        let mut pooled = config.clone();
+        pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        match Engine::new(&pooled) {
+            Ok(engine) => return Ok(spawn_ticker(engine)),
+            Err(e) => tracing::warn!(error = %e, "pooling allocator unavailable; using on-demand allocation"),
+        }
+    }
+    Ok(spawn_ticker(Engine::new(&config)?))
+}
+
+/// Advance the engine's epoch every [`TICK`] until the engine is dropped.
+fn spawn_ticker(engine: Engine) -> Engine {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("quiver-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(TICK);
+            }
+        })
+        .expect("spawn the epoch ticker thread");
+    engine
+}
+
+/// The per-store resource limiter: caps memories and records whether the
+/// cap was hit, so the host can tell an out-of-memory trap from other traps.
+pub(crate) struct Limiter {
+    memory_bytes: usize,
+    /// Set when a memory tried to grow past the cap.
+    pub(crate) memory_hit: bool,
+}
+
+impl Limiter {
+    pub(crate) fn new(limits: &Limits) -> Self {
+        Self {
+            memory_bytes: usize::try_from(limits.memory_bytes()).unwrap_or(usize::MAX),
+            memory_hit: false,
+        }
+    }
+}
+
+/// Elements a table may grow to.
+const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(&mut self, _current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        if desired > self.memory_bytes {
+            self.memory_hit = true;
+            wasmtime::bail!("memory limit of {} bytes reached (wanted {desired})", self.memory_bytes);
+        }
+        Ok(maximum.is_none_or(|m| desired <= m))
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS && maximum.is_none_or(|m| desired <= m))
+    }
+
+    fn instances(&self) -> usize {
+        32
+    }
+
+    fn tables(&self) -> usize {
+        64
+    }
+
+    fn memories(&self) -> usize {
+        8
+    }
+}
