@@ -88,9 +88,16 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
-        let mut config: Config =
-            toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
-        let base = path.parent().unwrap_or(Path::new("."));
+        Config::parse(&text, path.parent().unwrap_or(Path::new(".")))
+            .map_err(|e| match e {
+                Error::Config(message) => Error::Config(format!("{}: {message}", path.display())),
+                other => other,
+            })
+    }
+
+    /// Parse config text; relative paths are resolved against `base`.
+    pub fn parse(text: &str, base: &Path) -> Result<Config> {
+        let mut config: Config = toml::from_str(text).map_err(|e| Error::Config(e.to_string()))?;
         for dir in [&mut config.plugins_dir, &mut config.cache_dir].into_iter().flatten() {
             if !dir.as_os_str().is_empty() && dir.is_relative() {
                 *dir = base.join(&*dir);

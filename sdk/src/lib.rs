@@ -49,6 +49,7 @@
 
 pub mod config;
 pub mod database;
+pub mod http;
 mod error;
 pub mod log;
 pub mod sql;

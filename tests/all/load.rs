@@ -1,0 +1,136 @@
+//! Loading: what is not a valid plugin is rejected with a clear error, and
+//! the host keeps serving the plugins that are.
+
+use quiver::ErrorKind;
+use quiver_tests::{TestHost, fixtures};
+
+/// A good call still succeeds on `host` after a failure.
+async fn still_serves(host: &quiver::Host) {
+    let out = host.call("misbehave", "echo", r#"{"text": "still here"}"#).await.unwrap();
+    assert_eq!(out, "still here");
+}
+
+fn rejection_kind(t: &TestHost, file: &str) -> ErrorKind {
+    let catalog = t.host.catalog();
+    let rejection = catalog
+        .rejected()
+        .iter()
+        .find(|r| r.origin.ends_with(file))
+        .unwrap_or_else(|| panic!("{file} was not rejected; rejected: {:?}", catalog.rejected()));
+    rejection.error.kind()
+}
+
+#[tokio::test]
+async fn files_that_are_not_plugins_are_rejected_at_scan() {
+    let t = TestHost::builder()
+        .fixture("misbehave")
+        .fixture("no-stub")
+        .file("notes.wasm", b"this is not wasm".to_vec())
+        .file("core.wasm", b"\0asm\x01\x00\x00\x00".to_vec())
+        .file("empty.wasm", Vec::new())
+        .file("README.md", b"ignored: not a .wasm file".to_vec())
+        .build();
+    assert_eq!(rejection_kind(&t, "notes.wasm"), ErrorKind::NotWasm);
+    assert_eq!(rejection_kind(&t, "core.wasm"), ErrorKind::CoreModule);
+    assert_eq!(rejection_kind(&t, "empty.wasm"), ErrorKind::NotWasm);
+    assert_eq!(rejection_kind(&t, "no-stub.wasm"), ErrorKind::MissingStub);
+    assert_eq!(t.host.catalog().rejected().len(), 4);
+    assert_eq!(t.host.catalog().names(), ["misbehave"]);
+    still_serves(&t.host).await;
+}
+
+#[tokio::test]
+async fn a_truncated_component_is_rejected() {
+    let mut bytes = std::fs::read(fixtures::MISBEHAVE).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    let t = TestHost::builder().file("half.wasm", bytes).fixture("misbehave").build();
+    assert_eq!(rejection_kind(&t, "half.wasm"), ErrorKind::NotWasm);
+    still_serves(&t.host).await;
+}
+
+#[tokio::test]
+async fn a_component_of_another_world_is_rejected_on_first_use() {
+    let t = TestHost::builder().fixture("wrong-world").fixture("misbehave").build();
+    let error = t.host.call("wrong-world", "run", "{}").await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::WrongWorld, "{error}");
+    assert!(error.to_string().contains("does not export `quiver:plugin/plugin"), "{error}");
+    // The failure is remembered for this version: no second compile.
+    let compiled = t.host.load_stats().compiled();
+    assert_eq!(t.host.call("wrong-world", "run", "{}").await.unwrap_err().kind(), ErrorKind::WrongWorld);
+    assert_eq!(t.host.load_stats().compiled(), compiled);
+    still_serves(&t.host).await;
+}
+
+#[tokio::test]
+async fn a_tool_that_imports_http_is_rejected() {
+    let t = TestHost::builder().fixture("sneaky").fixture("misbehave").build();
+    let error = t.host.describe("sneaky").await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::WrongWorld, "{error}");
+    assert!(error.to_string().contains("wasi:http"), "{error}");
+    assert!(error.to_string().contains("only connectors"), "{error}");
+    still_serves(&t.host).await;
+}
+
+#[tokio::test]
+async fn a_stub_that_lies_is_rejected() {
+    let t = TestHost::builder().fixture("liar").fixture("misbehave").build();
+    // The stub is well-formed, so the scan lists the plugin...
+    assert!(t.host.catalog().get("liar").is_some());
+    // ...but its first use compares it with describe() and refuses it.
+    let error = t.host.call("liar", "add", "{}").await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::StubMismatch, "{error}");
+    let message = error.to_string();
+    assert!(message.contains("\"add\"") && message.contains("\"sum\""), "{message}");
+    still_serves(&t.host).await;
+}
+
+#[tokio::test]
+async fn two_plugins_with_one_name_keep_the_first() {
+    let bytes = std::fs::read(fixtures::MISBEHAVE).unwrap();
+    let t = TestHost::builder().file("a.wasm", bytes.clone()).file("b.wasm", bytes).build();
+    assert_eq!(rejection_kind(&t, "b.wasm"), ErrorKind::DuplicateName);
+    let catalog = t.host.catalog();
+    let kept = catalog.get("misbehave").unwrap();
+    assert!(kept.origin().to_string().ends_with("a.wasm"));
+    still_serves(&t.host).await;
+}
+
+#[tokio::test]
+async fn listing_and_prompting_compile_nothing() {
+    let t = TestHost::builder().bundled().fixture("misbehave").fixture("connector").fixture("database").build();
+    let catalog = t.host.catalog();
+    assert!(catalog.len() >= 4, "{:?}", catalog.names());
+    let prompt = quiver::disclosure::tier1::render(&catalog);
+    for plugin in catalog.plugins() {
+        assert!(prompt.contains(&format!("\n{} (", plugin.name())), "{} missing from:\n{prompt}", plugin.name());
+        assert!(!plugin.is_loaded());
+    }
+    assert_eq!(t.host.load_stats().compiled(), 0);
+    assert_eq!(t.host.load_stats().cache_hits(), 0);
+    // Loading one plugin compiles exactly that one.
+    t.host.describe("misbehave").await.unwrap();
+    assert_eq!(t.host.load_stats().compiled(), 1);
+    assert_eq!(catalog.plugins().filter(|p| p.is_loaded()).count(), 1);
+}
+
+#[tokio::test]
+async fn check_validates_a_file_fully() {
+    let t = TestHost::builder().build();
+    let manifest = t.host.check(fixtures::MISBEHAVE.as_ref()).await.unwrap();
+    assert_eq!(manifest.name, "misbehave");
+    let kinds: Vec<ErrorKind> = futures_kinds(&t.host, &["liar", "no-stub", "wrong-world", "sneaky"]).await;
+    assert_eq!(
+        kinds,
+        [ErrorKind::StubMismatch, ErrorKind::MissingStub, ErrorKind::WrongWorld, ErrorKind::WrongWorld]
+    );
+    let error = t.host.check(fixtures::LIAR.as_ref()).await.unwrap_err();
+    assert!(error.remedy().is_some());
+}
+
+async fn futures_kinds(host: &quiver::Host, names: &[&str]) -> Vec<ErrorKind> {
+    let mut kinds = Vec::new();
+    for name in names {
+        kinds.push(host.check(fixtures::path(name).as_ref()).await.unwrap_err().kind());
+    }
+    kinds
+}

@@ -1,0 +1,37 @@
+//! Compile the fixture components under `tests/fixtures/` once per test
+//! build (not per test), and expose their paths as constants.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+#[path = "../plugins/bundle/wasm_build.rs"]
+mod wasm_build;
+
+fn main() {
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let root = manifest_dir.parent().unwrap();
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+
+    let dirs = wasm_build::crate_dirs(&manifest_dir.join("fixtures"), &[]);
+    let mut packages = Vec::new();
+    for dir in &dirs {
+        println!("cargo:rerun-if-changed={}", dir.display());
+        packages.push(wasm_build::package_name(dir).expect("fixture package name"));
+    }
+    let built = wasm_build::build(root, &packages);
+
+    let mut code = String::new();
+    let mut names = Vec::new();
+    for component in &built {
+        let name = component.package.strip_prefix("fixture-").unwrap_or(&component.package);
+        let constant = name.to_uppercase().replace('-', "_");
+        let copy = out_dir.join(format!("{name}.wasm"));
+        std::fs::copy(&component.wasm, &copy).expect("copy the fixture");
+        writeln!(code, "/// The `{name}` fixture component.").unwrap();
+        writeln!(code, "pub const {constant}: &str = {:?};", copy.display().to_string()).unwrap();
+        names.push(format!("({name:?}, {constant})"));
+    }
+    writeln!(code, "/// Every fixture: (name, path).").unwrap();
+    writeln!(code, "pub const ALL: &[(&str, &str)] = &[{}];", names.join(", ")).unwrap();
+    std::fs::write(out_dir.join("fixtures.rs"), code).unwrap();
+}
