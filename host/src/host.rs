@@ -3,8 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use tokio::sync::Semaphore;
-
 use crate::catalog::{Catalog, Embedded};
 use crate::config::{self, Config};
 use crate::load::{LoadStats, Loader, Manifest, Origin, Plugin, Stub};
@@ -65,12 +63,11 @@ impl HostBuilder {
             },
         };
         let engine = limits::engine(&self.config.engine).map_err(|e| Error::Internal(format!("engine: {e:#}")))?;
-        let loader = Loader::new(engine, cache_dir)?;
+        let loader = Loader::new(engine, cache_dir, self.config.engine.max_concurrency as usize)?;
         let catalog = Catalog::scan(1, &self.embedded, self.config.plugins_dir.as_deref(), &self.config)?;
         tracing::info!(plugins = catalog.len(), rejected = catalog.rejected().len(), "catalog ready");
         Ok(Host {
             inner: Arc::new(Inner {
-                permits: Semaphore::new(self.config.engine.max_concurrency as usize),
                 loader,
                 catalog: RwLock::new(Arc::new(catalog)),
                 embedded: self.embedded,
@@ -90,7 +87,6 @@ pub struct Host {
 struct Inner {
     loader: Loader,
     catalog: RwLock<Arc<Catalog>>,
-    permits: Semaphore,
     embedded: Vec<Embedded>,
     config: Config,
 }
@@ -180,7 +176,7 @@ impl Host {
         if !errors.is_empty() {
             return Err(Error::InputSchema { plugin: plugin.name().to_owned(), action: action.to_owned(), errors });
         }
-        let _permit = self.inner.permits.acquire().await.map_err(|_| Error::Internal("host closed".into()))?;
+        let _permit = self.inner.loader.permit().await?;
         runtime::invoke(&self.inner.loader.engine, &loaded.pre, &plugin, action, input).await
     }
 

@@ -29,7 +29,13 @@ fn schema_text<T: JsonSchema>(contract: Contract) -> serde_json::Value {
 
 /// The input schema of an action `f`, derived from its argument type.
 pub fn input_schema<I: JsonSchema, R>(_: &impl FnOnce(I) -> R) -> String {
-    schema_text::<I>(Contract::Deserialize).to_string()
+    let mut schema = schema_text::<I>(Contract::Deserialize);
+    // The action's own description says what the input is for; the input
+    // type's doc comment would repeat it to the model.
+    if let Some(root) = schema.as_object_mut() {
+        root.remove("description");
+    }
+    schema.to_string()
 }
 
 /// The output schema of an action `f`, derived from the `Ok` type of its

@@ -178,16 +178,25 @@ impl LoadStats {
 /// Compiles and checks plugins; shared by every catalog version.
 pub(crate) struct Loader {
     pub(crate) engine: Engine,
+    /// One permit per instance slot of the engine's pool: every
+    /// instantiation (calls and `describe()` checks) holds one.
+    pub(crate) permits: tokio::sync::Semaphore,
     linkers: compile::Linkers,
     cache: cache::ArtifactCache,
     pub(crate) stats: LoadStats,
 }
 
 impl Loader {
-    pub(crate) fn new(engine: Engine, cache_dir: Option<PathBuf>) -> Result<Loader> {
+    pub(crate) fn new(engine: Engine, cache_dir: Option<PathBuf>, max_concurrency: usize) -> Result<Loader> {
         let linkers = compile::Linkers::new(&engine).map_err(|e| Error::Internal(format!("linker setup: {e:#}")))?;
         let cache = cache::ArtifactCache::new(&engine, cache_dir);
-        Ok(Loader { engine, linkers, cache, stats: LoadStats::default() })
+        let permits = tokio::sync::Semaphore::new(max_concurrency);
+        Ok(Loader { engine, permits, linkers, cache, stats: LoadStats::default() })
+    }
+
+    /// Wait for a free instance slot.
+    pub(crate) async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
+        self.permits.acquire().await.map_err(|_| Error::Internal("the host is shutting down".into()))
     }
 
     /// The compiled form of `plugin`, loading it on first use. Concurrent
@@ -224,7 +233,10 @@ impl Loader {
         };
         tracing::info!(plugin = plugin.name(), ?source, elapsed_ms = started.elapsed().as_millis() as u64, "plugin compiled");
         let pre = self.linkers.instantiate_pre(&self.engine, &component, &plugin.stub, &origin)?;
-        let manifest = crate::runtime::describe(&self.engine, &pre, plugin).await?;
+        let manifest = {
+            let _permit = self.permit().await?;
+            crate::runtime::describe(&self.engine, &pre, plugin).await?
+        };
         manifest.check_against(&plugin.stub, &origin)?;
         Ok(Arc::new(Loaded { pre, manifest }))
     }

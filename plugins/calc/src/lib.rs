@@ -11,7 +11,7 @@ pub struct Evaluate {
     pub expression: String,
 }
 
-/// The value of an expression.
+/// Output of `evaluate`.
 #[derive(Serialize, JsonSchema)]
 pub struct Evaluated {
     /// The result: a number, boolean or string.
