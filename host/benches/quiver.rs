@@ -17,7 +17,14 @@ use quiver::sandbox::limits::{self, EngineSettings};
 use quiver::{Host, Stub};
 
 /// One action per bundled plugin, with a realistic input, for call timings.
-const SAMPLE_CALLS: &[(&str, &str, &str)] = &[("calc", "evaluate", r#"{"expression": "2 * (3 + 4) ^ 2"}"#)];
+const SAMPLE_CALLS: &[(&str, &str, &str)] = &[
+    ("calc", "evaluate", r#"{"expression": "2 * (3 + 4) ^ 2"}"#),
+    ("codec", "hash", r#"{"data": "abc", "algorithm": "sha256"}"#),
+    ("datetime", "convert", r#"{"timestamp": "2024-06-01T12:00:00Z", "to_time_zone": "Europe/Paris"}"#),
+    ("json", "query", r#"{"filter": ".items[] | .name", "input": {"items": [{"name": "a"}, {"name": "b"}]}}"#),
+    ("template", "render", r#"{"template": "Hello {{ name }}!", "context": {"name": "Ada"}}"#),
+    ("text", "slugify", r#"{"text": "Hello, World!"}"#),
+];
 
 struct Options {
     smoke: bool,

@@ -1,5 +1,6 @@
 //! Quiver's integration tests: one binary, one module per stage.
 
+mod bundled;
 mod cache;
 mod calls;
 mod kinds;
