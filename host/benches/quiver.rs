@@ -33,10 +33,8 @@ struct Options {
 
 impl Options {
     fn parse() -> Options {
-        let mut options = Options {
-            smoke: false,
-            out: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../BENCHMARKS.md")),
-        };
+        let mut options =
+            Options { smoke: false, out: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../BENCHMARKS.md")) };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             match arg.as_str() {
@@ -93,7 +91,9 @@ fn time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
 fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned()))
+        .and_then(|c| {
+            c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let rustc = std::process::Command::new("rustc")
@@ -159,9 +159,8 @@ fn loading(options: &Options, runtime: &tokio::runtime::Runtime, report: &mut St
         let bytes = bundled.bytes;
         let stub = Stub::read(bytes, bundled.file_name).expect("bundled stub");
         let reads = options.reps(2000);
-        let stub_read = Stats::new(
-            (0..reads).map(|_| time(|| std::hint::black_box(Stub::read(bytes, "x").unwrap())).1).collect(),
-        );
+        let stub_read =
+            Stats::new((0..reads).map(|_| time(|| std::hint::black_box(Stub::read(bytes, "x").unwrap())).1).collect());
         let cold = Stats::new(
             (0..options.reps(5)).map(|_| time(|| no_cache.load_or_compile(&engine, bytes).unwrap()).1).collect(),
         );
@@ -172,25 +171,23 @@ fn loading(options: &Options, runtime: &tokio::runtime::Runtime, report: &mut St
         let sample = SAMPLE_CALLS.iter().find(|(p, _, _)| *p == stub.name);
         let (first, warm) = match sample {
             Some((plugin, action, input)) => {
+                let host = || {
+                    Host::builder()
+                        .embedded(bundled.file_name, bytes)
+                        .cache_dir(Some(cache_dir.path().to_owned()))
+                        .build()
+                        .unwrap()
+                };
                 let first = Stats::new(
                     (0..options.reps(5))
                         .map(|_| {
                             let start = Instant::now();
-                            let host = Host::builder()
-                                .embedded(bundled.file_name, bytes)
-                                .cache_dir(Some(cache_dir.path().to_owned()))
-                                .build()
-                                .unwrap();
-                            runtime.block_on(host.call(plugin, action, input)).unwrap();
+                            runtime.block_on(host().call(plugin, action, input)).unwrap();
                             start.elapsed()
                         })
                         .collect(),
                 );
-                let host = Host::builder()
-                    .embedded(bundled.file_name, bytes)
-                    .cache_dir(Some(cache_dir.path().to_owned()))
-                    .build()
-                    .unwrap();
+                let host = host();
                 runtime.block_on(host.call(plugin, action, input)).unwrap();
                 let warm = runtime.block_on(async {
                     let mut samples = Vec::new();

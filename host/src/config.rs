@@ -88,11 +88,10 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
-        Config::parse(&text, path.parent().unwrap_or(Path::new(".")))
-            .map_err(|e| match e {
-                Error::Config(message) => Error::Config(format!("{}: {message}", path.display())),
-                other => other,
-            })
+        Config::parse(&text, path.parent().unwrap_or(Path::new("."))).map_err(|e| match e {
+            Error::Config(message) => Error::Config(format!("{}: {message}", path.display())),
+            other => other,
+        })
     }
 
     /// Parse config text; relative paths are resolved against `base`.

@@ -186,11 +186,5 @@ pub fn summary_problem(what: &str, text: &str) -> Option<String> {
 /// The one-line summary of a description: its first paragraph on one line.
 /// This is how the SDK derives stub summaries from doc comments.
 pub fn summary_of(description: &str) -> String {
-    description
-        .trim()
-        .lines()
-        .take_while(|l| !l.trim().is_empty())
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join(" ")
+    description.trim().lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect::<Vec<_>>().join(" ")
 }

@@ -232,11 +232,7 @@ pub enum Error {
 }
 
 fn known_list(known: &[String]) -> String {
-    if known.is_empty() {
-        String::new()
-    } else {
-        format!("; known: {}", known.join(", "))
-    }
+    if known.is_empty() { String::new() } else { format!("; known: {}", known.join(", ")) }
 }
 
 /// The kinds of [`Error`], without their fields.
@@ -339,7 +335,9 @@ impl Error {
             Error::WrongWorld { .. } => {
                 "declare the right kind in #[plugin(kind = ...)]: tool (no network), connector (HTTP), database (SQL)"
             }
-            Error::StubMismatch { .. } => "rebuild the plugin: its stub section must be generated from the same source as describe()",
+            Error::StubMismatch { .. } => {
+                "rebuild the plugin: its stub section must be generated from the same source as describe()"
+            }
             Error::InvalidManifest { .. } => "fix the plugin's manifest and rebuild it",
             Error::DuplicateName { .. } => "rename one of the plugins, or remove the older file",
             Error::UnknownPlugin { .. } => "run `quiver list` to see the plugins",
@@ -347,7 +345,9 @@ impl Error {
             Error::InputNotJson { .. } => "pass the input as a JSON object, e.g. '{\"key\": \"value\"}'",
             Error::InputSchema { .. } => "run `quiver describe PLUGIN` to see the input schema",
             Error::Timeout { .. } => "raise `timeout_ms` for this plugin in the config file if the work is legitimate",
-            Error::MemoryLimit { .. } => "raise `memory_mb` for this plugin in the config file if the work is legitimate",
+            Error::MemoryLimit { .. } => {
+                "raise `memory_mb` for this plugin in the config file if the work is legitimate"
+            }
             Error::OutputTooLarge { .. } => "ask for less data, or raise `max_output_kb` in the config file",
             _ => return None,
         })

@@ -16,18 +16,14 @@ fn main() {
     let mut packages = Vec::new();
     for dir in &dirs {
         println!("cargo:rerun-if-changed={}", dir.display());
-        let name = wasm_build::package_name(dir)
-            .unwrap_or_else(|| panic!("{} has no package name", dir.display()));
+        let name = wasm_build::package_name(dir).unwrap_or_else(|| panic!("{} has no package name", dir.display()));
         packages.push(name);
     }
     let built = wasm_build::build(root, &packages);
 
     let mut code = String::from("/// The bundled plugins, sorted by file name.\npub static PLUGINS: &[Bundled] = &[\n");
     for component in &built {
-        let file = format!(
-            "{}.wasm",
-            component.package.strip_prefix("quiver-plugin-").unwrap_or(&component.package)
-        );
+        let file = format!("{}.wasm", component.package.strip_prefix("quiver-plugin-").unwrap_or(&component.package));
         let copy = out_dir.join(&file);
         std::fs::copy(&component.wasm, &copy).expect("copy the built component");
         writeln!(

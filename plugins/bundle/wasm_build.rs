@@ -103,10 +103,7 @@ pub fn build(root: &Path, packages: &[String]) -> Vec<Component> {
     packages
         .iter()
         .map(|p| {
-            let wasm = target_dir
-                .join("wasm32-wasip2")
-                .join(PROFILE)
-                .join(format!("{}.wasm", p.replace('-', "_")));
+            let wasm = target_dir.join("wasm32-wasip2").join(PROFILE).join(format!("{}.wasm", p.replace('-', "_")));
             assert!(wasm.is_file(), "cargo built {p} but {} is missing", wasm.display());
             Component { package: p.clone(), wasm }
         })

@@ -42,9 +42,7 @@ pub fn input_schema<I: JsonSchema, R>(_: &impl FnOnce(I) -> R) -> String {
 /// result; `None` when the output is untyped JSON.
 pub fn output_schema<I, O: JsonSchema, E>(_: &impl FnOnce(I) -> Result<O, E>) -> Option<String> {
     let schema = schema_text::<O>(Contract::Serialize);
-    let trivial = schema
-        .as_object()
-        .is_some_and(|o| o.keys().all(|k| k == "$schema"));
+    let trivial = schema.as_object().is_some_and(|o| o.keys().all(|k| k == "$schema"));
     (!trivial && schema != serde_json::Value::Bool(true)).then(|| schema.to_string())
 }
 
@@ -75,13 +73,7 @@ pub fn action(
     input_schema: String,
     output_schema: Option<String>,
 ) -> Action {
-    Action {
-        name: name.to_owned(),
-        description: description.to_owned(),
-        input_schema,
-        output_schema,
-        access,
-    }
+    Action { name: name.to_owned(), description: description.to_owned(), input_schema, output_schema, access }
 }
 
 /// Decode the input, run the action, encode its output.
@@ -94,16 +86,12 @@ where
     let input: I = serde_json::from_str(input)
         .map_err(|e| WitError::InvalidInput(format!("input does not match the schema: {e}")))?;
     let output = f(input).map_err(|e| WitError::from(e.into()))?;
-    serde_json::to_string(&output)
-        .map_err(|e| WitError::Failed(format!("cannot encode the output as JSON: {e}")))
+    serde_json::to_string(&output).map_err(|e| WitError::Failed(format!("cannot encode the output as JSON: {e}")))
 }
 
 /// The error for an action name the plugin does not have.
 pub fn unknown_action(action: &str, known: &[&str]) -> WitError {
-    WitError::NotFound(format!(
-        "no action `{action}`; this plugin has: {}",
-        known.join(", ")
-    ))
+    WitError::NotFound(format!("no action `{action}`; this plugin has: {}", known.join(", ")))
 }
 
 /// Convert the WIT error into the SDK's error type.
@@ -130,17 +118,11 @@ pub fn install_panic_hook() {
                     None => "panic".to_owned(),
                 },
             };
-            let location = info
-                .location()
-                .map(|l| format!("{}:{}", l.file(), l.line()))
-                .unwrap_or_default();
+            let location = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
             crate::wit::quiver::plugin::log::log(
                 crate::wit::quiver::plugin::log::Level::Error,
                 &message,
-                &[
-                    ("quiver.panic".to_owned(), "true".to_owned()),
-                    ("location".to_owned(), location),
-                ],
+                &[("quiver.panic".to_owned(), "true".to_owned()), ("location".to_owned(), location)],
             );
         }));
     });

@@ -41,8 +41,9 @@ impl Response {
 
     /// The body parsed as JSON.
     pub fn json<T: serde::de::DeserializeOwned>(&self) -> Result<T, ToolError> {
-        serde_json::from_slice(&self.body)
-            .map_err(|e| ToolError::failed(format!("the response (status {}) is not the expected JSON: {e}", self.status)))
+        serde_json::from_slice(&self.body).map_err(|e| {
+            ToolError::failed(format!("the response (status {}) is not the expected JSON: {e}", self.status))
+        })
     }
 
     /// The first header called `name` (case-insensitive).
@@ -61,8 +62,8 @@ pub fn send(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&[u8
     let (scheme, authority, path) = split_url(url)?;
     let fields: Vec<(String, Vec<u8>)> =
         headers.iter().map(|(k, v)| ((*k).to_owned(), v.as_bytes().to_vec())).collect();
-    let fields = Fields::from_list(&fields)
-        .map_err(|e| ToolError::invalid_input(format!("header not allowed: {e:?}")))?;
+    let fields =
+        Fields::from_list(&fields).map_err(|e| ToolError::invalid_input(format!("header not allowed: {e:?}")))?;
     let request = OutgoingRequest::new(fields);
     let method = match method.to_ascii_uppercase().as_str() {
         "GET" => Method::Get,
@@ -84,7 +85,9 @@ pub fn send(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&[u8
     if let Some(body) = body {
         let stream = outgoing_body.write().map_err(|()| ToolError::failed("request body stream already taken"))?;
         for chunk in body.chunks(WRITE_CHUNK) {
-            stream.blocking_write_and_flush(chunk).map_err(|e| ToolError::failed(format!("sending the body: {e:?}")))?;
+            stream
+                .blocking_write_and_flush(chunk)
+                .map_err(|e| ToolError::failed(format!("sending the body: {e:?}")))?;
         }
         drop(stream);
     }
@@ -98,12 +101,8 @@ pub fn send(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&[u8
         Some(Err(())) | None => return Err(ToolError::failed("the response was already taken")),
     };
     let status = response.status();
-    let headers = response
-        .headers()
-        .entries()
-        .into_iter()
-        .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
-        .collect();
+    let headers =
+        response.headers().entries().into_iter().map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned())).collect();
     let incoming = response.consume().map_err(|()| ToolError::failed("the response body was already taken"))?;
     let stream = incoming.stream().map_err(|()| ToolError::failed("the response body stream was already taken"))?;
     let mut body = Vec::new();
@@ -117,7 +116,10 @@ pub fn send(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&[u8
             }
             Err(StreamError::Closed) => break,
             Err(StreamError::LastOperationFailed(e)) => {
-                return Err(ToolError::unavailable(format!("reading the response of `{url}`: {}", e.to_debug_string())));
+                return Err(ToolError::unavailable(format!(
+                    "reading the response of `{url}`: {}",
+                    e.to_debug_string()
+                )));
             }
         }
     }

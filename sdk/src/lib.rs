@@ -49,8 +49,8 @@
 
 pub mod config;
 pub mod database;
-pub mod http;
 mod error;
+pub mod http;
 pub mod log;
 pub mod sql;
 

@@ -7,10 +7,7 @@
 use crate::wit::quiver::plugin::log::{Level, log};
 
 fn emit(level: Level, message: &str, fields: &[(&str, &str)]) {
-    let fields: Vec<(String, String)> = fields
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
+    let fields: Vec<(String, String)> = fields.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
     log(level, message, &fields);
 }
 

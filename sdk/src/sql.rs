@@ -15,8 +15,7 @@ pub fn query(statement: &str, params: &[Value]) -> Result<Rows, ToolError> {
 
 /// Run a statement that changes data; returns the number of rows affected.
 pub fn execute(statement: &str, params: &[Value]) -> Result<u64, ToolError> {
-    crate::wit::quiver::plugin::sql::execute(statement, params)
-        .map_err(crate::__rt::from_wit_error)
+    crate::wit::quiver::plugin::sql::execute(statement, params).map_err(crate::__rt::from_wit_error)
 }
 
 /// The JSON form of one SQL value, as models see query results: numbers,
@@ -25,9 +24,9 @@ pub fn value_to_json(value: &Value) -> serde_json::Value {
     match value {
         Value::Null => serde_json::Value::Null,
         Value::Integer(i) => (*i).into(),
-        Value::Real(f) => serde_json::Number::from_f64(*f)
-            .map(serde_json::Value::Number)
-            .unwrap_or(serde_json::Value::Null),
+        Value::Real(f) => {
+            serde_json::Number::from_f64(*f).map(serde_json::Value::Number).unwrap_or(serde_json::Value::Null)
+        }
         Value::Text(s) => s.clone().into(),
         Value::Blob(bytes) => bytes.iter().map(|b| format!("{b:02x}")).collect::<String>().into(),
     }
@@ -37,11 +36,7 @@ impl From<Rows> for crate::database::QueryResult {
     fn from(rows: Rows) -> Self {
         Self {
             columns: rows.columns,
-            rows: rows
-                .rows
-                .iter()
-                .map(|row| row.iter().map(value_to_json).collect())
-                .collect(),
+            rows: rows.rows.iter().map(|row| row.iter().map(value_to_json).collect()).collect(),
             truncated: rows.truncated,
         }
     }

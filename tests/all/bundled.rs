@@ -71,7 +71,12 @@ fn cases() -> Vec<(&'static str, &'static str, Value, Value)> {
                 {"name": "a", "price": 5}, {"name": "b", "price": 20}, {"name": "c", "price": 30}]}}),
             json!({"outputs": ["b", "c"], "truncated": false}),
         ),
-        ("json", "format", json!({"json": "{\"b\": 1, \"a\": [1, 2]}", "style": "minify"}), json!({"json": "{\"b\":1,\"a\":[1,2]}"})),
+        (
+            "json",
+            "format",
+            json!({"json": "{\"b\": 1, \"a\": [1, 2]}", "style": "minify"}),
+            json!({"json": "{\"b\":1,\"a\":[1,2]}"}),
+        ),
         (
             "template",
             "render",
@@ -80,8 +85,18 @@ fn cases() -> Vec<(&'static str, &'static str, Value, Value)> {
         ),
         ("text", "stats", json!({"text": "Hello world. Bye!\nNext"}), json!({"words": 4, "lines": 2, "sentences": 3})),
         ("text", "change_case", json!({"text": "userAccountID", "case": "snake"}), json!({"text": "user_account_id"})),
-        ("text", "slugify", json!({"text": "Ünïcödé & Friends: Hello World!"}), json!({"text": "unicode-friends-hello-world"})),
-        ("text", "diff", json!({"old": "a\nb\nc\n", "new": "a\nB\nc\n"}), json!({"identical": false, "lines_added": 1, "lines_removed": 1})),
+        (
+            "text",
+            "slugify",
+            json!({"text": "Ünïcödé & Friends: Hello World!"}),
+            json!({"text": "unicode-friends-hello-world"}),
+        ),
+        (
+            "text",
+            "diff",
+            json!({"old": "a\nb\nc\n", "new": "a\nB\nc\n"}),
+            json!({"identical": false, "lines_added": 1, "lines_removed": 1}),
+        ),
         (
             "text",
             "regex_find",

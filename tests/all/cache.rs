@@ -37,13 +37,14 @@ async fn a_corrupt_cache_entry_is_recompiled() {
     let entry = cache_files(cache.path()).pop().unwrap();
     let good = std::fs::read(&entry).unwrap();
 
-    let corruptions: [(&str, Box<dyn Fn(&mut Vec<u8>)>); 3] = [
-        ("truncated", Box::new(|b: &mut Vec<u8>| b.truncate(b.len() / 2))),
-        ("flipped byte", Box::new(|b: &mut Vec<u8>| {
+    type Corruption = fn(&mut Vec<u8>);
+    let corruptions: [(&str, Corruption); 3] = [
+        ("truncated", |b| b.truncate(b.len() / 2)),
+        ("flipped byte", |b| {
             let i = b.len() - 100;
             b[i] ^= 0xff;
-        })),
-        ("garbage", Box::new(|b: &mut Vec<u8>| *b = b"not a cache entry".to_vec())),
+        }),
+        ("garbage", |b| *b = b"not a cache entry".to_vec()),
     ];
     for (what, corrupt) in corruptions {
         let mut bytes = good.clone();

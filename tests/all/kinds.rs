@@ -20,11 +20,8 @@ async fn a_connector_reaches_only_allowed_hosts() {
     assert_eq!(out["body"], "you sent: GET /hello?x=1 HTTP/1.1");
 
     for url in [format!("{other}/secret"), "https://example.com/".to_owned()] {
-        let error = t
-            .host
-            .call_json("fixture-connector", "fetch", &serde_json::json!({ "url": url }))
-            .await
-            .unwrap_err();
+        let error =
+            t.host.call_json("fixture-connector", "fetch", &serde_json::json!({ "url": url })).await.unwrap_err();
         assert!(matches!(error, quiver::Error::Guest { kind: GuestErrorKind::Denied, .. }), "{error}");
     }
 }
@@ -33,11 +30,8 @@ async fn a_connector_reaches_only_allowed_hosts() {
 async fn a_connector_with_no_allow_list_reaches_nothing() {
     let server = http_server();
     let t = TestHost::builder().fixture("connector").build();
-    let error = t
-        .host
-        .call_json("fixture-connector", "fetch", &serde_json::json!({ "url": server }))
-        .await
-        .unwrap_err();
+    let error =
+        t.host.call_json("fixture-connector", "fetch", &serde_json::json!({ "url": server })).await.unwrap_err();
     assert!(matches!(error, quiver::Error::Guest { kind: GuestErrorKind::Denied, .. }), "{error}");
 }
 

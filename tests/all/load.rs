@@ -119,10 +119,7 @@ async fn check_validates_a_file_fully() {
     let manifest = t.host.check(fixtures::MISBEHAVE.as_ref()).await.unwrap();
     assert_eq!(manifest.name, "misbehave");
     let kinds: Vec<ErrorKind> = futures_kinds(&t.host, &["liar", "no-stub", "wrong-world", "sneaky"]).await;
-    assert_eq!(
-        kinds,
-        [ErrorKind::StubMismatch, ErrorKind::MissingStub, ErrorKind::WrongWorld, ErrorKind::WrongWorld]
-    );
+    assert_eq!(kinds, [ErrorKind::StubMismatch, ErrorKind::MissingStub, ErrorKind::WrongWorld, ErrorKind::WrongWorld]);
     let error = t.host.check(fixtures::LIAR.as_ref()).await.unwrap_err();
     assert!(error.remedy().is_some());
 }

@@ -15,10 +15,7 @@ pub mod fixtures {
 
     /// The path of the fixture called `name`; panics if there is none.
     pub fn path(name: &str) -> &'static str {
-        ALL.iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, p)| *p)
-            .unwrap_or_else(|| panic!("no fixture `{name}`"))
+        ALL.iter().find(|(n, _)| *n == name).map(|(_, p)| *p).unwrap_or_else(|| panic!("no fixture `{name}`"))
     }
 }
 

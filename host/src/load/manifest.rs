@@ -154,8 +154,8 @@ impl Manifest {
 }
 
 fn parse_schema(action: &str, which: &str, text: &str) -> std::result::Result<Value, String> {
-    let schema: Value = serde_json::from_str(text)
-        .map_err(|e| format!("action `{action}`: the {which} schema is not JSON: {e}"))?;
+    let schema: Value =
+        serde_json::from_str(text).map_err(|e| format!("action `{action}`: the {which} schema is not JSON: {e}"))?;
     if !schema.is_object() {
         return Err(format!("action `{action}`: the {which} schema is not a JSON object"));
     }

@@ -106,10 +106,9 @@ impl Plugin {
     /// Whether `other` is the same file, unchanged, with the same stub.
     pub fn same_version_as(&self, other: &Plugin) -> bool {
         let same_origin = match (&self.origin, &other.origin) {
-            (
-                Origin::File { path: a, len: la, modified: ma },
-                Origin::File { path: b, len: lb, modified: mb },
-            ) => a == b && la == lb && ma == mb,
+            (Origin::File { path: a, len: la, modified: ma }, Origin::File { path: b, len: lb, modified: mb }) => {
+                a == b && la == lb && ma == mb
+            }
             (Origin::Embedded { file_name: a, .. }, Origin::Embedded { file_name: b, .. }) => a == b,
             _ => false,
         };
@@ -231,7 +230,12 @@ impl Loader {
             cache::Source::Compiled => self.stats.compiled.fetch_add(1, Ordering::Relaxed),
             cache::Source::CacheHit => self.stats.cache_hits.fetch_add(1, Ordering::Relaxed),
         };
-        tracing::info!(plugin = plugin.name(), ?source, elapsed_ms = started.elapsed().as_millis() as u64, "plugin compiled");
+        tracing::info!(
+            plugin = plugin.name(),
+            ?source,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "plugin compiled"
+        );
         let pre = self.linkers.instantiate_pre(&self.engine, &component, &plugin.stub, &origin)?;
         let manifest = {
             let _permit = self.permit().await?;

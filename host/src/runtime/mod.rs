@@ -108,7 +108,8 @@ fn settle<T>(
     let mut log = log.lock().expect("guest log lock");
     log.finish();
     let limits = plugin.settings().limits;
-    let timeout = || Error::Timeout { plugin: plugin.name().to_owned(), action: action.to_owned(), limit: limits.timeout() };
+    let timeout =
+        || Error::Timeout { plugin: plugin.name().to_owned(), action: action.to_owned(), limit: limits.timeout() };
     let error = match outcome {
         Ok(Ok(value)) => return Ok(value),
         Err(_elapsed) => return Err(timeout()),

@@ -90,7 +90,11 @@ impl sql::Host for StoreData {
         Ok(Err(self.no_database()))
     }
 
-    async fn execute(&mut self, _statement: String, _params: Vec<sql::Value>) -> wasmtime::Result<Result<u64, types::Error>> {
+    async fn execute(
+        &mut self,
+        _statement: String,
+        _params: Vec<sql::Value>,
+    ) -> wasmtime::Result<Result<u64, types::Error>> {
         Ok(Err(self.no_database()))
     }
 }

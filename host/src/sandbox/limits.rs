@@ -133,10 +133,7 @@ pub(crate) struct Limiter {
 
 impl Limiter {
     pub(crate) fn new(limits: &Limits) -> Self {
-        Self {
-            memory_bytes: usize::try_from(limits.memory_bytes()).unwrap_or(usize::MAX),
-            memory_hit: false,
-        }
+        Self { memory_bytes: usize::try_from(limits.memory_bytes()).unwrap_or(usize::MAX), memory_hit: false }
     }
 }
 

@@ -87,7 +87,9 @@ impl GuestLog {
     fn emit(&mut self, stream: Stream) {
         let line = String::from_utf8_lossy(&std::mem::take(&mut self.partial[stream as usize])).into_owned();
         match stream {
-            Stream::Stdout => tracing::info!(target: "quiver::guest", plugin = %self.plugin, stream = "stdout", "{line}"),
+            Stream::Stdout => {
+                tracing::info!(target: "quiver::guest", plugin = %self.plugin, stream = "stdout", "{line}")
+            }
             Stream::Stderr => {
                 tracing::warn!(target: "quiver::guest", plugin = %self.plugin, stream = "stderr", "{line}");
                 if !line.trim().is_empty() {

@@ -104,11 +104,7 @@ fn strip_whitespace(data: &str) -> String {
 /// Base64 in either alphabet, padding optional.
 fn decode_base64(data: &str) -> Result<Vec<u8>, base64::DecodeError> {
     let data = strip_whitespace(data);
-    if data.contains(['-', '_']) {
-        BASE64URL_ANY.decode(data)
-    } else {
-        BASE64_ANY.decode(data)
-    }
+    if data.contains(['-', '_']) { BASE64URL_ANY.decode(data) } else { BASE64_ANY.decode(data) }
 }
 
 fn decode_hex(data: &str) -> Result<Vec<u8>, hex::FromHexError> {
@@ -159,10 +155,7 @@ mod tests {
     fn round_trips() {
         for scheme in [Scheme::Base64, Scheme::Base64url, Scheme::Hex, Scheme::Url] {
             let text = "héllo wörld/?&=~ 🦀";
-            assert_eq!(
-                decode_text(&encode_bytes(text.as_bytes(), scheme), scheme).unwrap(),
-                text.as_bytes()
-            );
+            assert_eq!(decode_text(&encode_bytes(text.as_bytes(), scheme), scheme).unwrap(), text.as_bytes());
         }
         assert_eq!(encode_bytes(b"a b&c", Scheme::Url), "a%20b%26c");
         assert_eq!(decode_text("aGk", Scheme::Base64).unwrap(), b"hi");

@@ -81,9 +81,7 @@ pub fn make_uuids(input: MakeUuid) -> Result<Vec<Uuid>, ToolError> {
                 return Err(ToolError::invalid_input("v3 and v5 need both `namespace` and `name`"));
             };
             if count != 1 {
-                return Err(ToolError::invalid_input(
-                    "v3 and v5 UUIDs are deterministic: count must be 1",
-                ));
+                return Err(ToolError::invalid_input("v3 and v5 UUIDs are deterministic: count must be 1"));
             }
             let ns = namespace(ns)?;
             Ok(vec![if input.version == UuidVersion::V5 {
@@ -107,9 +105,6 @@ mod tests {
             namespace: Some("dns".into()),
             name: Some("example.com".into()),
         };
-        assert_eq!(
-            make_uuids(input).unwrap()[0].to_string(),
-            "cfbff0d1-9375-5685-968c-48ce8b15ae17"
-        );
+        assert_eq!(make_uuids(input).unwrap()[0].to_string(), "cfbff0d1-9375-5685-968c-48ce8b15ae17");
     }
 }

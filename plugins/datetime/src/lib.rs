@@ -216,24 +216,15 @@ pub fn moment_of(z: &Zoned) -> Moment {
 /// The span from `start` to `end` (taken to `start`'s zone), in `largest`..`smallest` units.
 pub fn elapsed(start: &Zoned, end: &Zoned, largest: Unit, smallest: Unit) -> Result<Elapsed, ToolError> {
     if smallest > largest {
-        return Err(ToolError::invalid_input(
-            "smallest_unit must not be larger than largest_unit",
-        ));
+        return Err(ToolError::invalid_input("smallest_unit must not be larger than largest_unit"));
     }
     let end = end.with_time_zone(start.time_zone().clone());
     let span: Span = start
-        .until(
-            ZonedDifference::new(&end)
-                .largest(largest)
-                .smallest(smallest)
-                .mode(RoundMode::Trunc),
-        )
+        .until(ZonedDifference::new(&end).largest(largest).smallest(smallest).mode(RoundMode::Trunc))
         .map_err(|e| ToolError::invalid_input(format!("cannot compute the span: {e}")))?;
     let total = span.total((largest, start)).map_err(ToolError::failed)?;
     let exact = end.timestamp().duration_since(start.timestamp());
-    let printer = SpanPrinter::new()
-        .spacing(Spacing::BetweenUnitsAndDesignators)
-        .designator(Designator::Verbose);
+    let printer = SpanPrinter::new().spacing(Spacing::BetweenUnitsAndDesignators).designator(Designator::Verbose);
     Ok(Elapsed {
         text: printer.span_to_string(&span),
         iso8601: span.to_string(),
@@ -316,30 +307,15 @@ mod tests {
         assert_eq!(m.rfc3339, "2024-06-01T14:30:00+02:00");
         assert_eq!(m.utc, "2024-06-01T12:30:00Z");
         assert_eq!(m.offset, "+02:00");
-        assert_eq!(
-            (m.abbreviation.as_str(), m.dst, m.weekday.as_str()),
-            ("CEST", true, "Saturday")
-        );
+        assert_eq!((m.abbreviation.as_str(), m.dst, m.weekday.as_str()), ("CEST", true, "Saturday"));
     }
 
     #[test]
     fn spans_in_calendar_units() {
-        let e = elapsed(
-            &at("2024-01-31T00:00:00Z"),
-            &at("2024-03-01T06:00:00Z"),
-            Unit::Month,
-            Unit::Second,
-        )
-        .unwrap();
+        let e = elapsed(&at("2024-01-31T00:00:00Z"), &at("2024-03-01T06:00:00Z"), Unit::Month, Unit::Second).unwrap();
         assert_eq!((e.months, e.days, e.hours), (1, 1, 6));
         assert_eq!(e.iso8601, "P1M1DT6H");
-        let e = elapsed(
-            &at("2024-01-02T00:00:00Z"),
-            &at("2024-01-01T12:00:00Z"),
-            Unit::Day,
-            Unit::Second,
-        )
-        .unwrap();
+        let e = elapsed(&at("2024-01-02T00:00:00Z"), &at("2024-01-01T12:00:00Z"), Unit::Day, Unit::Second).unwrap();
         assert_eq!((e.hours, e.total), (-12, -0.5));
         assert!(elapsed(&at("now"), &at("now"), Unit::Hour, Unit::Day).is_err());
     }

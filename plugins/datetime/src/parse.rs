@@ -59,10 +59,7 @@ pub fn moment(text: &str, zone: Option<&TimeZone>) -> Result<Zoned, ToolError> {
         None => z,
     };
     let local_zone = || zone.cloned().unwrap_or(TimeZone::UTC);
-    let local = |dt: DateTime| {
-        dt.to_zoned(local_zone())
-            .map_err(|e| ToolError::invalid_input(e.to_string()))
-    };
+    let local = |dt: DateTime| dt.to_zoned(local_zone()).map_err(|e| ToolError::invalid_input(e.to_string()));
 
     match text.to_ascii_lowercase().as_str() {
         "now" => return Ok(now().to_zoned(local_zone())),
@@ -142,10 +139,7 @@ mod tests {
         assert_eq!(m.datetime().to_string(), "2024-06-01T17:30:00");
         let m = moment("Sat, 1 Jun 2024 12:00:00 +0000", None).unwrap();
         assert_eq!(m.timestamp().as_second(), 1_717_243_200);
-        assert_eq!(
-            moment("1717243200", None).unwrap().timestamp().as_second(),
-            1_717_243_200
-        );
+        assert_eq!(moment("1717243200", None).unwrap().timestamp().as_second(), 1_717_243_200);
         assert!(moment("next tuesday", None).is_err());
     }
 
@@ -158,14 +152,8 @@ mod tests {
 
     #[test]
     fn reads_durations() {
-        assert_eq!(
-            duration("2 days 3 hours").unwrap().fieldwise(),
-            Span::new().days(2).hours(3).fieldwise()
-        );
-        assert_eq!(
-            duration("P1DT2H").unwrap().fieldwise(),
-            Span::new().days(1).hours(2).fieldwise()
-        );
+        assert_eq!(duration("2 days 3 hours").unwrap().fieldwise(), Span::new().days(2).hours(3).fieldwise());
+        assert_eq!(duration("P1DT2H").unwrap().fieldwise(), Span::new().days(1).hours(2).fieldwise());
         assert!(duration("soon").is_err());
     }
 

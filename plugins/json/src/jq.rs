@@ -145,12 +145,7 @@ fn load_errors(code: &str, errors: load::Errors<&str, ()>) -> String {
                     .map(|(expect, part)| format!("expected {} at {}", expect.as_str(), position(code, part))),
             ),
             load::Error::Parse(errs) => messages.extend(errs.into_iter().map(|(expect, part)| {
-                format!(
-                    "expected {}, found {} at {}",
-                    expect.as_str(),
-                    found(part),
-                    position(code, part)
-                )
+                format!("expected {}, found {} at {}", expect.as_str(), found(part), position(code, part))
             })),
         }
     }
@@ -166,11 +161,7 @@ fn compile_errors(code: &str, errors: compile::Errors<&str, ()>) -> String {
                 compile::Undefined::Filter(n) => format!("/{n}"),
                 _ => String::new(),
             };
-            messages.push(format!(
-                "undefined {} `{name}{arity}` at {}",
-                undefined.as_str(),
-                position(code, name)
-            ));
+            messages.push(format!("undefined {} `{name}{arity}` at {}", undefined.as_str(), position(code, name)));
         }
     }
     messages.join("; ")
@@ -179,10 +170,7 @@ fn compile_errors(code: &str, errors: compile::Errors<&str, ()>) -> String {
 /// Run jq `code` on `input` with `$name` variables; at most `max` outputs.
 pub fn run_jq(code: &str, input: Val, args: BTreeMap<String, Val>, max: usize) -> Result<QueryResult, ToolError> {
     if code.len() > MAX_FILTER {
-        return Err(ToolError::invalid_input(format!(
-            "the filter is {} bytes; the limit is {MAX_FILTER}",
-            code.len()
-        )));
+        return Err(ToolError::invalid_input(format!("the filter is {} bytes; the limit is {MAX_FILTER}", code.len())));
     }
     let mut names = Vec::with_capacity(args.len());
     let mut values = Vec::with_capacity(args.len());
@@ -264,10 +252,7 @@ mod tests {
         assert_eq!(jq(".items[] | select(.p > 10) | .n", input).unwrap(), vec![json!("b")]);
         assert_eq!(jq("[range(3)] | add / 2", json!(null)).unwrap(), vec![json!(1.5)]);
         assert_eq!(jq("{a: 1} | keys", json!(null)).unwrap(), vec![json!(["a"])]);
-        assert_eq!(
-            jq("nan, infinite", json!(null)).unwrap(),
-            vec![json!(null), json!(f64::MAX)]
-        );
+        assert_eq!(jq("nan, infinite", json!(null)).unwrap(), vec![json!(null), json!(f64::MAX)]);
     }
 
     #[test]

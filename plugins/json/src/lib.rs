@@ -93,10 +93,7 @@ mod tests {
     #[test]
     fn formats() {
         let text = r#"{"b":1,"a":[1,2]}"#;
-        assert_eq!(
-            format_json(text, Style::Minify, 2, true).unwrap(),
-            r#"{"a":[1,2],"b":1}"#
-        );
+        assert_eq!(format_json(text, Style::Minify, 2, true).unwrap(), r#"{"a":[1,2],"b":1}"#);
         assert_eq!(format_json("[1]", Style::Pretty, 4, false).unwrap(), "[\n    1\n]");
         let kept = format_json(r#"{"b": 1.50, "a": null}"#, Style::Minify, 2, false).unwrap();
         assert_eq!(kept, r#"{"b":1.50,"a":null}"#);

@@ -129,13 +129,10 @@ fn jinja2_signatures(env: &mut Environment) {
         }
         Ok(Kwargs::from_iter(all))
     }
-    env.add_filter(
-        "truncate",
-        |state: &mut State, value: &Value, args: Rest<ValueOrKwargs>| {
-            let kwargs = keywords(&["length", "killwords", "end", "leeway"], args.0)?;
-            minijinja_contrib::filters::truncate(state, value, kwargs)
-        },
-    );
+    env.add_filter("truncate", |state: &mut State, value: &Value, args: Rest<ValueOrKwargs>| {
+        let kwargs = keywords(&["length", "killwords", "end", "leeway"], args.0)?;
+        minijinja_contrib::filters::truncate(state, value, kwargs)
+    });
     env.add_filter("wordwrap", |value: &Value, args: Rest<ValueOrKwargs>| {
         let kwargs = keywords(&["width", "break_long_words", "wrapstring", "break_on_hyphens"], args.0)?;
         minijinja_contrib::filters::wordwrap(value, kwargs)
@@ -154,9 +151,7 @@ pub fn render_template(input: Render) -> Result<String, ToolError> {
             )));
         }
     }
-    let context = input
-        .context
-        .unwrap_or_else(|| Value::from(BTreeMap::<String, Value>::new()));
+    let context = input.context.unwrap_or_else(|| Value::from(BTreeMap::<String, Value>::new()));
     if context.kind() != ValueKind::Map {
         return Err(ToolError::invalid_input(format!(
             "context must be a JSON object of variables, not {}",
@@ -215,10 +210,7 @@ mod tests {
 
     /// Render with a context given as JSON text, decoded as the SDK does (keeping key order).
     fn render(template: &str, context: &str) -> Result<String, ToolError> {
-        let text = format!(
-            r#"{{"template": {}, "context": {context}}}"#,
-            serde_json::to_string(template).unwrap()
-        );
+        let text = format!(r#"{{"template": {}, "context": {context}}}"#, serde_json::to_string(template).unwrap());
         render_template(serde_json::from_str(&text).unwrap())
     }
 

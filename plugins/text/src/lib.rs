@@ -193,16 +193,12 @@ mod text {
 
     /// Convert text to snake_case, kebab-case, camelCase, PascalCase, Title Case, UPPER or lower.
     pub fn change_case(input: ChangeCase) -> Converted {
-        Converted {
-            text: convert_case(&input.text, input.case),
-        }
+        Converted { text: convert_case(&input.text, input.case) }
     }
 
     /// Make a URL slug: ASCII lower-case words joined by `-` (accents transliterated).
     pub fn slugify(input: Slugify) -> Converted {
-        Converted {
-            text: slug::slugify(&input.text),
-        }
+        Converted { text: slug::slugify(&input.text) }
     }
 
     /// Compare two texts line by line and return a unified diff.
@@ -242,9 +238,7 @@ mod text {
         let re = compile(&input.pattern, input.case_insensitive, input.multi_line)?;
         let limit = match input.limit {
             Some(0) => {
-                return Err(ToolError::invalid_input(
-                    "limit must be at least 1 (omit it to replace all)",
-                ));
+                return Err(ToolError::invalid_input("limit must be at least 1 (omit it to replace all)"));
             }
             l => l.map(|l| l as usize),
         };

@@ -123,11 +123,8 @@ pub fn compile(pattern: &str, case_insensitive: bool, multi_line: bool) -> Resul
 
 /// The first `max` matches of `re` in `text`, with character offsets and line numbers.
 pub fn find_matches(re: &Regex, text: &str, captures: bool, max: usize) -> Found {
-    let names: Vec<(usize, String)> = re
-        .capture_names()
-        .enumerate()
-        .filter_map(|(i, n)| n.map(|n| (i, n.to_owned())))
-        .collect();
+    let names: Vec<(usize, String)> =
+        re.capture_names().enumerate().filter_map(|(i, n)| n.map(|n| (i, n.to_owned()))).collect();
     let group_text = |c: &regex::Captures, i: usize| c.get(i).map(|m| m.as_str().to_owned());
 
     let mut matches = Vec::new();
@@ -157,31 +154,17 @@ pub fn find_matches(re: &Regex, text: &str, captures: bool, max: usize) -> Found
         } else {
             (None, None)
         };
-        matches.push(Match {
-            text: m.as_str().to_owned(),
-            start,
-            end,
-            line: at_line,
-            groups,
-            named,
-        });
+        matches.push(Match { text: m.as_str().to_owned(), start, end, line: at_line, groups, named });
     }
-    Found {
-        count: matches.len(),
-        truncated,
-        matches,
-    }
+    Found { count: matches.len(), truncated, matches }
 }
 
 /// Replace the first `limit` matches (all when `None`); returns the text and the count.
 pub fn replace(re: &Regex, text: &str, replacement: &str, limit: Option<usize>, literal: bool) -> (String, usize) {
     let found = re.find_iter(text).count();
     let n = limit.unwrap_or(0);
-    let out = if literal {
-        re.replacen(text, n, regex::NoExpand(replacement))
-    } else {
-        re.replacen(text, n, replacement)
-    };
+    let out =
+        if literal { re.replacen(text, n, regex::NoExpand(replacement)) } else { re.replacen(text, n, replacement) };
     (out.into_owned(), limit.map_or(found, |l| found.min(l)))
 }
 

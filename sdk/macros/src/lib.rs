@@ -67,17 +67,11 @@ fn expand(args: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
     let options = parse_options(args)?;
     let mut module: ItemMod = syn::parse2(item)?;
     let Some((_, items)) = module.content.as_mut() else {
-        return Err(syn::Error::new_spanned(
-            &module,
-            "#[plugin] needs an inline module: `mod name { ... }`",
-        ));
+        return Err(syn::Error::new_spanned(&module, "#[plugin] needs an inline module: `mod name { ... }`"));
     };
 
     let mod_ident = module.ident.clone();
-    let name = options
-        .name
-        .clone()
-        .unwrap_or_else(|| mod_ident.to_string().replace('_', "-"));
+    let name = options.name.clone().unwrap_or_else(|| mod_ident.to_string().replace('_', "-"));
     check_plugin_name(&name, module.ident.span())?;
     let description = summary_of(&docs(&module.attrs), module.ident.span(), "the plugin")?;
     let version = match &options.version {
@@ -109,6 +103,8 @@ fn expand(args: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
         check_database_actions(&actions, &module.ident)?;
     }
 
+    // Natively the glue is compiled out (see `glue`), so nothing calls the actions.
+    module.attrs.push(syn::parse_quote!(#[cfg_attr(not(target_family = "wasm"), allow(dead_code))]));
     let stub = stub::encode(&name, &version, options.kind.as_str(), &description, &options.categories, &actions);
     let glue = glue(&options, &mod_ident, &name, &version, &description, &actions, &stub);
     Ok(quote! {
@@ -222,12 +218,7 @@ fn docs(attrs: &[Attribute]) -> String {
 
 /// The first paragraph of a doc comment, on one line, checked for length.
 fn summary_of(docs: &str, span: Span, what: &str) -> syn::Result<String> {
-    let summary = docs
-        .lines()
-        .take_while(|l| !l.trim().is_empty())
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join(" ");
+    let summary = docs.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect::<Vec<_>>().join(" ");
     if summary.is_empty() {
         return Err(syn::Error::new(
             span,
@@ -306,15 +297,7 @@ fn take_action(func: &mut ItemFn) -> syn::Result<Option<Action>> {
     };
     let description = docs(&func.attrs);
     let summary = summary_of(&description, func.sig.ident.span(), &format!("action `{name}`"))?;
-    Ok(Some(Action {
-        name,
-        func: func.sig.ident.clone(),
-        description,
-        summary,
-        access,
-        takes_input,
-        fallible,
-    }))
+    Ok(Some(Action { name, func: func.sig.ident.clone(), description, summary, access, takes_input, fallible }))
 }
 
 fn is_result(ty: &Type) -> bool {
@@ -353,11 +336,7 @@ fn callable(mod_ident: &syn::Ident, a: &Action, kind: Kind) -> TokenStream2 {
         call
     };
     let body = if a.fallible { call } else { quote!(::core::result::Result::Ok::<_, ::quiver_sdk::ToolError>(#call)) };
-    if a.takes_input {
-        quote!(|input| #body)
-    } else {
-        quote!(|_: __rt::NoInput| #body)
-    }
+    if a.takes_input { quote!(|input| #body) } else { quote!(|_: __rt::NoInput| #body) }
 }
 
 fn glue(
@@ -417,6 +396,10 @@ fn glue(
     let wit_dir = WIT_DIR;
 
     quote! {
+        // The component glue exists only in the wasm build: natively the
+        // crate is a plain library (its unit tests run on the host), and the
+        // WIT export names are not valid native symbol names.
+        #[cfg(target_family = "wasm")]
         #[doc(hidden)]
         #[allow(missing_docs, unused, unsafe_code, clippy::all)]
         mod __quiver_plugin {
