@@ -18,6 +18,21 @@
 //! timeout_ms = 15000
 //! allow_http = ["https://api.weather.example"]
 //! config = { units = "metric" }
+//!
+//! [disclosure]                    # below env vars and agent profiles
+//! mcp_tool_mode = "progressive"   # or "legacy"
+//! selection_threshold = 12
+//! pinned = ["calc__evaluate"]
+//!
+//! [agents.coder]                  # one agent's profile (highest priority)
+//! skill_tool_mode = "inline"
+//! categories = ["builtin", "skill"]
+//!
+//! [selector]                      # "bm25" (default) or an OpenAI-compatible LLM
+//! kind = "llm"
+//! url = "http://127.0.0.1:8080/v1/chat/completions"
+//! model = "small-model"
+//! api_key_env = "SELECTOR_API_KEY"
 //! ```
 
 use std::collections::BTreeMap;
@@ -26,6 +41,8 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
+use crate::disclosure::policy::PolicySettings;
+use crate::disclosure::select::SelectorConfig;
 use crate::sandbox::http::AllowedHost;
 use crate::sandbox::limits::{EngineSettings, Limits};
 use crate::{Error, Result};
@@ -40,6 +57,20 @@ pub struct Config {
     pub cache_dir: Option<PathBuf>,
     /// Whether to serve the bundled first-party plugins (default true).
     pub bundled: Option<bool>,
+    /// Folder of Agent Skills (one folder per skill, each with a `SKILL.md`).
+    pub skills_dir: Option<PathBuf>,
+    /// Folder of saved MCP `tools/list` results (`<server>.json`), served
+    /// as read-only catalog entries.
+    pub mcp_dir: Option<PathBuf>,
+    /// Disclosure defaults (below the environment and agent profiles).
+    #[serde(default)]
+    pub disclosure: PolicySettings,
+    /// Per-agent profiles, by agent name.
+    #[serde(default)]
+    pub agents: BTreeMap<String, PolicySettings>,
+    /// How built-in tools are selected when there are too many.
+    #[serde(default)]
+    pub selector: SelectorConfig,
     /// Default limits of every plugin.
     #[serde(default)]
     pub limits: Limits,
@@ -97,7 +128,10 @@ impl Config {
     /// Parse config text; relative paths are resolved against `base`.
     pub fn parse(text: &str, base: &Path) -> Result<Config> {
         let mut config: Config = toml::from_str(text).map_err(|e| Error::Config(e.to_string()))?;
-        for dir in [&mut config.plugins_dir, &mut config.cache_dir].into_iter().flatten() {
+        for dir in [&mut config.plugins_dir, &mut config.cache_dir, &mut config.skills_dir, &mut config.mcp_dir]
+            .into_iter()
+            .flatten()
+        {
             if !dir.as_os_str().is_empty() && dir.is_relative() {
                 *dir = base.join(&*dir);
             }
@@ -115,6 +149,7 @@ impl Config {
         for name in self.plugins.keys() {
             self.settings_for(name)?;
         }
+        self.selector.validate()?;
         Ok(())
     }
 

@@ -213,6 +213,51 @@ pub enum Error {
         reason: String,
     },
 
+    /// A skill folder is not a valid Agent Skill.
+    #[error("{path}: invalid skill: {reason}")]
+    InvalidSkill {
+        /// The `SKILL.md` file.
+        path: String,
+        /// Which rule it breaks.
+        reason: String,
+    },
+
+    /// A file in the MCP folder is not a saved `tools/list` result.
+    #[error("{path}: {reason}")]
+    InvalidMcpList {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// A session was asked to call a tool it does not offer.
+    #[error("no tool `{name}` in this session: {hint}")]
+    UnknownTool {
+        /// The requested name.
+        name: String,
+        /// What to do instead.
+        hint: String,
+    },
+
+    /// A meta-tool was called with arguments it cannot use.
+    #[error("`{tool}`: {reason}")]
+    InvalidArguments {
+        /// The meta-tool.
+        tool: String,
+        /// What is wrong and what is expected.
+        reason: String,
+    },
+
+    /// The resource exists but cannot be called (e.g. a read-only MCP entry).
+    #[error("`{name}` cannot be called: {reason}")]
+    NotCallable {
+        /// The resource.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+
     /// A file could not be read or written.
     #[error("{path}: {message}")]
     Io {
@@ -259,6 +304,11 @@ pub enum ErrorKind {
     MemoryLimit,
     OutputTooLarge,
     InvalidOutput,
+    InvalidSkill,
+    InvalidMcpList,
+    UnknownTool,
+    InvalidArguments,
+    NotCallable,
     Io,
     Config,
     Internal,
@@ -315,6 +365,11 @@ impl Error {
             Error::MemoryLimit { .. } => ErrorKind::MemoryLimit,
             Error::OutputTooLarge { .. } => ErrorKind::OutputTooLarge,
             Error::InvalidOutput { .. } => ErrorKind::InvalidOutput,
+            Error::InvalidSkill { .. } => ErrorKind::InvalidSkill,
+            Error::InvalidMcpList { .. } => ErrorKind::InvalidMcpList,
+            Error::UnknownTool { .. } => ErrorKind::UnknownTool,
+            Error::InvalidArguments { .. } => ErrorKind::InvalidArguments,
+            Error::NotCallable { .. } => ErrorKind::NotCallable,
             Error::Io { .. } => ErrorKind::Io,
             Error::Config(_) => ErrorKind::Config,
             Error::Internal(_) => ErrorKind::Internal,
@@ -349,6 +404,10 @@ impl Error {
                 "raise `memory_mb` for this plugin in the config file if the work is legitimate"
             }
             Error::OutputTooLarge { .. } => "ask for less data, or raise `max_output_kb` in the config file",
+            Error::InvalidSkill { .. } => {
+                "SKILL.md starts with `---`, YAML with `name` (the folder name, a-z0-9-) and `description`, then `---`"
+            }
+            Error::InvalidMcpList { .. } => "save the `tools` array of a tools/list result as <server>.json",
             _ => return None,
         })
     }

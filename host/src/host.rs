@@ -3,8 +3,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use crate::catalog::{Catalog, Embedded};
+use crate::catalog::{Catalog, Category, Embedded, Sources};
 use crate::config::{self, Config};
+use crate::disclosure::meta_tools::View;
+use crate::disclosure::policy::Policy;
+use crate::disclosure::search::SearchIndex;
+use crate::disclosure::select::Selector;
+use crate::disclosure::tokens::{self, TokenReport};
 use crate::load::{LoadStats, Loader, Manifest, Origin, Plugin, Stub};
 use crate::sandbox::limits;
 use crate::{Error, Result, runtime};
@@ -28,6 +33,18 @@ impl HostBuilder {
     /// Serve the `*.wasm` plugins of `dir`.
     pub fn plugins_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.config.plugins_dir = Some(dir.into());
+        self
+    }
+
+    /// Serve the Agent Skills in `dir`.
+    pub fn skills_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.config.skills_dir = Some(dir.into());
+        self
+    }
+
+    /// Serve the saved MCP `tools/list` results in `dir` (read-only).
+    pub fn mcp_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.config.mcp_dir = Some(dir.into());
         self
     }
 
@@ -64,11 +81,14 @@ impl HostBuilder {
         };
         let engine = limits::engine(&self.config.engine).map_err(|e| Error::Internal(format!("engine: {e:#}")))?;
         let loader = Loader::new(engine, cache_dir, self.config.engine.max_concurrency as usize)?;
-        let catalog = Catalog::scan(1, &self.embedded, self.config.plugins_dir.as_deref(), &self.config)?;
+        let selector = self.config.selector.build()?;
+        let catalog = Catalog::scan(1, &sources(&self.embedded, &self.config), &self.config)?;
         tracing::info!(plugins = catalog.len(), rejected = catalog.rejected().len(), "catalog ready");
         Ok(Host {
             inner: Arc::new(Inner {
                 loader,
+                selector,
+                search: std::sync::Mutex::new(None),
                 catalog: RwLock::new(Arc::new(catalog)),
                 embedded: self.embedded,
                 config: self.config,
@@ -86,6 +106,9 @@ pub struct Host {
 
 struct Inner {
     loader: Loader,
+    selector: Box<dyn Selector>,
+    /// The search index of the latest catalog version searched.
+    search: std::sync::Mutex<Option<(u64, Arc<SearchIndex>)>>,
     catalog: RwLock<Arc<Catalog>>,
     embedded: Vec<Embedded>,
     config: Config,
@@ -106,12 +129,8 @@ impl Host {
     /// Plugins whose file did not change keep their compiled form.
     pub fn rescan(&self) -> Result<Arc<Catalog>> {
         let old = self.catalog();
-        let mut fresh = Catalog::scan(
-            old.version() + 1,
-            &self.inner.embedded,
-            self.inner.config.plugins_dir.as_deref(),
-            &self.inner.config,
-        )?;
+        let mut fresh =
+            Catalog::scan(old.version() + 1, &sources(&self.inner.embedded, &self.inner.config), &self.inner.config)?;
         fresh.keep_loaded_from(&old);
         let fresh = Arc::new(fresh);
         *self.inner.catalog.write().expect("catalog lock") = fresh.clone();
@@ -203,6 +222,71 @@ impl Host {
         let settings = self.inner.config.settings_for(&stub.name)?;
         let plugin = Plugin::new(stub, origin, settings);
         Ok(self.inner.loader.load(&plugin).await?.manifest.clone())
+    }
+}
+
+impl Host {
+    /// The disclosure policy for `agent` (its profile, the environment, the
+    /// config's defaults).
+    pub fn policy(&self, agent: Option<&str>) -> Result<Policy> {
+        let config = &self.inner.config;
+        Policy::resolve(&config.disclosure, &config.agents, agent, &|var| std::env::var(var).ok())
+    }
+
+    pub(crate) fn selector(&self) -> &dyn Selector {
+        self.inner.selector.as_ref()
+    }
+
+    /// The search index of `catalog`, built once per catalog version.
+    pub(crate) fn search_index(&self, catalog: &Catalog) -> Arc<SearchIndex> {
+        let mut cached = self.inner.search.lock().expect("search index lock");
+        if let Some((version, index)) = cached.as_ref()
+            && *version == catalog.version()
+        {
+            return index.clone();
+        }
+        let index = Arc::new(SearchIndex::for_catalog(catalog));
+        *cached = Some((catalog.version(), index.clone()));
+        index
+    }
+
+    /// Rank every tool and skill for `query`, as `search_tools` does (no
+    /// session needed): (name, category, summary, score), best first.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        agent: Option<&str>,
+    ) -> Result<Vec<(String, Category, String, f32)>> {
+        let policy = self.policy(agent)?;
+        let catalog = self.catalog();
+        let index = self.search_index(&catalog);
+        Ok(index
+            .search(query, limit, |e| policy.allows(e.category))
+            .into_iter()
+            .map(|(e, score)| (e.name.clone(), e.category, e.summary.clone(), score))
+            .collect())
+    }
+
+    /// What the catalog costs in prompt tokens in each mode, for `agent`.
+    /// Loads every plugin (the full cost needs their schemas).
+    pub async fn token_report(&self, agent: Option<&str>) -> Result<TokenReport> {
+        let policy = self.policy(agent)?;
+        self.preload(|_, _| {}).await;
+        let catalog = self.catalog();
+        let records: Vec<_> = catalog.tools().into_iter().filter(|r| policy.allows(r.category)).collect();
+        let registry: Vec<_> = records.iter().filter(|r| r.category == Category::Builtin).cloned().collect();
+        let view = View { catalog: &catalog, policy: &policy, registry: &registry };
+        Ok(tokens::report(&view, &records))
+    }
+}
+
+fn sources<'a>(embedded: &'a [Embedded], config: &'a Config) -> Sources<'a> {
+    Sources {
+        embedded,
+        plugins_dir: config.plugins_dir.as_deref(),
+        skills_dir: config.skills_dir.as_deref(),
+        mcp_dir: config.mcp_dir.as_deref(),
     }
 }
 

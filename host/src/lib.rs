@@ -14,14 +14,14 @@
 //! | ① contract | [`contract`]: WIT bindings, kinds, naming rules |
 //! | ② loading | [`load`]: stub → `.cwasm` cache → compile → manifest |
 //! | ③ catalog | [`catalog`]: immutable snapshots of the plugins |
-//! | ④ disclosure | [`disclosure`]: the Tier-1 text |
-//! | ⑤ faces | [`Host`] (library), the `quiver` binary |
+//! | ④ disclosure | [`disclosure`]: modes, meta-tools, Tier-1 text, search, selection, tokens |
+//! | ⑤ faces | [`Host`] and [`Session`] (library), the `quiver` binary |
 //! | ⑥ sandbox | [`sandbox`]: WASI with nothing granted, HTTP allow-list, limits |
 //!
 //! ```no_run
 //! # async fn demo() -> quiver::Result<()> {
 //! let host = quiver::Host::builder().plugins_dir("plugins").build()?;
-//! println!("{}", quiver::disclosure::tier1::render(&host.catalog()));
+//! println!("{}", host.session(None)?.system_prompt());
 //! let out = host.call("calc", "evaluate", r#"{"expression": "2 + 2"}"#).await?;
 //! assert_eq!(out["value"], 4);
 //! # Ok(()) }
@@ -36,9 +36,11 @@ mod host;
 pub mod load;
 mod runtime;
 pub mod sandbox;
+pub mod session;
 
 pub use catalog::{Catalog, ToolRecord};
 pub use config::Config;
 pub use error::{Error, ErrorKind, GuestErrorKind, Result};
 pub use host::{Host, HostBuilder};
 pub use load::{Manifest, Plugin, Stub};
+pub use session::{CallOutcome, Session, SessionState, Turn};

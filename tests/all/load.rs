@@ -100,9 +100,9 @@ async fn listing_and_prompting_compile_nothing() {
     let t = TestHost::builder().bundled().fixture("misbehave").fixture("connector").fixture("database").build();
     let catalog = t.host.catalog();
     assert!(catalog.len() >= 4, "{:?}", catalog.names());
-    let prompt = quiver::disclosure::tier1::render(&catalog);
+    let prompt = t.host.session(None).unwrap().system_prompt();
     for plugin in catalog.plugins() {
-        assert!(prompt.contains(&format!("\n{} (", plugin.name())), "{} missing from:\n{prompt}", plugin.name());
+        assert!(prompt.contains(&format!("- {}", plugin.name())), "{} missing from:\n{prompt}", plugin.name());
         assert!(!plugin.is_loaded());
     }
     assert_eq!(t.host.load_stats().compiled(), 0);

@@ -3,8 +3,10 @@
 mod bundled;
 mod cache;
 mod calls;
+mod disclosure;
 mod kinds;
 mod load;
+mod retrieval;
 
 use quiver_tests::fixtures;
 

@@ -36,6 +36,18 @@ pub struct TestHostBuilder {
     bundled: bool,
     config: String,
     cache: Option<PathBuf>,
+    skills: Option<PathBuf>,
+    mcp: Option<PathBuf>,
+}
+
+/// A folder of `tests/data/`.
+pub fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data").join(name)
+}
+
+/// A folder of the shared corpus beside the repository (`../shared/corpus`).
+pub fn corpus(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(name)
 }
 
 impl TestHost {
@@ -71,6 +83,18 @@ impl TestHostBuilder {
         self
     }
 
+    /// Serve the skills in `dir`.
+    pub fn skills(mut self, dir: PathBuf) -> Self {
+        self.skills = Some(dir);
+        self
+    }
+
+    /// Serve the saved MCP tool lists in `dir`.
+    pub fn mcp(mut self, dir: PathBuf) -> Self {
+        self.mcp = Some(dir);
+        self
+    }
+
     /// Use this compile-cache folder instead of a fresh one.
     pub fn cache_dir(mut self, dir: &Path) -> Self {
         self.cache = Some(dir.to_owned());
@@ -92,6 +116,8 @@ impl TestHostBuilder {
         let toml = format!("[engine]\nmax_concurrency = 16\n{}", self.config);
         let mut config = Config::parse(&toml, plugins.path())?;
         config.plugins_dir = Some(plugins.path().to_owned());
+        config.skills_dir = self.skills;
+        config.mcp_dir = self.mcp;
         let mut builder =
             Host::builder().config(config).cache_dir(Some(self.cache.unwrap_or_else(|| cache.path().to_owned())));
         if self.bundled {
@@ -128,4 +154,109 @@ pub fn http_server() -> String {
         }
     });
     url
+}
+
+/// A one-thread HTTP server on loopback that answers every request with
+/// `status` and a chat-completion body whose message content is `content`
+/// (an OpenAI-compatible endpoint for selector tests). Returns its URL.
+pub fn chat_server(status: u16, content: &str) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    let url = format!("http://{}/v1/chat/completions", listener.local_addr().unwrap());
+    let body =
+        serde_json::json!({ "choices": [{ "message": { "role": "assistant", "content": content } }] }).to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
+            let mut length = 0usize;
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                line.clear();
+            }
+            let mut request = vec![0; length];
+            let _ = reader.read_exact(&mut request);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    url
+}
+
+/// The BFCL retrieval corpus (`../shared/corpus/bfcl`), for tests and benchmarks.
+pub mod bfcl {
+    use std::collections::BTreeMap;
+
+    use serde::Deserialize;
+
+    use quiver::catalog::{Category, ToolRecord};
+    use quiver::contract::Access;
+    use quiver::disclosure::search::SearchIndex;
+
+    use crate::corpus;
+
+    #[derive(Deserialize)]
+    struct Row {
+        query: String,
+        tools: Vec<Tool>,
+        expected: Vec<String>,
+    }
+
+    #[derive(Deserialize)]
+    struct Tool {
+        name: String,
+        #[serde(default)]
+        description: String,
+        parameters: serde_json::Value,
+    }
+
+    /// The rows of a BFCL file and every distinct tool of all rows.
+    pub fn bfcl(file: &str) -> (Vec<(String, String)>, Vec<ToolRecord>) {
+        let text =
+            std::fs::read_to_string(corpus("bfcl").join(file)).expect("the shared corpus is beside the repository");
+        let mut pool: BTreeMap<(String, String), ToolRecord> = BTreeMap::new();
+        let mut queries = Vec::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let row: Row = serde_json::from_str(line).expect("a BFCL row");
+            for tool in row.tools {
+                pool.entry((tool.name.clone(), tool.description.clone())).or_insert_with(|| ToolRecord {
+                    name: tool.name.clone(),
+                    origin: String::new(),
+                    action: tool.name.clone(),
+                    summary: tool.description.clone(),
+                    description: tool.description.clone(),
+                    category: Category::Mcp,
+                    access: Access::Read,
+                    input_schema: Some(tool.parameters),
+                });
+            }
+            queries.push((row.query, row.expected[0].clone()));
+        }
+        (queries, pool.into_values().collect())
+    }
+
+    /// Recall@k for k = 1, 3, 6, 10 and the mean reciprocal rank.
+    pub fn recall(index: &SearchIndex, queries: &[(String, String)]) -> ([f64; 4], f64) {
+        let mut hits = [0usize; 4];
+        let mut mrr = 0.0;
+        for (query, expected) in queries {
+            let ranked = index.search(query, 10, |_| true);
+            if let Some(rank) = ranked.iter().position(|(entry, _)| &entry.name == expected) {
+                mrr += 1.0 / (rank + 1) as f64;
+                for (i, k) in [1, 3, 6, 10].into_iter().enumerate() {
+                    if rank < k {
+                        hits[i] += 1;
+                    }
+                }
+            }
+        }
+        let n = queries.len() as f64;
+        (hits.map(|h| h as f64 / n), mrr / n)
+    }
 }

@@ -1,18 +1,28 @@
-//! ③ The catalog: an immutable snapshot of every plugin the host serves.
+//! ③ The catalog: an immutable snapshot of everything the host serves.
 //!
-//! A scan reads stubs only. Built from the embedded plugins (if enabled) and
-//! the plugins folder; a folder plugin with the name of an embedded one
-//! replaces it, two folder plugins with one name keep the first (by file
-//! name) and reject the second. Files that are not valid plugins are kept
-//! as [`Rejection`]s so operators can see why.
+//! Five kinds of resource behind one [`ToolRecord`]: built-in tools,
+//! connectors and database adapters (plugins), tools of MCP servers (from
+//! saved `tools/list` results) and Agent Skills. A scan reads stubs and
+//! front matter only, never compiles.
+//!
+//! Plugins come from the embedded set (if enabled) and the plugins folder;
+//! a folder plugin with the name of an embedded one replaces it, two folder
+//! plugins with one name keep the first (by file name) and reject the
+//! second. Whatever is not valid is kept as a [`Rejection`] so operators
+//! can see why.
 
+pub mod mcp;
+pub mod names;
 mod record;
+pub mod skill;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-pub use record::{Category, ToolRecord};
+pub use mcp::McpServer;
+pub use record::{Category, SUMMARY_CHARS, ToolRecord};
+pub use skill::Skill;
 
 use crate::config::Config;
 use crate::load::{Origin, Plugin, Stub};
@@ -32,20 +42,60 @@ pub struct Rejection {
 pub struct Catalog {
     version: u64,
     plugins: BTreeMap<String, Arc<Plugin>>,
+    skills: BTreeMap<String, Skill>,
+    mcp: BTreeMap<String, McpServer>,
     rejected: Vec<Rejection>,
+    /// Model-facing names of every (origin, action), assigned once.
+    names: OnceLock<BTreeMap<(String, String), String>>,
 }
 
 /// An embedded plugin: a file name and its bytes.
 pub type Embedded = (&'static str, &'static [u8]);
 
+/// Where a catalog's resources come from.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sources<'a> {
+    /// Plugins embedded in the program.
+    pub embedded: &'a [Embedded],
+    /// Folder of `*.wasm` plugins.
+    pub plugins_dir: Option<&'a Path>,
+    /// Folder of skill folders.
+    pub skills_dir: Option<&'a Path>,
+    /// Folder of saved MCP `tools/list` results.
+    pub mcp_dir: Option<&'a Path>,
+}
+
 impl Catalog {
-    /// Scan `embedded` plugins and the `folder`, reading stubs only.
-    pub fn scan(version: u64, embedded: &[Embedded], folder: Option<&Path>, config: &Config) -> Result<Catalog> {
+    /// Scan every source: plugin stubs, skill front matter, MCP tool lists.
+    pub fn scan(version: u64, sources: &Sources<'_>, config: &Config) -> Result<Catalog> {
         let mut catalog = Catalog { version, ..Default::default() };
-        for (file_name, bytes) in embedded {
+        for (file_name, bytes) in sources.embedded {
             catalog.add(bytes, Origin::Embedded { file_name, bytes }, config, false);
         }
-        if let Some(folder) = folder {
+        if let Some(dir) = sources.skills_dir {
+            for skill_dir in skill::skill_dirs(dir)? {
+                match Skill::load(&skill_dir) {
+                    Ok(skill) => {
+                        catalog.skills.insert(skill.name.clone(), skill);
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "skill rejected");
+                        catalog.rejected.push(Rejection { origin: skill_dir.display().to_string(), error });
+                    }
+                }
+            }
+        }
+        if let Some(dir) = sources.mcp_dir {
+            for file in mcp::list_files(dir)? {
+                match McpServer::load(&file) {
+                    Ok(server) => {
+                        catalog.mcp.insert(server.name.clone(), server);
+                    }
+                    Err(error) => catalog.rejected.push(Rejection { origin: file.display().to_string(), error }),
+                }
+            }
+        }
+        if let Some(folder) = sources.plugins_dir {
             for path in plugin_files(folder)? {
                 let origin = match Origin::file(&path) {
                     Ok(origin) => origin,
@@ -143,10 +193,78 @@ impl Catalog {
         self.plugins.keys().cloned().collect()
     }
 
-    /// Every action of every plugin as a tool record, sorted by plugin then
-    /// in each plugin's order. Schemas are present only for loaded plugins.
+    /// The skills, sorted by name.
+    pub fn skills(&self) -> impl Iterator<Item = &Skill> {
+        self.skills.values()
+    }
+
+    /// The skill called `name`.
+    pub fn skill(&self, name: &str) -> Option<&Skill> {
+        self.skills.get(name)
+    }
+
+    /// The MCP servers, sorted by name.
+    pub fn mcp_servers(&self) -> impl Iterator<Item = &McpServer> {
+        self.mcp.values()
+    }
+
+    /// The MCP server called `name`.
+    pub fn mcp_server(&self, name: &str) -> Option<&McpServer> {
+        self.mcp.get(name)
+    }
+
+    /// The plugins of one kind, sorted by name.
+    pub fn plugins_of(&self, kind: crate::contract::Kind) -> impl Iterator<Item = &Arc<Plugin>> {
+        self.plugins.values().filter(move |p| p.stub().kind == kind)
+    }
+
+    fn names_table(&self) -> &BTreeMap<(String, String), String> {
+        self.names.get_or_init(|| {
+            let mut ids: Vec<Vec<String>> = Vec::new();
+            for plugin in self.plugins.values() {
+                for action in plugin.stub().action_names() {
+                    ids.push(vec![plugin.name().to_owned(), action.to_owned()]);
+                }
+            }
+            for server in self.mcp.values() {
+                for tool in &server.tools {
+                    ids.push(vec![server.name.clone(), tool.name.clone()]);
+                }
+            }
+            let assigned = names::assign(&ids);
+            ids.into_iter().map(|id| (id[0].clone(), id[1].clone())).zip(assigned).collect()
+        })
+    }
+
+    /// The model-facing name of `action` of `origin` (a plugin or MCP server).
+    pub fn model_name(&self, origin: &str, action: &str) -> Option<&str> {
+        self.names_table().get(&(origin.to_owned(), action.to_owned())).map(String::as_str)
+    }
+
+    /// Every action of every plugin and every tool of every MCP server as
+    /// a tool record: plugins first (sorted, actions in their order), then
+    /// servers. Plugin schemas are present once the plugin is loaded.
     pub fn tools(&self) -> Vec<ToolRecord> {
-        self.plugins.values().flat_map(|p| ToolRecord::of_plugin(p)).collect()
+        let table = self.names_table();
+        let name = |origin: &str, action: &str| table[&(origin.to_owned(), action.to_owned())].clone();
+        let mut records: Vec<ToolRecord> =
+            self.plugins.values().flat_map(|p| ToolRecord::of_plugin(p, |a| name(p.name(), a))).collect();
+        for server in self.mcp.values() {
+            records.extend(server.tools.iter().map(|t| ToolRecord::of_mcp(server, t, name(&server.name, &t.name))));
+        }
+        records
+    }
+
+    /// The record whose model-facing name is `name`.
+    pub fn tool(&self, name: &str) -> Option<ToolRecord> {
+        let (origin, action) = self.names_table().iter().find(|(_, n)| n.as_str() == name).map(|(id, _)| id)?;
+        if let Some(plugin) = self.plugins.get(origin) {
+            return ToolRecord::of_plugin(plugin, |a| self.names_table()[&(origin.clone(), a.to_owned())].clone())
+                .into_iter()
+                .find(|r| &r.action == action);
+        }
+        let server = self.mcp.get(origin)?;
+        server.tool(action).map(|t| ToolRecord::of_mcp(server, t, name.to_owned()))
     }
 }
 

@@ -1,3 +1,15 @@
 //! ④ Progressive disclosure: what a model sees before it asks for more.
+//!
+//! [`policy`] decides the mode of each kind; [`meta_tools`] carry the
+//! Tier-1 stubs and return Tier 2 when called; [`tier1`] renders the same
+//! stubs as text; [`search`] and [`select`] rank tools; [`tokens`] counts
+//! what each mode costs; [`formats`] shapes definitions for MCP, OpenAI
+//! and Anthropic.
 
-pub mod tier1;
+pub mod formats;
+pub(crate) mod meta_tools;
+pub mod policy;
+pub mod search;
+pub mod select;
+pub(crate) mod tier1;
+pub mod tokens;

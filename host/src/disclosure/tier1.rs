@@ -1,32 +1,51 @@
-//! The Tier-1 prompt: every plugin as a stub, nothing compiled.
+//! The Tier-1 text: what exists, one short block per kind.
 //!
-//! Deterministic (sorted by plugin, actions in the author's order) so the
-//! text is byte-identical across runs and provider prompt caches hit.
+//! The same stub lines appear in the descriptions of the meta-tools, so a
+//! client that drops the system prompt (or one that drops tool
+//! descriptions) still sees them. Deterministic: sorted by name, actions in
+//! the author's order, so the text is byte-identical across runs and
+//! provider prompt caches hit.
 
 use std::fmt::Write;
 
-use crate::catalog::Catalog;
+use crate::disclosure::meta_tools::{self, View};
+use crate::disclosure::policy::Policy;
 
-/// Render the Tier-1 text of `catalog`.
-pub fn render(catalog: &Catalog) -> String {
-    let tools: usize = catalog.plugins().map(|p| p.stub().actions.len()).sum();
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} plugins, {tools} tools. Each entry: plugin (kind) - purpose [categories], then its tools. \
-         Full input schemas are loaded on request.",
-        catalog.len()
+/// Render the Tier-1 text for `view` under `policy`.
+pub(crate) fn render(view: &View<'_>, policy: &Policy) -> String {
+    let offered = |name: &str| meta_tools::find(name).is_some_and(|m| m.definition(view).is_some());
+    let mut out = String::from(
+        "Tools are disclosed on demand. Each section below lists what exists; call the tool named in its \
+         heading to get full definitions or results.\n",
     );
-    for plugin in catalog.plugins() {
-        let stub = plugin.stub();
-        let _ = write!(out, "\n{} ({}) - {}", stub.name, stub.kind, stub.description);
-        if !stub.categories.is_empty() {
-            let _ = write!(out, " [{}]", stub.categories.join(", "));
+    let mut section = |title: &str, lines: Vec<String>| {
+        if !lines.is_empty() {
+            let _ = write!(out, "\n## {title}\n{}\n", lines.join("\n"));
         }
-        out.push('\n');
-        for action in &stub.actions {
-            let _ = writeln!(out, "  {}__{}: {}", stub.name, action.name, action.summary);
+    };
+    if offered("read_skill") {
+        section("Skills (read_skill)", meta_tools::skill_lines(view));
+    }
+    if offered("connector") {
+        section("Connectors (connector)", meta_tools::connector_lines(view));
+    }
+    if offered("database") {
+        section("Databases (database)", meta_tools::database_lines(view));
+    }
+    if offered("mcp") {
+        section("MCP servers (mcp)", meta_tools::mcp_lines(view));
+    }
+    if offered("request_tools") {
+        section("More built-in tools (request_tools)", meta_tools::builtin_lines(view));
+    }
+    if crate::session::inline_skills(policy) {
+        for skill in view.catalog.skills() {
+            let body = skill.body().unwrap_or_else(|e| format!("(cannot read: {e})"));
+            let _ = write!(out, "\n## Skill: {}\n{}\n\n{}\n", skill.name, skill.description, body);
         }
+    }
+    if offered("search_tools") {
+        out.push_str("\nsearch_tools finds any tool or skill by what it does.\n");
     }
     out
 }

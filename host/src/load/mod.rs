@@ -85,6 +85,8 @@ pub struct Plugin {
     origin: Origin,
     settings: PluginSettings,
     loaded: OnceCell<Result<Arc<Loaded>>>,
+    /// For database adapters: the table names last listed.
+    tables: std::sync::RwLock<Option<Arc<[String]>>>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -100,7 +102,7 @@ impl std::fmt::Debug for Plugin {
 impl Plugin {
     /// A plugin with a stub already read from its bytes.
     pub fn new(stub: Stub, origin: Origin, settings: PluginSettings) -> Plugin {
-        Plugin { stub, origin, settings, loaded: OnceCell::new() }
+        Plugin { stub, origin, settings, loaded: OnceCell::new(), tables: Default::default() }
     }
 
     /// Whether `other` is the same file, unchanged, with the same stub.
@@ -138,6 +140,16 @@ impl Plugin {
     /// Whether it has been compiled and described.
     pub fn is_loaded(&self) -> bool {
         matches!(self.loaded.get(), Some(Ok(_)))
+    }
+
+    /// For a database adapter: its tables, once they have been listed.
+    pub fn tables(&self) -> Option<Arc<[String]>> {
+        self.tables.read().expect("tables lock").clone()
+    }
+
+    /// Remember the tables a database adapter listed (shown in Tier 1).
+    pub fn remember_tables(&self, tables: Vec<String>) {
+        *self.tables.write().expect("tables lock") = Some(tables.into());
     }
 
     /// Its manifest, if it has been loaded.

@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use quiver::disclosure::tokens::Cost;
 use quiver::{Config, Host, Result};
 
 use crate::{Cli, Command};
@@ -10,7 +11,11 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
     let host = build_host(&cli)?;
     match cli.command {
         Command::List { json } => list(&host, json),
-        Command::Prompt { json } => prompt(&host, json),
+        Command::Prompt { json } => prompt(&host, cli.agent.as_deref(), json),
+        Command::Search { query, limit, detail, json } => {
+            search(&host, cli.agent.as_deref(), &query, limit, &detail, json).await
+        }
+        Command::Tokens { json } => tokens(&host, cli.agent.as_deref(), json).await,
         Command::Describe { plugin } => {
             let manifest = host.describe(&plugin).await?;
             print_json(&manifest);
@@ -41,6 +46,12 @@ fn build_host(cli: &Cli) -> Result<Host> {
     };
     if let Some(dir) = &cli.plugins {
         config.plugins_dir = Some(dir.clone());
+    }
+    if let Some(dir) = &cli.skills {
+        config.skills_dir = Some(dir.clone());
+    }
+    if let Some(dir) = &cli.mcp {
+        config.mcp_dir = Some(dir.clone());
     }
     let bundled = !cli.no_bundled && config.bundled.unwrap_or(true);
     let mut builder = Host::builder().config(config);
@@ -88,13 +99,97 @@ fn list(host: &Host, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn prompt(host: &Host, json: bool) -> Result<ExitCode> {
-    let text = quiver::disclosure::tier1::render(&host.catalog());
+fn prompt(host: &Host, agent: Option<&str>, json: bool) -> Result<ExitCode> {
+    let text = host.session(agent)?.system_prompt();
     if json {
-        print_json(&serde_json::json!({ "text": text, "bytes": text.len() }));
+        let tokens = Cost::of(&text);
+        print_json(&serde_json::json!({ "text": text, "tokens": tokens }));
     } else {
         print!("{text}");
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn search(
+    host: &Host,
+    agent: Option<&str>,
+    query: &str,
+    limit: u32,
+    detail: &str,
+    json: bool,
+) -> Result<ExitCode> {
+    let mut session = host.session(agent)?;
+    let outcome =
+        session.call("search_tools", serde_json::json!({ "query": query, "limit": limit, "detail": detail })).await;
+    if let Some(error) = outcome.error {
+        return Err(error);
+    }
+    let hits = outcome.value.unwrap_or_default();
+    if json {
+        print_json(&hits);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for hit in hits.as_array().into_iter().flatten() {
+        let name = hit.as_str().or_else(|| hit["name"].as_str()).unwrap_or_default();
+        match hit.get("summary").and_then(|s| s.as_str()) {
+            Some(summary) => println!("{name:<40} {:<9} {summary}", hit["kind"].as_str().unwrap_or_default()),
+            None => println!("{name}"),
+        }
+        if let Some(definition) = hit.get("definition") {
+            println!("{}", serde_json::to_string_pretty(definition).unwrap_or_default());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn tokens(host: &Host, agent: Option<&str>, json: bool) -> Result<ExitCode> {
+    let report = host.token_report(agent).await?;
+    if json {
+        print_json(&report);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<34} {:>9} {:>6} {:>11} {:>12} {:>9}  (o200k_base tokens; cl100k_base in --json)",
+        "resource", "kind", "tools", "full", "progressive", "names"
+    );
+    for row in &report.rows {
+        println!(
+            "{:<34} {:>9} {:>6} {:>11} {:>12} {:>9}",
+            row.name,
+            row.category.as_str(),
+            row.tools,
+            row.full.o200k,
+            row.progressive.o200k,
+            row.names.o200k
+        );
+    }
+    for (meta_tool, cost) in &report.overhead {
+        println!(
+            "{:<34} {:>9} {:>6} {:>11} {:>12} {:>9}",
+            format!("({meta_tool}: text, schema)"),
+            "",
+            "",
+            "",
+            cost.o200k,
+            ""
+        );
+    }
+    let tools: usize = report.rows.iter().map(|r| r.tools).sum();
+    println!(
+        "{:<34} {:>9} {:>6} {:>11} {:>12} {:>9}",
+        "total", "", tools, report.full.o200k, report.progressive.o200k, report.names.o200k
+    );
+    println!(
+        "progressive saves {:.2}% of the full cost (o200k_base); cl100k_base: {} -> {} ({:.2}%)",
+        report.progressive.reduction_from(&report.full),
+        report.full.cl100k,
+        report.progressive.cl100k,
+        if report.full.cl100k == 0 {
+            0.0
+        } else {
+            100.0 * (1.0 - report.progressive.cl100k as f64 / report.full.cl100k as f64)
+        }
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -18,6 +18,15 @@ struct Cli {
     /// Configuration file (default: ./quiver.toml if it exists).
     #[arg(long, global = true, env = "QUIVER_CONFIG")]
     config: Option<PathBuf>,
+    /// Folder of Agent Skills (one folder per skill, with a SKILL.md).
+    #[arg(long, global = true, env = "QUIVER_SKILLS")]
+    skills: Option<PathBuf>,
+    /// Folder of saved MCP tools/list results (`<server>.json`), served read-only.
+    #[arg(long, visible_alias = "corpus", global = true, env = "QUIVER_MCP")]
+    mcp: Option<PathBuf>,
+    /// Agent profile (from the config file) whose disclosure modes apply.
+    #[arg(long, global = true, env = "QUIVER_AGENT")]
+    agent: Option<String>,
     /// Do not serve the bundled first-party plugins.
     #[arg(long, global = true)]
     no_bundled: bool,
@@ -44,7 +53,27 @@ enum Command {
     },
     /// Print the Tier-1 prompt (stubs only; nothing is compiled).
     Prompt {
-        /// Print JSON: the text and its size.
+        /// Print JSON: the text and its token counts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search every tool and skill by what it does (what `search_tools` returns).
+    Search {
+        /// What you want to do.
+        query: String,
+        /// How many results.
+        #[arg(long, default_value_t = 5)]
+        limit: u32,
+        /// names, summary or full (full loads the plugins of the results).
+        #[arg(long, default_value = "summary")]
+        detail: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Count the prompt tokens of the catalog in each mode (loads every plugin).
+    Tokens {
+        /// Print JSON.
         #[arg(long)]
         json: bool,
     },

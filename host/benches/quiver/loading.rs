@@ -1,0 +1,98 @@
+//! Loading and calling the bundled plugins.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use quiver::load::cache::ArtifactCache;
+use quiver::sandbox::limits::{self, EngineSettings};
+use quiver::{Host, Stub};
+
+use crate::{Options, SAMPLE_CALLS, Stats, ms, time, us};
+
+/// Per bundled plugin: stub read, cold compile, cached load, first and warm calls.
+pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, report: &mut String) {
+    writeln!(report, "## Loading and calling the bundled plugins\n").unwrap();
+    writeln!(
+        report,
+        "Stub read: the `quiver:stub` section parsed from the bytes in memory, no compilation (median). \
+         Cold compile: Cranelift, no cache (median). `.cwasm` load: a verified cache entry deserialized \
+         (median). First call: a new host with a warm cache, from build to the first result (load, \
+         `describe()` check, call; median). Warm call: `Host::call` on a loaded plugin: schema check, \
+         a fresh store and instance from the `InstancePre`, the call, output parsing (p50 / p99).\n"
+    )
+    .unwrap();
+    writeln!(
+        report,
+        "| plugin | size (KiB) | stub read (µs) | cold compile (ms) | `.cwasm` load (ms) | first call, cache warm (ms) | warm call p50 / p99 (µs) |"
+    )
+    .unwrap();
+    writeln!(report, "|---|---:|---:|---:|---:|---:|---:|").unwrap();
+
+    let engine = limits::engine(&EngineSettings::default()).unwrap();
+    let no_cache = ArtifactCache::new(&engine, None);
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = ArtifactCache::new(&engine, Some(cache_dir.path().to_owned()));
+
+    for bundled in quiver_bundled::PLUGINS {
+        let bytes = bundled.bytes;
+        let stub = Stub::read(bytes, bundled.file_name).expect("bundled stub");
+        let reads = options.reps(2000);
+        let stub_read =
+            Stats::new((0..reads).map(|_| time(|| std::hint::black_box(Stub::read(bytes, "x").unwrap())).1).collect());
+        let cold = Stats::new(
+            (0..options.reps(5)).map(|_| time(|| no_cache.load_or_compile(&engine, bytes).unwrap()).1).collect(),
+        );
+        cache.load_or_compile(&engine, bytes).unwrap();
+        let cached = Stats::new(
+            (0..options.reps(50)).map(|_| time(|| cache.load_or_compile(&engine, bytes).unwrap()).1).collect(),
+        );
+        let sample = SAMPLE_CALLS.iter().find(|(p, _, _)| *p == stub.name);
+        let (first, warm) = match sample {
+            Some((plugin, action, input)) => {
+                let host = || {
+                    Host::builder()
+                        .embedded(bundled.file_name, bytes)
+                        .cache_dir(Some(cache_dir.path().to_owned()))
+                        .build()
+                        .unwrap()
+                };
+                let first = Stats::new(
+                    (0..options.reps(5))
+                        .map(|_| {
+                            let start = Instant::now();
+                            runtime.block_on(host().call(plugin, action, input)).unwrap();
+                            start.elapsed()
+                        })
+                        .collect(),
+                );
+                let host = host();
+                runtime.block_on(host.call(plugin, action, input)).unwrap();
+                let warm = runtime.block_on(async {
+                    let mut samples = Vec::new();
+                    for _ in 0..options.reps(3000) {
+                        let start = Instant::now();
+                        std::hint::black_box(host.call(plugin, action, input).await.unwrap());
+                        samples.push(start.elapsed());
+                    }
+                    Stats::new(samples)
+                });
+                (ms(first.median()), format!("{} / {}", us(warm.median()), us(warm.pct(0.99))))
+            }
+            None => ("—".into(), "—".into()),
+        };
+        writeln!(
+            report,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            stub.name,
+            bytes.len() / 1024,
+            us(stub_read.median()),
+            ms(cold.median()),
+            ms(cached.median()),
+            first,
+            warm
+        )
+        .unwrap();
+        eprintln!("measured {}", stub.name);
+    }
+    writeln!(report).unwrap();
+}

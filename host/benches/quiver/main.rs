@@ -1,0 +1,133 @@
+//! The benchmark runner: measures the host and rewrites `BENCHMARKS.md`.
+//!
+//! ```text
+//! cargo bench -p quiver --bench quiver                 # full run, writes BENCHMARKS.md
+//! cargo bench -p quiver --bench quiver -- --smoke --out /tmp/b.md   # seconds; CI runs this
+//! ```
+//!
+//! Every figure is a median (with p95/p99 where latency matters) over many
+//! repetitions, measured in this run on this machine.
+
+mod disclosure;
+mod loading;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// One action per bundled plugin, with a realistic input, for call timings.
+pub(crate) const SAMPLE_CALLS: &[(&str, &str, &str)] = &[
+    ("calc", "evaluate", r#"{"expression": "2 * (3 + 4) ^ 2"}"#),
+    ("codec", "hash", r#"{"data": "abc", "algorithm": "sha256"}"#),
+    ("datetime", "convert", r#"{"timestamp": "2024-06-01T12:00:00Z", "to_time_zone": "Europe/Paris"}"#),
+    ("json", "query", r#"{"filter": ".items[] | .name", "input": {"items": [{"name": "a"}, {"name": "b"}]}}"#),
+    ("template", "render", r#"{"template": "Hello {{ name }}!", "context": {"name": "Ada"}}"#),
+    ("text", "slugify", r#"{"text": "Hello, World!"}"#),
+];
+
+pub(crate) struct Options {
+    pub(crate) smoke: bool,
+    out: PathBuf,
+}
+
+impl Options {
+    fn parse() -> Options {
+        let mut options =
+            Options { smoke: false, out: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../BENCHMARKS.md")) };
+        let mut args = std::env::args().skip(1);
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--smoke" => options.smoke = true,
+                "--out" => options.out = PathBuf::from(args.next().expect("--out needs a path")),
+                "--bench" => {}
+                other => eprintln!("ignoring argument {other}"),
+            }
+        }
+        options
+    }
+
+    /// `full` repetitions normally, a handful in smoke mode.
+    pub(crate) fn reps(&self, full: usize) -> usize {
+        if self.smoke { full.clamp(1, 3) } else { full }
+    }
+}
+
+/// Percentiles of a set of samples.
+pub(crate) struct Stats {
+    samples: Vec<Duration>,
+}
+
+impl Stats {
+    pub(crate) fn new(mut samples: Vec<Duration>) -> Stats {
+        samples.sort();
+        Stats { samples }
+    }
+
+    pub(crate) fn pct(&self, p: f64) -> Duration {
+        let i = ((self.samples.len() as f64 - 1.0) * p).round() as usize;
+        self.samples[i.min(self.samples.len() - 1)]
+    }
+
+    pub(crate) fn median(&self) -> Duration {
+        self.pct(0.5)
+    }
+}
+
+pub(crate) fn us(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1e6)
+}
+
+pub(crate) fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1e3)
+}
+
+pub(crate) fn time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let value = f();
+    (value, start.elapsed())
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let rustc = std::process::Command::new("rustc")
+        .arg("-V")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    let date = std::process::Command::new("date")
+        .arg("-u")
+        .arg("+%Y-%m-%d %H:%M UTC")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    let profile = if cfg!(debug_assertions) { "dev (debug assertions on)" } else { "release" };
+    format!("{cpu}, {cores} cores; {rustc}; profile {profile}; {date}")
+}
+
+fn main() {
+    let options = Options::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let mut report = String::new();
+    writeln!(report, "# Benchmarks\n").unwrap();
+    writeln!(
+        report,
+        "Regenerate with `cargo bench -p quiver --bench quiver` (writes this file). \
+         Machine: {}.{}\n",
+        machine(),
+        if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" }
+    )
+    .unwrap();
+    loading::section(&options, &runtime, &mut report);
+    disclosure::tokens(&runtime, &mut report);
+    disclosure::retrieval(&options, &runtime, &mut report);
+    std::fs::write(&options.out, &report).expect("write the report");
+    eprintln!("wrote {}", options.out.display());
+}
