@@ -4,6 +4,7 @@ mod bundled;
 mod cache;
 mod calls;
 mod disclosure;
+mod docs;
 mod kinds;
 mod load;
 mod retrieval;
