@@ -1,7 +1,7 @@
 //! ⑤a Sessions: how an embedder drives one conversation.
 //!
 //! ```no_run
-//! # async fn demo(host: quiver::Host) -> quiver::Result<()> {
+//! # async fn demo(host: quiver::Host) -> anyhow::Result<()> {
 //! let mut session = host.session(None)?;
 //! let system = session.system_prompt();            // Tier 1
 //! let turn = session.tools_for_turn("what is 6 * 7?").await;

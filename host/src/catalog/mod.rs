@@ -46,7 +46,14 @@ pub struct Catalog {
     mcp: BTreeMap<String, McpServer>,
     rejected: Vec<Rejection>,
     /// Model-facing names of every (origin, action), assigned once.
-    names: OnceLock<BTreeMap<(String, String), String>>,
+    names: OnceLock<Names>,
+}
+
+/// Model-facing names, both ways.
+#[derive(Debug, Default)]
+struct Names {
+    by_id: BTreeMap<(String, String), String>,
+    by_name: std::collections::HashMap<String, (String, String)>,
 }
 
 /// An embedded plugin: a file name and its bytes.
@@ -219,6 +226,10 @@ impl Catalog {
     }
 
     fn names_table(&self) -> &BTreeMap<(String, String), String> {
+        &self.name_maps().by_id
+    }
+
+    fn name_maps(&self) -> &Names {
         self.names.get_or_init(|| {
             let mut ids: Vec<Vec<String>> = Vec::new();
             for plugin in self.plugins.values() {
@@ -232,7 +243,10 @@ impl Catalog {
                 }
             }
             let assigned = names::assign(&ids);
-            ids.into_iter().map(|id| (id[0].clone(), id[1].clone())).zip(assigned).collect()
+            let by_id: BTreeMap<(String, String), String> =
+                ids.into_iter().map(|id| (id[0].clone(), id[1].clone())).zip(assigned).collect();
+            let by_name = by_id.iter().map(|(id, name)| (name.clone(), id.clone())).collect();
+            Names { by_id, by_name }
         })
     }
 
@@ -257,7 +271,7 @@ impl Catalog {
 
     /// The record whose model-facing name is `name`.
     pub fn tool(&self, name: &str) -> Option<ToolRecord> {
-        let (origin, action) = self.names_table().iter().find(|(_, n)| n.as_str() == name).map(|(id, _)| id)?;
+        let (origin, action) = self.name_maps().by_name.get(name)?;
         if let Some(plugin) = self.plugins.get(origin) {
             return ToolRecord::of_plugin(plugin, |a| self.names_table()[&(origin.clone(), a.to_owned())].clone())
                 .into_iter()
