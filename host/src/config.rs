@@ -14,8 +14,8 @@
 //! [engine]
 //! max_concurrency = 64
 //!
-//! [plugins.weather]               # one plugin's settings
-//! timeout_ms = 15000
+//! [plugins.weather]               # one plugin's settings (or weather.toml
+//! timeout_ms = 15000              # beside weather.wasm, without the header)
 //! allow_http = ["https://api.weather.example"]
 //! config = { units = "metric" }
 //!
@@ -101,6 +101,32 @@ pub struct RawPluginSettings {
     /// `https://api.github.com` or `http://127.0.0.1:8080`.
     #[serde(default)]
     pub allow_http: Vec<String>,
+    /// Compile it when it is added or replaced, not on first use.
+    pub preload: Option<bool>,
+}
+
+impl RawPluginSettings {
+    /// Read a plugin's settings file (`NAME.toml` beside `NAME.wasm`).
+    pub fn load(path: &Path) -> Result<RawPluginSettings> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
+        toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))
+    }
+
+    /// These settings with every value `over` sets taking its place.
+    fn overlaid(&self, over: &RawPluginSettings) -> RawPluginSettings {
+        let mut config = self.config.clone();
+        config.extend(over.config.iter().map(|(k, v)| (k.clone(), v.clone())));
+        RawPluginSettings {
+            timeout_ms: over.timeout_ms.or(self.timeout_ms),
+            memory_mb: over.memory_mb.or(self.memory_mb),
+            max_output_kb: over.max_output_kb.or(self.max_output_kb),
+            max_log_kb: over.max_log_kb.or(self.max_log_kb),
+            config,
+            allow_http: if over.allow_http.is_empty() { self.allow_http.clone() } else { over.allow_http.clone() },
+            preload: over.preload.or(self.preload),
+        }
+    }
 }
 
 /// One plugin's resolved settings.
@@ -112,6 +138,8 @@ pub struct PluginSettings {
     pub config: Arc<BTreeMap<String, String>>,
     /// Where it may send HTTP requests.
     pub allow_http: Arc<[AllowedHost]>,
+    /// Whether to compile it as soon as it is added or replaced.
+    pub preload: bool,
 }
 
 impl Config {
@@ -155,8 +183,21 @@ impl Config {
 
     /// The resolved settings of plugin `name`.
     pub fn settings_for(&self, name: &str) -> Result<PluginSettings> {
-        let Some(raw) = self.plugins.get(name) else {
-            return Ok(PluginSettings { limits: self.limits, ..Default::default() });
+        self.settings_with(name, None)
+    }
+
+    /// The resolved settings of plugin `name`, with its settings file (if
+    /// any) over its `[plugins.NAME]` section.
+    pub fn settings_with(&self, name: &str, sidecar: Option<&RawPluginSettings>) -> Result<PluginSettings> {
+        let overlaid;
+        let raw = match (self.plugins.get(name), sidecar) {
+            (None, None) => return Ok(PluginSettings { limits: self.limits, ..Default::default() }),
+            (Some(raw), None) => raw,
+            (None, Some(over)) => over,
+            (Some(raw), Some(over)) => {
+                overlaid = raw.overlaid(over);
+                &overlaid
+            }
         };
         let limits = Limits {
             timeout_ms: raw.timeout_ms.unwrap_or(self.limits.timeout_ms),
@@ -170,7 +211,12 @@ impl Config {
             .iter()
             .map(|entry| entry.parse().map_err(|e| Error::Config(format!("[plugins.{name}] allow_http: {e}"))))
             .collect::<Result<Vec<AllowedHost>>>()?;
-        Ok(PluginSettings { limits, config: Arc::new(raw.config.clone()), allow_http: allow_http.into() })
+        Ok(PluginSettings {
+            limits,
+            config: Arc::new(raw.config.clone()),
+            allow_http: allow_http.into(),
+            preload: raw.preload.unwrap_or(false),
+        })
     }
 }
 

@@ -82,7 +82,7 @@ impl HostBuilder {
         let engine = limits::engine(&self.config.engine).map_err(|e| Error::Internal(format!("engine: {e:#}")))?;
         let loader = Loader::new(engine, cache_dir, self.config.engine.max_concurrency as usize)?;
         let selector = self.config.selector.build()?;
-        let catalog = Catalog::scan(1, &sources(&self.embedded, &self.config), &self.config)?;
+        let catalog = Catalog::scan(1, &sources(&self.embedded, &self.config), &self.config, None)?;
         tracing::info!(plugins = catalog.len(), rejected = catalog.rejected().len(), "catalog ready");
         Ok(Host {
             inner: Arc::new(Inner {
@@ -90,6 +90,8 @@ impl HostBuilder {
                 selector,
                 search: std::sync::Mutex::new(None),
                 catalog: RwLock::new(Arc::new(catalog)),
+                versions: tokio::sync::watch::Sender::new(1),
+                reloading: tokio::sync::Mutex::new(()),
                 embedded: self.embedded,
                 config: self.config,
             }),
@@ -110,6 +112,10 @@ struct Inner {
     /// The search index of the latest catalog version searched.
     search: std::sync::Mutex<Option<(u64, Arc<SearchIndex>)>>,
     catalog: RwLock<Arc<Catalog>>,
+    /// The version of the catalog last published.
+    versions: tokio::sync::watch::Sender<u64>,
+    /// Held by the one reload running.
+    reloading: tokio::sync::Mutex<()>,
     embedded: Vec<Embedded>,
     config: Config,
 }
@@ -125,16 +131,46 @@ impl Host {
         self.inner.catalog.read().expect("catalog lock").clone()
     }
 
-    /// Re-read the stubs of every plugin and publish a new catalog version.
-    /// Plugins whose file did not change keep their compiled form.
-    pub fn rescan(&self) -> Result<Arc<Catalog>> {
+    /// Rescan the folders and publish a new catalog version if anything
+    /// changed (see [`reload`](crate::catalog::reload) for what replaces
+    /// what). Files that did not change are not read again and keep their
+    /// compiled form; replacements are validated before the swap. Returns
+    /// the catalog now served.
+    pub async fn reload(&self) -> Result<Arc<Catalog>> {
+        let _one_at_a_time = self.inner.reloading.lock().await;
         let old = self.catalog();
-        let mut fresh =
-            Catalog::scan(old.version() + 1, &sources(&self.inner.embedded, &self.inner.config), &self.inner.config)?;
-        fresh.keep_loaded_from(&old);
-        let fresh = Arc::new(fresh);
-        *self.inner.catalog.write().expect("catalog lock") = fresh.clone();
-        Ok(fresh)
+        let sources = sources(&self.inner.embedded, &self.inner.config);
+        let fresh = Catalog::scan(old.version() + 1, &sources, &self.inner.config, Some(&old))?;
+        let next = crate::catalog::reload::reconcile(&old, fresh, &self.inner.loader).await;
+        if crate::catalog::reload::same_contents(&old, &next) {
+            return Ok(old);
+        }
+        let next = Arc::new(next);
+        *self.inner.catalog.write().expect("catalog lock") = next.clone();
+        self.inner.versions.send_replace(next.version());
+        tracing::info!(
+            version = next.version(),
+            plugins = next.len(),
+            rejected = next.rejected().len(),
+            stale = next.stale().count(),
+            "catalog reloaded"
+        );
+        Ok(next)
+    }
+
+    /// The folders a watcher follows: (folder, recursive).
+    pub(crate) fn watched_folders(&self) -> Vec<(PathBuf, bool)> {
+        let config = &self.inner.config;
+        [(&config.plugins_dir, false), (&config.skills_dir, true), (&config.mcp_dir, false)]
+            .into_iter()
+            .filter_map(|(dir, recursive)| dir.clone().map(|d| (d, recursive)))
+            .collect()
+    }
+
+    /// The catalog version, as it changes: wait on it (`changed`,
+    /// `wait_for`) instead of polling [`catalog`](Self::catalog).
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.versions.subscribe()
     }
 
     /// Counters of compilations and cache hits.
@@ -217,8 +253,7 @@ impl Host {
     /// `describe()`, manifest against stub) without adding it to the catalog.
     pub async fn check(&self, path: &Path) -> Result<Manifest> {
         let origin = Origin::file(path)?;
-        let bytes = origin.bytes()?;
-        let stub = Stub::read(&bytes, &origin.to_string())?;
+        let stub = Stub::read(origin.bytes(), &origin.to_string())?;
         let settings = self.inner.config.settings_for(&stub.name)?;
         let plugin = Plugin::new(stub, origin, settings);
         Ok(self.inner.loader.load(&plugin).await?.manifest.clone())

@@ -13,7 +13,7 @@
 //! |---|---|
 //! | ① contract | [`contract`]: WIT bindings, kinds, naming rules |
 //! | ② loading | [`load`]: stub → `.cwasm` cache → compile → manifest |
-//! | ③ catalog | [`catalog`]: immutable snapshots of the plugins |
+//! | ③ catalog | [`catalog`]: immutable snapshots of the plugins; reload, and [`Host::watch`] |
 //! | ④ disclosure | [`disclosure`]: modes, meta-tools, Tier-1 text, search, selection, tokens |
 //! | ⑤ faces | [`Host`] and [`Session`] (library), the `quiver` binary |
 //! | ⑥ sandbox | [`sandbox`]: WASI with nothing granted, HTTP allow-list, limits |
@@ -37,6 +37,7 @@ pub mod load;
 mod runtime;
 pub mod sandbox;
 pub mod session;
+pub mod watch;
 
 pub use catalog::{Catalog, ToolRecord};
 pub use config::Config;
@@ -44,3 +45,4 @@ pub use error::{Error, ErrorKind, GuestErrorKind, Result};
 pub use host::{Host, HostBuilder};
 pub use load::{Manifest, Plugin, Stub};
 pub use session::{CallOutcome, Session, SessionState, Turn};
+pub use watch::Watcher;

@@ -7,6 +7,7 @@ mod disclosure;
 mod docs;
 mod kinds;
 mod load;
+mod reload;
 mod retrieval;
 
 use quiver_tests::fixtures;
@@ -15,7 +16,7 @@ use quiver_tests::fixtures;
 /// here only together with its test).
 #[test]
 fn every_fixture_has_a_test() {
-    let tested = ["connector", "database", "liar", "misbehave", "no-stub", "sneaky", "wrong-world"];
+    let tested = ["connector", "database", "liar", "misbehave", "no-stub", "sneaky", "versioned", "wrong-world"];
     let built: Vec<&str> = fixtures::ALL.iter().map(|(name, _)| *name).collect();
     assert_eq!(built, tested, "a fixture was added or removed: update its tests");
 }

@@ -127,6 +127,96 @@ impl TestHostBuilder {
     }
 }
 
+/// Builds of the `versioned` fixture and ways to publish them, for the
+/// hot-reload tests and benchmarks.
+pub mod builds {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use quiver::{Catalog, Host};
+
+    /// `bytes` with every occurrence of `from` replaced by `to` (same length).
+    pub fn patched(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+        assert_eq!(from.len(), to.len(), "a patch keeps the length");
+        let mut out = bytes.to_vec();
+        let mut found = 0;
+        let mut i = 0;
+        while i + from.len() <= out.len() {
+            if &out[i..i + from.len()] == from.as_bytes() {
+                out[i..i + from.len()].copy_from_slice(to.as_bytes());
+                found += 1;
+                i += from.len();
+            } else {
+                i += 1;
+            }
+        }
+        assert!(found > 0, "`{from}` does not occur");
+        out
+    }
+
+    /// Build `generation` of the `versioned` fixture: its stub, manifest
+    /// and answers say `gen-NNNN`.
+    pub fn versioned(generation: u32) -> Vec<u8> {
+        let bytes = std::fs::read(super::fixtures::path("versioned")).expect("read the versioned fixture");
+        if generation == 0 { bytes } else { patched(&bytes, "gen-0000", &format!("gen-{generation:04}")) }
+    }
+
+    /// The `versioned` fixture under another nine-character name.
+    pub fn renamed(name: &str) -> Vec<u8> {
+        patched(&versioned(0), "versioned", name)
+    }
+
+    /// `bytes` with garbage in the middle of the core module's code: the
+    /// stub still reads, but the component does not compile.
+    pub fn with_broken_code(bytes: &[u8]) -> Vec<u8> {
+        let code = wasmparser::Parser::new(0)
+            .parse_all(bytes)
+            .find_map(|payload| match payload {
+                Ok(wasmparser::Payload::CodeSectionStart { range, .. }) => Some(range),
+                _ => None,
+            })
+            .expect("a code section");
+        let mut out = bytes.to_vec();
+        let middle = code.start + code.len() / 2;
+        out[middle..middle + 16].fill(0xff);
+        out
+    }
+
+    /// Publish `bytes` as `dir/name` the way a careful operator does: write
+    /// a hidden temporary file, sync it, rename it into place.
+    pub fn publish(dir: &Path, name: &str, bytes: &[u8]) {
+        use std::io::Write;
+        let temporary = dir.join(format!(".{name}.tmp"));
+        let mut file = std::fs::File::create(&temporary).expect("create the temporary file");
+        file.write_all(bytes).expect("write the temporary file");
+        file.sync_all().expect("sync the temporary file");
+        std::fs::rename(&temporary, dir.join(name)).expect("rename into place");
+    }
+
+    /// The `gen-NNNN` that plugin `name` advertises in `catalog`, if served.
+    pub fn advertised(catalog: &Catalog, name: &str) -> Option<String> {
+        let description = &catalog.get(name)?.stub().description;
+        description.find("gen-").map(|at| description[at..at + 8].to_owned())
+    }
+
+    /// Wait (without polling) until the catalog satisfies `condition`;
+    /// panics after a minute, which only a broken watcher takes.
+    pub async fn wait_for(host: &Host, condition: impl Fn(&Catalog) -> bool) {
+        let mut versions = host.subscribe();
+        let wait = async {
+            loop {
+                if condition(&host.catalog()) {
+                    return;
+                }
+                versions.changed().await.expect("the host is alive");
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(60), wait)
+            .await
+            .expect("the catalog did not reach the expected state within a minute");
+    }
+}
+
 /// A one-thread HTTP server on loopback that answers every request with
 /// `200 OK` and a body echoing the request line. Returns its base URL.
 pub fn http_server() -> String {

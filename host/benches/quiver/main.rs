@@ -10,6 +10,7 @@
 
 mod disclosure;
 mod loading;
+mod reload;
 mod scale;
 
 use std::fmt::Write as _;
@@ -136,12 +137,7 @@ fn main() {
     scale::startup(&options, &mut report);
     scale::discovery(&options, &runtime, &mut report);
     scale::throughput(&options, &runtime, &mut report);
-    writeln!(
-        report,
-        "## Hot reload\n\nNot measured yet: hot reload has not landed (its issue adds write → visible in Tier 1 \
-         and write → first call).\n"
-    )
-    .unwrap();
+    reload::section(&options, &runtime, &mut report);
     std::fs::write(&options.out, &report).expect("write the report");
     eprintln!("wrote {}", options.out.display());
 }

@@ -140,8 +140,9 @@ pub(crate) fn discovery(options: &Options, runtime: &tokio::runtime::Runtime, re
     writeln!(
         report,
         "The three levels as the library answers them, on a catalog of the bundled plugins plus N codec \
-         copies (4 tools each): L1 every tool name, L2 every tool's name, kind and summary, L3 the full \
-         definition of one tool of a loaded plugin. Over loopback HTTP: see the faces issue (not landed \
+         copies (4 tools each): L1 every tool name, L2 every tool's name, kind and summary (both from \
+         `Catalog::listing`, built once per catalog version), L3 the full definition of one tool of a \
+         loaded plugin, serialized. Over loopback HTTP: see the faces issue (not landed \
          yet).\n"
     )
     .unwrap();
@@ -169,12 +170,14 @@ pub(crate) fn discovery(options: &Options, runtime: &tokio::runtime::Runtime, re
             )
         };
         let l1 = sample(&|| {
-            let names: Vec<String> = host.catalog().tools().into_iter().map(|r| r.name).collect();
+            let catalog = host.catalog();
+            let names: Vec<&str> = catalog.listing().iter().map(|l| l.name.as_str()).collect();
             std::hint::black_box(names);
         });
         let l2 = sample(&|| {
-            let lines: Vec<(String, &'static str, String)> =
-                host.catalog().tools().into_iter().map(|r| (r.name, r.category.as_str(), r.summary)).collect();
+            let catalog = host.catalog();
+            let lines: Vec<(&str, &str, &str)> =
+                catalog.listing().iter().map(|l| (l.name.as_str(), l.category.as_str(), l.summary.as_str())).collect();
             std::hint::black_box(lines);
         });
         let l3 = sample(&|| {

@@ -10,10 +10,14 @@
 //! plugins with one name keep the first (by file name) and reject the
 //! second. Whatever is not valid is kept as a [`Rejection`] so operators
 //! can see why.
+//!
+//! A rescan ([`Catalog::scan`] with the previous snapshot) reads only what
+//! changed; [`reload`] decides what replaces what.
 
 pub mod mcp;
 pub mod names;
 mod record;
+pub mod reload;
 pub mod skill;
 
 use std::collections::BTreeMap;
@@ -24,9 +28,9 @@ pub use mcp::McpServer;
 pub use record::{Category, SUMMARY_CHARS, ToolRecord};
 pub use skill::Skill;
 
-use crate::config::Config;
-use crate::load::{Origin, Plugin, Stub};
-use crate::{Error, Result};
+use crate::config::{Config, RawPluginSettings};
+use crate::load::{FileStamp, Origin, Plugin, Stub};
+use crate::{Error, ErrorKind, Result};
 
 /// A file that is not served, and why.
 #[derive(Debug, Clone)]
@@ -37,6 +41,18 @@ pub struct Rejection {
     pub error: Error,
 }
 
+/// A plugin served by its last good version because its newer file failed.
+#[derive(Debug, Clone)]
+pub struct Stale {
+    /// The newer file.
+    pub origin: String,
+    /// Why the newer file does not replace the version being served.
+    pub error: Error,
+    /// The newer version, when its stub was valid (kept so that an
+    /// unchanged file is not compiled again just to fail again).
+    candidate: Option<Arc<Plugin>>,
+}
+
 /// What the host serves at one moment.
 #[derive(Debug, Default)]
 pub struct Catalog {
@@ -45,8 +61,26 @@ pub struct Catalog {
     skills: BTreeMap<String, Skill>,
     mcp: BTreeMap<String, McpServer>,
     rejected: Vec<Rejection>,
+    /// Plugins served by their last good version, by name.
+    stale: BTreeMap<String, Stale>,
     /// Model-facing names of every (origin, action), assigned once.
     names: OnceLock<Names>,
+    /// Discovery levels 1 and 2, built once.
+    listing: OnceLock<Vec<Listing>>,
+}
+
+/// A tool as discovery levels 1 and 2 show it: known from stubs and tool
+/// lists alone, so it is computed once per catalog version.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Listing {
+    /// Name shown to models.
+    pub name: String,
+    /// The plugin or MCP server it belongs to.
+    pub origin: String,
+    /// Its category.
+    pub category: Category,
+    /// One line, at most 120 characters.
+    pub summary: String,
 }
 
 /// Model-facing names, both ways.
@@ -74,12 +108,25 @@ pub struct Sources<'a> {
 
 impl Catalog {
     /// Scan every source: plugin stubs, skill front matter, MCP tool lists.
-    pub fn scan(version: u64, sources: &Sources<'_>, config: &Config) -> Result<Catalog> {
+    ///
+    /// With the `previous` snapshot it is a rescan: a plugin file whose
+    /// stamp (and settings file's) did not change is not read again, and
+    /// keeps its compiled form; a folder that vanished is an empty one.
+    pub fn scan(version: u64, sources: &Sources<'_>, config: &Config, previous: Option<&Catalog>) -> Result<Catalog> {
         let mut catalog = Catalog { version, ..Default::default() };
+        let present = |dir: &Path| previous.is_none() || dir.is_dir();
         for (file_name, bytes) in sources.embedded {
-            catalog.add(bytes, Origin::Embedded { file_name, bytes }, config, false);
+            let reused = previous.and_then(|p| {
+                p.plugins
+                    .values()
+                    .find(|plugin| matches!(plugin.origin(), Origin::Embedded { file_name: f, .. } if f == file_name))
+            });
+            match reused {
+                Some(plugin) => catalog.insert(plugin.clone(), false),
+                None => catalog.add(Origin::Embedded { file_name, bytes }, config, None, false),
+            }
         }
-        if let Some(dir) = sources.skills_dir {
+        if let Some(dir) = sources.skills_dir.filter(|d| present(d)) {
             for skill_dir in skill::skill_dirs(dir)? {
                 match Skill::load(&skill_dir) {
                     Ok(skill) => {
@@ -92,7 +139,7 @@ impl Catalog {
                 }
             }
         }
-        if let Some(dir) = sources.mcp_dir {
+        if let Some(dir) = sources.mcp_dir.filter(|d| present(d)) {
             for file in mcp::list_files(dir)? {
                 match McpServer::load(&file) {
                     Ok(server) => {
@@ -102,26 +149,55 @@ impl Catalog {
                 }
             }
         }
-        if let Some(folder) = sources.plugins_dir {
+        if let Some(folder) = sources.plugins_dir.filter(|d| present(d)) {
             for path in plugin_files(folder)? {
-                let origin = match Origin::file(&path) {
-                    Ok(origin) => origin,
-                    Err(error) => {
-                        catalog.rejected.push(Rejection { origin: path.display().to_string(), error });
-                        continue;
-                    }
-                };
-                match origin.bytes() {
-                    Ok(bytes) => catalog.add(&bytes, origin, config, true),
-                    Err(error) => catalog.rejected.push(Rejection { origin: origin.to_string(), error }),
-                }
+                catalog.add_file(&path, config, previous);
             }
         }
         Ok(catalog)
     }
 
-    fn add(&mut self, bytes: &[u8], origin: Origin, config: &Config, from_folder: bool) {
-        let stub = match Stub::read(bytes, &origin.to_string()) {
+    /// Add the plugin file at `path` (and its settings file `NAME.toml`).
+    fn add_file(&mut self, path: &Path, config: &Config, previous: Option<&Catalog>) {
+        let reject = |catalog: &mut Catalog, error: Error| {
+            tracing::warn!(path = %path.display(), %error, "plugin rejected");
+            catalog.rejected.push(Rejection { origin: path.display().to_string(), error });
+        };
+        let sidecar_path = path.with_extension("toml");
+        let sidecar = FileStamp::of(&sidecar_path).ok();
+        let stamp = match FileStamp::of(path) {
+            Ok(stamp) => stamp,
+            Err(error) => return reject(self, error),
+        };
+        if let Some(known) = previous.and_then(|p| p.version_of(path, stamp, sidecar)) {
+            return self.insert(known, true);
+        }
+        let origin = match Origin::file(path) {
+            Ok(Origin::File { path, stamp, bytes, .. }) => Origin::File { path, stamp, sidecar, bytes },
+            Ok(embedded) => embedded,
+            Err(error) => return reject(self, error),
+        };
+        let settings = match sidecar.map(|_| RawPluginSettings::load(&sidecar_path)).transpose() {
+            Ok(settings) => settings,
+            Err(error) => return reject(self, error),
+        };
+        self.add(origin, config, settings.as_ref(), true);
+    }
+
+    /// The plugin (served, or a failed candidate) that was read from
+    /// `path` when it had these stamps.
+    fn version_of(&self, path: &Path, stamp: FileStamp, sidecar: Option<FileStamp>) -> Option<Arc<Plugin>> {
+        let candidates = self.stale.values().filter_map(|s| s.candidate.as_ref());
+        self.plugins.values().chain(candidates).find_map(|plugin| match plugin.origin() {
+            Origin::File { path: p, stamp: s, sidecar: c, .. } if p == path && *s == stamp && *c == sidecar => {
+                Some(plugin.clone())
+            }
+            _ => None,
+        })
+    }
+
+    fn add(&mut self, origin: Origin, config: &Config, sidecar: Option<&RawPluginSettings>, from_folder: bool) {
+        let stub = match Stub::read(origin.bytes(), &origin.to_string()) {
             Ok(stub) => stub,
             Err(error) => {
                 tracing::warn!(%origin, %error, "plugin rejected");
@@ -129,40 +205,34 @@ impl Catalog {
                 return;
             }
         };
-        let settings = match config.settings_for(&stub.name) {
+        let settings = match config.settings_with(&stub.name, sidecar) {
             Ok(settings) => settings,
             Err(error) => {
                 self.rejected.push(Rejection { origin: origin.to_string(), error });
                 return;
             }
         };
-        if let Some(existing) = self.plugins.get(&stub.name) {
+        self.insert(Arc::new(Plugin::new(stub, origin, settings)), from_folder);
+    }
+
+    /// Serve `plugin` unless its name is taken (a folder plugin may take
+    /// the name of an embedded one).
+    fn insert(&mut self, plugin: Arc<Plugin>, from_folder: bool) {
+        if let Some(existing) = self.plugins.get(plugin.name()) {
             let replaces_embedded = from_folder && matches!(existing.origin(), Origin::Embedded { .. });
             if !replaces_embedded {
                 let error = Error::DuplicateName {
-                    name: stub.name.clone(),
-                    origin: origin.to_string(),
+                    name: plugin.name().to_owned(),
+                    origin: plugin.origin().to_string(),
                     first: existing.origin().to_string(),
                 };
                 tracing::warn!(%error, "plugin rejected");
-                self.rejected.push(Rejection { origin: origin.to_string(), error });
+                self.rejected.push(Rejection { origin: plugin.origin().to_string(), error });
                 return;
             }
-            tracing::info!(plugin = %stub.name, %origin, "folder plugin replaces the bundled one");
+            tracing::info!(plugin = %plugin.name(), origin = %plugin.origin(), "folder plugin replaces the bundled one");
         }
-        self.plugins.insert(stub.name.clone(), Arc::new(Plugin::new(stub, origin, settings)));
-    }
-
-    /// Reuse the plugins of `old` whose file and stub did not change, so
-    /// they keep their compiled form across a rescan.
-    pub(crate) fn keep_loaded_from(&mut self, old: &Catalog) {
-        for (name, plugin) in self.plugins.iter_mut() {
-            if let Some(previous) = old.plugins.get(name)
-                && previous.same_version_as(plugin)
-            {
-                *plugin = previous.clone();
-            }
-        }
+        self.plugins.insert(plugin.name().to_owned(), plugin);
     }
 
     /// The version of this snapshot; it grows with every change.
@@ -193,6 +263,12 @@ impl Catalog {
     /// Files that are not served, and why.
     pub fn rejected(&self) -> &[Rejection] {
         &self.rejected
+    }
+
+    /// Plugins served by their last good version because a newer file
+    /// failed: (name, why), sorted by name.
+    pub fn stale(&self) -> impl Iterator<Item = (&str, &Stale)> {
+        self.stale.iter().map(|(name, stale)| (name.as_str(), stale))
     }
 
     /// The names of all plugins, sorted.
@@ -269,6 +345,17 @@ impl Catalog {
         records
     }
 
+    /// Every tool's name, origin, category and summary, in the order of
+    /// [`tools`](Self::tools); computed on first use, then borrowed.
+    pub fn listing(&self) -> &[Listing] {
+        self.listing.get_or_init(|| {
+            self.tools()
+                .into_iter()
+                .map(|r| Listing { name: r.name, origin: r.origin, category: r.category, summary: r.summary })
+                .collect()
+        })
+    }
+
     /// The record whose model-facing name is `name`.
     pub fn tool(&self, name: &str) -> Option<ToolRecord> {
         let (origin, action) = self.name_maps().by_name.get(name)?;
@@ -280,6 +367,12 @@ impl Catalog {
         let server = self.mcp.get(origin)?;
         server.tool(action).map(|t| ToolRecord::of_mcp(server, t, name.to_owned()))
     }
+}
+
+/// Whether a rejection can be answered by keeping the previous version
+/// (the file is broken), rather than being about the catalog as a whole.
+fn is_validation_failure(error: &Error) -> bool {
+    error.kind() != ErrorKind::DuplicateName
 }
 
 /// The `*.wasm` files of `folder`, sorted; hidden and temporary files are skipped.

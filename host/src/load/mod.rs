@@ -1,8 +1,8 @@
 //! ② Loading: stub (no compile) → cache → compile → checked manifest.
 //!
-//! [`Plugin`] is what a scan produces: the stub and where the bytes are.
-//! Nothing is compiled until the first call or `describe`, when
-//! [`Loader::load`] reads the bytes again, compiles them (or loads the
+//! [`Plugin`] is what a scan produces: the stub, the bytes it was read
+//! from, and the settings. Nothing is compiled until the first call or
+//! `describe`, when [`Loader::load`] compiles those bytes (or loads the
 //! cached artifact), checks the component against its kind's world, calls
 //! `describe()` once and checks the manifest against the stub. The result is
 //! kept per plugin version, so later calls only instantiate.
@@ -28,17 +28,54 @@ use crate::contract::tool::ToolPre;
 use crate::runtime::StoreData;
 use crate::{Error, Result};
 
+/// A file's identity as a scan saw it: size, modification time and (on
+/// Unix) inode, so that a file renamed into place is always a new one. A
+/// changed stamp means the file must be read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    /// Size in bytes.
+    pub len: u64,
+    /// Modification time, where the file system keeps one.
+    pub modified: Option<SystemTime>,
+    /// Inode number (0 off Unix).
+    pub inode: u64,
+}
+
+impl FileStamp {
+    /// The current stamp of the file at `path`.
+    pub fn of(path: &Path) -> Result<FileStamp> {
+        let meta = std::fs::metadata(path).map_err(|e| io_error(path, e))?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Ok(FileStamp { len: meta.len(), modified: meta.modified().ok(), inode })
+    }
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> Error {
+    Error::Io { path: path.display().to_string(), message: e.to_string() }
+}
+
 /// Where a plugin's bytes come from.
+///
+/// A folder plugin's bytes are read once, by the scan, and kept: what the
+/// catalog advertised is exactly what is compiled later, and a replaced or
+/// broken file never affects the version already in the catalog (hot
+/// reload relies on this to keep the last good version serving). The cost
+/// is memory equal to the size of the folder's plugins.
 #[derive(Debug, Clone)]
 pub enum Origin {
     /// A file in the plugins folder, as it was when scanned.
     File {
         /// Its path.
         path: PathBuf,
-        /// Its size when scanned.
-        len: u64,
-        /// Its modification time when scanned.
-        modified: Option<SystemTime>,
+        /// Its stamp when read.
+        stamp: FileStamp,
+        /// The stamp of its settings file (`NAME.toml` beside it), if any.
+        sidecar: Option<FileStamp>,
+        /// Its bytes as read.
+        bytes: Arc<[u8]>,
     },
     /// A plugin embedded in the binary.
     Embedded {
@@ -59,21 +96,47 @@ impl std::fmt::Display for Origin {
 }
 
 impl Origin {
-    /// Read the bytes of a file origin (or borrow the embedded ones).
-    pub fn bytes(&self) -> Result<std::borrow::Cow<'static, [u8]>> {
+    /// Its bytes.
+    pub fn bytes(&self) -> &[u8] {
         match self {
-            Origin::File { path, .. } => std::fs::read(path)
-                .map(std::borrow::Cow::Owned)
-                .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() }),
-            Origin::Embedded { bytes, .. } => Ok(std::borrow::Cow::Borrowed(bytes)),
+            Origin::File { bytes, .. } => bytes,
+            Origin::Embedded { bytes, .. } => bytes,
         }
     }
 
-    /// The origin of the file at `path`, with its current size and time.
+    /// Read the file at `path` whole. A file that changes while it is read
+    /// (a writer still copying) is an error; the next scan tries again.
     pub fn file(path: &Path) -> Result<Origin> {
-        let meta = std::fs::metadata(path)
-            .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
-        Ok(Origin::File { path: path.to_owned(), len: meta.len(), modified: meta.modified().ok() })
+        let stamp = FileStamp::of(path)?;
+        let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
+        if FileStamp::of(path)? != stamp || bytes.len() as u64 != stamp.len {
+            return Err(Error::Io {
+                path: path.display().to_string(),
+                message: "the file changed while it was read (still being written?)".into(),
+            });
+        }
+        Ok(Origin::File { path: path.to_owned(), stamp, sidecar: None, bytes: bytes.into() })
+    }
+
+    /// The file's path, for a folder plugin.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Origin::File { path, .. } => Some(path),
+            Origin::Embedded { .. } => None,
+        }
+    }
+
+    /// Whether `self` and `other` are the same file (or embedded plugin),
+    /// unchanged, with the same settings file.
+    pub fn same_as(&self, other: &Origin) -> bool {
+        match (self, other) {
+            (
+                Origin::File { path: a, stamp: sa, sidecar: ca, .. },
+                Origin::File { path: b, stamp: sb, sidecar: cb, .. },
+            ) => a == b && sa == sb && ca == cb,
+            (Origin::Embedded { file_name: a, .. }, Origin::Embedded { file_name: b, .. }) => a == b,
+            _ => false,
+        }
     }
 }
 
@@ -103,18 +166,6 @@ impl Plugin {
     /// A plugin with a stub already read from its bytes.
     pub fn new(stub: Stub, origin: Origin, settings: PluginSettings) -> Plugin {
         Plugin { stub, origin, settings, loaded: OnceCell::new(), tables: Default::default() }
-    }
-
-    /// Whether `other` is the same file, unchanged, with the same stub.
-    pub fn same_version_as(&self, other: &Plugin) -> bool {
-        let same_origin = match (&self.origin, &other.origin) {
-            (Origin::File { path: a, len: la, modified: ma }, Origin::File { path: b, len: lb, modified: mb }) => {
-                a == b && la == lb && ma == mb
-            }
-            (Origin::Embedded { file_name: a, .. }, Origin::Embedded { file_name: b, .. }) => a == b,
-            _ => false,
-        };
-        same_origin && self.stub == other.stub
     }
 
     /// Its Tier-1 stub.
@@ -218,19 +269,12 @@ impl Loader {
 
     async fn load_uncached(&self, plugin: &Plugin) -> Result<Arc<Loaded>> {
         let origin = plugin.origin.to_string();
-        let bytes = plugin.origin.bytes()?;
-        // The file may have been replaced since the scan: only compile what
-        // the catalog advertised (hot reload will pick up the new version).
-        if Stub::read(&bytes, &origin)? != plugin.stub {
-            return Err(Error::Io {
-                path: origin,
-                message: "the file changed since it was scanned; rescan the plugins folder".into(),
-            });
-        }
+        // The bytes the scan read and advertised, not the file as it is now.
+        let source = plugin.origin.clone();
         let engine = self.engine.clone();
         let cache = self.cache.clone();
         let started = std::time::Instant::now();
-        let (component, source) = tokio::task::spawn_blocking(move || cache.load_or_compile(&engine, &bytes))
+        let (component, source) = tokio::task::spawn_blocking(move || cache.load_or_compile(&engine, source.bytes()))
             .await
             .map_err(|e| Error::Internal(format!("compile task: {e}")))?
             .map_err(|e| Error::Compile {

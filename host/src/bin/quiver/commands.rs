@@ -28,6 +28,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Check { file } => check(&host, &file).await,
         Command::Precompile => precompile(&host).await,
+        Command::Watch => watch(&host).await,
         Command::Serve => {
             eprintln!("quiver serve: the MCP server is not implemented yet (it arrives with the MCP face).");
             Ok(ExitCode::from(2))
@@ -78,7 +79,11 @@ fn list(host: &Host, json: bool) -> Result<ExitCode> {
             .iter()
             .map(|r| serde_json::json!({ "origin": r.origin, "error": r.error.to_string(), "fix": r.error.remedy() }))
             .collect();
-        print_json(&serde_json::json!({ "plugins": plugins, "rejected": rejected }));
+        let stale: Vec<_> = catalog
+            .stale()
+            .map(|(name, s)| serde_json::json!({ "plugin": name, "origin": s.origin, "error": s.error.to_string() }))
+            .collect();
+        print_json(&serde_json::json!({ "plugins": plugins, "rejected": rejected, "stale": stale }));
     } else {
         for plugin in catalog.plugins() {
             let stub = plugin.stub();
@@ -94,9 +99,47 @@ fn list(host: &Host, json: bool) -> Result<ExitCode> {
         for rejection in catalog.rejected() {
             println!("rejected: {}", rejection.error);
         }
+        for (name, stale) in catalog.stale() {
+            println!("stale: {name} serves its last good version; {}: {}", stale.origin, stale.error);
+        }
     }
     tracing::info!(compiled = host.load_stats().compiled(), "list done");
     Ok(ExitCode::SUCCESS)
+}
+
+async fn watch(host: &Host) -> Result<ExitCode> {
+    let _watcher = host.watch()?;
+    let mut versions = host.subscribe();
+    let mut before = host.catalog();
+    println!("v{}: {} plugins; watching (Ctrl-C to stop)", before.version(), before.len());
+    loop {
+        tokio::select! {
+            changed = versions.changed() => {
+                if changed.is_err() {
+                    return Ok(ExitCode::SUCCESS);
+                }
+            }
+            _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
+        }
+        let now = host.catalog();
+        let mut changes = Vec::new();
+        for plugin in now.plugins() {
+            match before.get(plugin.name()) {
+                None => changes.push(format!("+{}", plugin.name())),
+                Some(old) if !std::sync::Arc::ptr_eq(old, plugin) => changes.push(format!("~{}", plugin.name())),
+                Some(_) => {}
+            }
+        }
+        changes.extend(before.plugins().filter(|p| now.get(p.name()).is_none()).map(|p| format!("-{}", p.name())));
+        println!("v{}: {} plugins; {}", now.version(), now.len(), changes.join(" "));
+        for rejection in now.rejected() {
+            println!("  rejected: {}", rejection.error);
+        }
+        for (name, stale) in now.stale() {
+            println!("  stale: {name} serves its last good version; {}: {}", stale.origin, stale.error);
+        }
+        before = now;
+    }
 }
 
 fn prompt(host: &Host, agent: Option<&str>, json: bool) -> Result<ExitCode> {

@@ -99,6 +99,9 @@ enum Command {
     },
     /// Compile every plugin now, filling the compile cache.
     Precompile,
+    /// Watch the folders and print every change of the catalog as it is
+    /// published (hot reload), until interrupted.
+    Watch,
     /// Serve the plugins to MCP clients (not implemented yet).
     Serve,
 }

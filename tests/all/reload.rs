@@ -1,0 +1,210 @@
+//! Hot reload: plugins come, change and go under a running host, and no
+//! call that was addressed to a served plugin fails.
+//!
+//! Readiness is awaited on the catalog version (`Host::subscribe`), never
+//! with sleeps; the only pauses are a slow writer's.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use quiver::ErrorKind;
+use quiver_tests::TestHost;
+use quiver_tests::builds::{advertised, publish, renamed, versioned, wait_for, with_broken_code};
+
+async fn build_of(host: &quiver::Host, plugin: &str) -> quiver::Result<String> {
+    let out = host.call(plugin, "build", "{}").await?;
+    Ok(out["build"].as_str().expect("a build marker").to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watched_folder_adds_replaces_and_removes_plugins() {
+    let t = TestHost::builder().build();
+    let dir = t.plugins.path().to_owned();
+    let host = &t.host;
+    let _watcher = host.watch().unwrap();
+
+    publish(&dir, "versioned.wasm", &versioned(1));
+    wait_for(host, |c| advertised(c, "versioned").as_deref() == Some("gen-0001")).await;
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0001");
+
+    // In-place overwrite (like `cp`), not a rename.
+    std::fs::write(dir.join("versioned.wasm"), versioned(2)).unwrap();
+    wait_for(host, |c| advertised(c, "versioned").as_deref() == Some("gen-0002")).await;
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0002");
+
+    // A settings file beside the plugin reloads with it.
+    std::fs::write(dir.join("versioned.toml"), "timeout_ms = 1234\n").unwrap();
+    wait_for(host, |c| c.get("versioned").is_some_and(|p| p.settings().limits.timeout_ms == 1234)).await;
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0002");
+
+    // A rename within the folder keeps the plugin, now from the new file.
+    std::fs::rename(dir.join("versioned.wasm"), dir.join("renamed.wasm")).unwrap();
+    wait_for(host, |c| c.get("versioned").is_some_and(|p| p.origin().to_string().ends_with("renamed.wasm"))).await;
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0002");
+
+    // Removing the file removes the plugin.
+    std::fs::remove_file(dir.join("renamed.wasm")).unwrap();
+    wait_for(host, |c| c.get("versioned").is_none()).await;
+    assert_eq!(build_of(host, "versioned").await.unwrap_err().kind(), ErrorKind::UnknownPlugin);
+
+    // The folder itself vanishes and comes back.
+    std::fs::write(dir.join("other.wasm"), renamed("othername")).unwrap();
+    wait_for(host, |c| c.get("othername").is_some()).await;
+    std::fs::remove_dir_all(&dir).unwrap();
+    wait_for(host, |c| c.is_empty()).await;
+    std::fs::create_dir(&dir).unwrap();
+    publish(&dir, "versioned.wasm", &versioned(3));
+    wait_for(host, |c| advertised(c, "versioned").as_deref() == Some("gen-0003")).await;
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0003");
+    assert!(host.catalog().rejected().is_empty(), "{:?}", host.catalog().rejected());
+}
+
+#[tokio::test]
+async fn a_broken_replacement_keeps_the_last_good_version_serving() {
+    let t = TestHost::builder().file("versioned.wasm", versioned(1)).build();
+    let (dir, host) = (t.plugins.path(), &t.host);
+    let stale_kind = |host: &quiver::Host| {
+        host.catalog().stale().find(|(name, _)| *name == "versioned").map(|(_, stale)| stale.error.kind())
+    };
+
+    // Never called yet: its bytes were kept, so it still serves.
+    std::fs::write(dir.join("versioned.wasm"), b"not wasm at all").unwrap();
+    host.reload().await.unwrap();
+    assert_eq!(stale_kind(host), Some(ErrorKind::NotWasm));
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0001");
+
+    // Truncated while being copied.
+    let mut half = versioned(2);
+    half.truncate(half.len() / 2);
+    std::fs::write(dir.join("versioned.wasm"), half).unwrap();
+    host.reload().await.unwrap();
+    assert_eq!(stale_kind(host), Some(ErrorKind::NotWasm));
+    assert_eq!(advertised(&host.catalog(), "versioned").as_deref(), Some("gen-0001"));
+
+    // A valid stub over code that does not compile.
+    std::fs::write(dir.join("versioned.wasm"), with_broken_code(&versioned(3))).unwrap();
+    host.reload().await.unwrap();
+    assert_eq!(stale_kind(host), Some(ErrorKind::Compile));
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0001");
+    // The failure is remembered: reloading the same bad file compiles nothing.
+    let compiled = host.load_stats().compiled();
+    let version = host.catalog().version();
+    host.reload().await.unwrap();
+    assert_eq!(host.load_stats().compiled(), compiled);
+    assert_eq!(host.catalog().version(), version, "nothing changed, so no new version");
+
+    // A good version replaces it and clears the status.
+    std::fs::write(dir.join("versioned.wasm"), versioned(4)).unwrap();
+    host.reload().await.unwrap();
+    assert_eq!(stale_kind(host), None);
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0004");
+
+    // A bad settings file is a failed replacement too.
+    std::fs::write(dir.join("versioned.toml"), "timeout_ms = 0\n").unwrap();
+    host.reload().await.unwrap();
+    assert_eq!(stale_kind(host), Some(ErrorKind::Config));
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0004");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_written_in_pieces_is_picked_up_once_whole() {
+    use std::io::Write;
+    let t = TestHost::builder().build();
+    let host = t.host.clone();
+    let _watcher = host.watch().unwrap();
+
+    // Record every catalog version published while the file is written.
+    let mut versions = host.subscribe();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let recorder = {
+        let (host, seen) = (host.clone(), seen.clone());
+        tokio::spawn(async move {
+            while versions.changed().await.is_ok() {
+                let catalog = host.catalog();
+                seen.lock().unwrap().push((std::time::Instant::now(), advertised(&catalog, "versioned")));
+            }
+        })
+    };
+
+    let bytes = versioned(5);
+    let path = t.plugins.path().join("versioned.wasm");
+    let mut file = std::fs::File::create(&path).unwrap();
+    // Seven pieces of a tenth, each followed by a pause longer than the
+    // watcher's debounce and settle time, then the rest.
+    let tenth = bytes.len() / 10;
+    for piece in 0..7 {
+        file.write_all(&bytes[piece * tenth..(piece + 1) * tenth]).unwrap();
+        file.sync_data().unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    }
+    file.write_all(&bytes[7 * tenth..]).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    let finished = std::time::Instant::now();
+
+    wait_for(&host, |c| advertised(c, "versioned").is_some()).await;
+    assert_eq!(build_of(&host, "versioned").await.unwrap(), "gen-0005");
+    recorder.abort();
+    let seen = seen.lock().unwrap();
+    let appearances: Vec<_> = seen.iter().filter(|(_, build)| build.is_some()).collect();
+    assert!(!appearances.is_empty());
+    assert!(appearances.iter().all(|(at, build)| *at >= finished && build.as_deref() == Some("gen-0005")));
+    let first = seen.iter().position(|(_, build)| build.is_some()).unwrap();
+    assert!(seen[first..].iter().all(|(_, build)| build.is_some()), "it appeared once and stayed: {seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_in_flight_never_fail_while_plugins_are_replaced() {
+    const REPLACEMENTS: u32 = 100;
+    const TASKS: usize = 16;
+    let t = TestHost::builder().file("versioned.wasm", versioned(0)).build();
+    let dir = t.plugins.path().to_owned();
+    let host = t.host.clone();
+    let done = Arc::new(AtomicBool::new(false));
+
+    // Each task calls in a loop: `versioned` must always answer, with a build
+    // never older than the one it saw last; the extras come and go.
+    let callers: Vec<_> = (0..TASKS)
+        .map(|task| {
+            let (host, done) = (host.clone(), done.clone());
+            tokio::spawn(async move {
+                let (mut calls, mut last) = (0u64, 0u32);
+                while !done.load(Ordering::Relaxed) || calls < 1000 / TASKS as u64 {
+                    let build = build_of(&host, "versioned").await.expect("a served plugin never fails");
+                    let generation: u32 = build["gen-".len()..].parse().unwrap();
+                    assert!(generation >= last, "task {task}: {build} after gen-{last:04}");
+                    assert!(generation <= REPLACEMENTS);
+                    last = generation;
+                    let extra = format!("extra{:04}", calls % 8);
+                    match build_of(&host, &extra).await {
+                        Ok(build) => assert_eq!(build, "gen-0000"),
+                        Err(e) => assert_eq!(e.kind(), ErrorKind::UnknownPlugin, "{e}"),
+                    }
+                    calls += 2;
+                }
+                (calls, last)
+            })
+        })
+        .collect();
+
+    for generation in 1..=REPLACEMENTS {
+        publish(&dir, "versioned.wasm", &versioned(generation));
+        let extra = format!("extra{:04}", generation % 8);
+        if generation % 2 == 0 {
+            publish(&dir, &format!("{extra}.wasm"), &renamed(&extra));
+        } else {
+            let _ = std::fs::remove_file(dir.join(format!("extra{:04}.wasm", (generation + 4) % 8)));
+        }
+        let catalog = host.reload().await.unwrap();
+        assert_eq!(advertised(&catalog, "versioned"), Some(format!("gen-{generation:04}")));
+        assert_eq!(catalog.stale().count(), 0);
+    }
+    done.store(true, Ordering::Relaxed);
+    let mut total = 0;
+    for caller in callers {
+        let (calls, _last) = caller.await.expect("a caller panicked");
+        total += calls;
+    }
+    assert!(total >= 1000, "only {total} calls");
+    assert_eq!(build_of(&host, "versioned").await.unwrap(), format!("gen-{REPLACEMENTS:04}"));
+}
