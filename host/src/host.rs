@@ -21,6 +21,7 @@ pub struct HostBuilder {
     config: Config,
     embedded: Vec<Embedded>,
     cache_dir: Option<Option<PathBuf>>,
+    keep_bytes: bool,
 }
 
 impl HostBuilder {
@@ -68,6 +69,14 @@ impl HostBuilder {
         self
     }
 
+    /// Keep each folder plugin's bytes in memory from the first scan (as
+    /// [`Host::watch`] does from when it starts), so that a replaced file
+    /// can never take away a version the catalog serves.
+    pub fn keep_plugin_bytes(mut self) -> Self {
+        self.keep_bytes = true;
+        self
+    }
+
     /// Create the engine and scan the plugins.
     pub fn build(self) -> Result<Host> {
         self.config.validate()?;
@@ -82,7 +91,7 @@ impl HostBuilder {
         let engine = limits::engine(&self.config.engine).map_err(|e| Error::Internal(format!("engine: {e:#}")))?;
         let loader = Loader::new(engine, cache_dir, self.config.engine.max_concurrency as usize)?;
         let selector = self.config.selector.build()?;
-        let catalog = Catalog::scan(1, &sources(&self.embedded, &self.config), &self.config, None)?;
+        let catalog = Catalog::scan(1, &sources(&self.embedded, &self.config), &self.config, None, self.keep_bytes)?;
         tracing::info!(plugins = catalog.len(), rejected = catalog.rejected().len(), "catalog ready");
         Ok(Host {
             inner: Arc::new(Inner {
@@ -91,6 +100,7 @@ impl HostBuilder {
                 search: std::sync::Mutex::new(None),
                 catalog: RwLock::new(Arc::new(catalog)),
                 versions: tokio::sync::watch::Sender::new(1),
+                keep_bytes: std::sync::atomic::AtomicBool::new(self.keep_bytes),
                 reloading: tokio::sync::Mutex::new(()),
                 embedded: self.embedded,
                 config: self.config,
@@ -116,6 +126,8 @@ struct Inner {
     versions: tokio::sync::watch::Sender<u64>,
     /// Held by the one reload running.
     reloading: tokio::sync::Mutex<()>,
+    /// Whether scans keep folder plugins' bytes (see [`Origin`]).
+    keep_bytes: std::sync::atomic::AtomicBool,
     embedded: Vec<Embedded>,
     config: Config,
 }
@@ -140,7 +152,8 @@ impl Host {
         let _one_at_a_time = self.inner.reloading.lock().await;
         let old = self.catalog();
         let sources = sources(&self.inner.embedded, &self.inner.config);
-        let fresh = Catalog::scan(old.version() + 1, &sources, &self.inner.config, Some(&old))?;
+        let keep_bytes = self.inner.keep_bytes.load(std::sync::atomic::Ordering::Relaxed);
+        let fresh = Catalog::scan(old.version() + 1, &sources, &self.inner.config, Some(&old), keep_bytes)?;
         let next = crate::catalog::reload::reconcile(&old, fresh, &self.inner.loader).await;
         if crate::catalog::reload::same_contents(&old, &next) {
             return Ok(old);
@@ -156,6 +169,12 @@ impl Host {
             "catalog reloaded"
         );
         Ok(next)
+    }
+
+    /// From now on, keep folder plugins' bytes (the next reload reads the
+    /// unchanged ones that lack them).
+    pub(crate) fn keep_plugin_bytes(&self) {
+        self.inner.keep_bytes.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The folders a watcher follows: (folder, recursive).
@@ -253,7 +272,7 @@ impl Host {
     /// `describe()`, manifest against stub) without adding it to the catalog.
     pub async fn check(&self, path: &Path) -> Result<Manifest> {
         let origin = Origin::file(path)?;
-        let stub = Stub::read(origin.bytes(), &origin.to_string())?;
+        let stub = Stub::read(&origin.bytes()?, &origin.to_string())?;
         let settings = self.inner.config.settings_for(&stub.name)?;
         let plugin = Plugin::new(stub, origin, settings);
         Ok(self.inner.loader.load(&plugin).await?.manifest.clone())

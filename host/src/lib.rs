@@ -15,7 +15,7 @@
 //! | ② loading | [`load`]: stub → `.cwasm` cache → compile → manifest |
 //! | ③ catalog | [`catalog`]: immutable snapshots of the plugins; reload, and [`Host::watch`] |
 //! | ④ disclosure | [`disclosure`]: modes, meta-tools, Tier-1 text, search, selection, tokens |
-//! | ⑤ faces | [`Host`] and [`Session`] (library), the `quiver` binary |
+//! | ⑤ faces | [`Host`] and [`Session`] (library), [`faces`] (MCP, REST), the `quiver` binary |
 //! | ⑥ sandbox | [`sandbox`]: WASI with nothing granted, HTTP allow-list, limits |
 //!
 //! ```no_run
@@ -32,6 +32,7 @@ pub mod config;
 pub mod contract;
 pub mod disclosure;
 mod error;
+pub mod faces;
 mod host;
 pub mod load;
 mod runtime;

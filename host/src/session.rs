@@ -45,6 +45,8 @@ pub struct Session {
     host: Host,
     policy: Policy,
     state: SessionState,
+    /// Every tool the policy allows is callable by name (stateless faces).
+    open: bool,
 }
 
 /// The tools for one model request.
@@ -117,7 +119,7 @@ impl CallOutcome {
 
 impl Session {
     pub(crate) fn new(host: Host, policy: Policy, state: SessionState) -> Session {
-        Session { host, policy, state }
+        Session { host, policy, state, open: false }
     }
 
     /// The resolved disclosure policy.
@@ -161,11 +163,23 @@ impl Session {
     /// loaded is left out and logged, a failing selector means all
     /// built-in tools stay resident.
     pub async fn tools_for_turn(&mut self, user_query: &str) -> Turn {
+        self.assemble(Some(user_query)).await
+    }
+
+    /// The tool definitions when there is no user message to select by
+    /// (an MCP `tools/list`): meta-tools, every built-in tool under the
+    /// threshold (else the pinned ones), flattened tools. It changes only
+    /// with the catalog, never with what was called.
+    pub async fn listed_tools(&mut self) -> Turn {
+        self.assemble(None).await
+    }
+
+    async fn assemble(&mut self, user_query: Option<&str>) -> Turn {
         let catalog = self.host.catalog();
         let builtins = self.builtins(&catalog);
         self.state.resident = if builtins.len() <= self.policy.selection_threshold {
             builtins.iter().map(|r| r.name.clone()).collect()
-        } else {
+        } else if let Some(user_query) = user_query {
             let selected = match self.host.selector().select(user_query, &builtins, self.policy.selection_max).await {
                 Ok(names) => names,
                 Err(reason) => {
@@ -176,13 +190,17 @@ impl Session {
             let mut resident: BTreeSet<String> = selected.into_iter().collect();
             resident.extend(self.default_resident(&builtins));
             resident
+        } else {
+            self.default_resident(&builtins)
         };
         let registry = self.registry(builtins);
         let view = View { catalog: &catalog, policy: &self.policy, registry: &registry };
         let mut tools: Vec<ToolDef> = meta_tools::ALL.iter().filter_map(|m| m.definition(&view)).collect();
 
         let mut direct: BTreeSet<String> = self.state.resident.clone();
-        direct.extend(self.state.unlocked.iter().cloned());
+        if user_query.is_some() {
+            direct.extend(self.state.unlocked.iter().cloned());
+        }
         for name in &direct {
             match self.definition(&catalog, name).await {
                 Ok(Some(def)) => tools.push(def),
@@ -257,7 +275,7 @@ impl Session {
     /// Whether `name` may be called directly in this session.
     fn is_callable(&self, catalog: &Catalog, record: &ToolRecord) -> bool {
         let name = &record.name;
-        if self.state.unlocked.contains(name) || self.policy.pinned.contains(name) {
+        if self.open || self.state.unlocked.contains(name) || self.policy.pinned.contains(name) {
             return true;
         }
         match record.category {
@@ -345,6 +363,15 @@ impl Host {
     pub fn session(&self, agent: Option<&str>) -> Result<Session> {
         let policy = self.policy(agent)?;
         Ok(Session::new(self.clone(), policy, SessionState { agent: agent.map(str::to_owned), ..Default::default() }))
+    }
+
+    /// A session for a stateless face (MCP, REST), where the tool list
+    /// never changes: every tool `agent`'s policy allows is callable by its
+    /// name, and `request_tools` / `search_tools` only return schemas.
+    pub fn open_session(&self, agent: Option<&str>) -> Result<Session> {
+        let mut session = self.session(agent)?;
+        session.open = true;
+        Ok(session)
     }
 
     /// Resume a session from its saved state.

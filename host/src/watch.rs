@@ -72,6 +72,9 @@ impl Host {
         .map_err(|e| Error::Internal(format!("cannot watch the folders: {e}")))?;
         let mut state = WatchState { debouncer, folders, armed: HashMap::new() };
         state.arm();
+        // From now on a replaced file must not take away what is served:
+        // keep the plugins' bytes (the first reload reads them).
+        self.keep_plugin_bytes();
         let host = self.clone();
         let thread = std::thread::Builder::new()
             .name("quiver-watch".into())
@@ -90,6 +93,11 @@ struct WatchState {
 
 impl WatchState {
     fn run(&mut self, host: &Host, runtime: &tokio::runtime::Handle, receiver: &mpsc::Receiver<Message>) {
+        // Catch up with changes made before the watch began, and read the
+        // bytes of the plugins scanned without them.
+        if let Err(error) = runtime.block_on(host.reload()) {
+            tracing::warn!(%error, "reload failed; the current catalog keeps serving");
+        }
         loop {
             let mut changed = Vec::new();
             match receiver.recv_timeout(RESCAN_EVERY) {

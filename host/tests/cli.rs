@@ -102,3 +102,57 @@ fn check_explains_a_rejection_in_one_line() {
     assert!(out.status.success(), "{}", stdout(&out));
     assert!(stdout(&out).starts_with("ok: misbehave 0.1.0 (tool)"), "{}", stdout(&out));
 }
+
+#[test]
+fn serve_stdio_writes_nothing_but_protocol_to_stdout() {
+    use std::io::Write;
+    let cli = Cli::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(["--no-bundled", "--cache-dir"])
+        .arg(cli.cache.path())
+        .arg("--plugins")
+        .arg(cli.plugins.path())
+        .args(["serve", "--stdio", "--no-watch"])
+        .env("RUST_LOG", "info")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        // Not piped: nobody would drain it, and a full pipe blocks the server.
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start quiver serve");
+    let requests = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"misbehave__spam","arguments":{"n":500}}}"#,
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for request in requests {
+        writeln!(stdin, "{request}").unwrap();
+    }
+    // Wait for the three answers, then close stdin: the server exits.
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+    let mut answers = Vec::new();
+    while answers.len() < 3 {
+        let line = lines.next().expect("an answer").unwrap();
+        let message: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC on stdout ({e}): {line}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        if message.get("id").is_some() {
+            answers.push(message);
+        }
+    }
+    drop(stdin);
+    for line in lines {
+        let line = line.unwrap();
+        assert!(serde_json::from_str::<serde_json::Value>(&line).is_ok(), "not JSON-RPC on stdout: {line}");
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert_eq!(answers[0]["result"]["serverInfo"]["name"], "quiver");
+    let tools = answers[1]["result"]["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t["name"] == "misbehave__spam"), "{tools:?}");
+    assert_eq!(answers[2]["result"]["isError"], false, "{}", answers[2]);
+    assert_eq!(answers[2]["result"]["structuredContent"], serde_json::Value::Null, "spam returns a number");
+}

@@ -5,6 +5,7 @@ mod cache;
 mod calls;
 mod disclosure;
 mod docs;
+mod faces;
 mod kinds;
 mod load;
 mod reload;

@@ -61,13 +61,13 @@ async fn a_watched_folder_adds_replaces_and_removes_plugins() {
 
 #[tokio::test]
 async fn a_broken_replacement_keeps_the_last_good_version_serving() {
-    let t = TestHost::builder().file("versioned.wasm", versioned(1)).build();
+    let t = TestHost::builder().file("versioned.wasm", versioned(1)).keep_plugin_bytes().build();
     let (dir, host) = (t.plugins.path(), &t.host);
     let stale_kind = |host: &quiver::Host| {
         host.catalog().stale().find(|(name, _)| *name == "versioned").map(|(_, stale)| stale.error.kind())
     };
 
-    // Never called yet: its bytes were kept, so it still serves.
+    // Never called yet: its bytes were kept (as on a watched host), so it still serves.
     std::fs::write(dir.join("versioned.wasm"), b"not wasm at all").unwrap();
     host.reload().await.unwrap();
     assert_eq!(stale_kind(host), Some(ErrorKind::NotWasm));
@@ -207,4 +207,18 @@ async fn calls_in_flight_never_fail_while_plugins_are_replaced() {
     }
     assert!(total >= 1000, "only {total} calls");
     assert_eq!(build_of(&host, "versioned").await.unwrap(), format!("gen-{REPLACEMENTS:04}"));
+}
+
+#[tokio::test]
+async fn an_unwatched_host_refuses_a_file_changed_since_its_scan() {
+    // Without kept bytes (a one-shot command), a file replaced between the
+    // scan and the first use is refused, never compiled as if it were the
+    // version the catalog advertised.
+    let t = TestHost::builder().file("versioned.wasm", versioned(1)).build();
+    std::fs::write(t.plugins.path().join("versioned.wasm"), versioned(2)).unwrap();
+    let error = build_of(&t.host, "versioned").await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Io, "{error}");
+    assert!(error.to_string().contains("changed since it was scanned"), "{error}");
+    t.host.reload().await.unwrap();
+    assert_eq!(build_of(&t.host, "versioned").await.unwrap(), "gen-0002");
 }

@@ -38,6 +38,7 @@ pub struct TestHostBuilder {
     cache: Option<PathBuf>,
     skills: Option<PathBuf>,
     mcp: Option<PathBuf>,
+    keep_bytes: bool,
 }
 
 /// A folder of `tests/data/`.
@@ -95,6 +96,12 @@ impl TestHostBuilder {
         self
     }
 
+    /// Keep the plugins' bytes from the first scan (as a watched host does).
+    pub fn keep_plugin_bytes(mut self) -> Self {
+        self.keep_bytes = true;
+        self
+    }
+
     /// Use this compile-cache folder instead of a fresh one.
     pub fn cache_dir(mut self, dir: &Path) -> Self {
         self.cache = Some(dir.to_owned());
@@ -122,6 +129,9 @@ impl TestHostBuilder {
             Host::builder().config(config).cache_dir(Some(self.cache.unwrap_or_else(|| cache.path().to_owned())));
         if self.bundled {
             builder = builder.bundled();
+        }
+        if self.keep_bytes {
+            builder = builder.keep_plugin_bytes();
         }
         Ok(TestHost { host: builder.build()?, plugins, cache })
     }

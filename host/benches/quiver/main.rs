@@ -9,6 +9,7 @@
 //! repetitions, measured in this run on this machine.
 
 mod disclosure;
+mod http;
 mod loading;
 mod reload;
 mod scale;
@@ -136,6 +137,7 @@ fn main() {
     disclosure::retrieval(&options, &runtime, &mut report);
     scale::startup(&options, &mut report);
     scale::discovery(&options, &runtime, &mut report);
+    http::section(&options, &runtime, &mut report);
     scale::throughput(&options, &runtime, &mut report);
     reload::section(&options, &runtime, &mut report);
     std::fs::write(&options.out, &report).expect("write the report");

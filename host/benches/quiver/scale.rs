@@ -17,12 +17,12 @@ use quiver::Host;
 use crate::{Options, Stats, ms, us};
 
 /// The sizes of the generated catalogs.
-fn sizes(options: &Options) -> &'static [usize] {
+pub(crate) fn sizes(options: &Options) -> &'static [usize] {
     if options.smoke { &[10] } else { &[10, 100, 1000] }
 }
 
 /// Write `n` renamed copies of the bundled codec plugin into `dir`.
-fn generate(dir: &Path, n: usize) {
+pub(crate) fn generate(dir: &Path, n: usize) {
     let codec = quiver_bundled::PLUGINS.iter().find(|p| p.file_name == "codec.wasm").expect("bundled codec").bytes;
     let at: Vec<usize> = codec.windows(5).enumerate().filter(|(_, w)| *w == b"codec").map(|(i, _)| i).collect();
     assert!(!at.is_empty());
@@ -142,8 +142,7 @@ pub(crate) fn discovery(options: &Options, runtime: &tokio::runtime::Runtime, re
         "The three levels as the library answers them, on a catalog of the bundled plugins plus N codec \
          copies (4 tools each): L1 every tool name, L2 every tool's name, kind and summary (both from \
          `Catalog::listing`, built once per catalog version), L3 the full definition of one tool of a \
-         loaded plugin, serialized. Over loopback HTTP: see the faces issue (not landed \
-         yet).\n"
+         loaded plugin, serialized. Over loopback HTTP: the next table.\n"
     )
     .unwrap();
     writeln!(

@@ -71,7 +71,7 @@ pub struct Catalog {
 
 /// A tool as discovery levels 1 and 2 show it: known from stubs and tool
 /// lists alone, so it is computed once per catalog version.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Listing {
     /// Name shown to models.
     pub name: String,
@@ -112,7 +112,15 @@ impl Catalog {
     /// With the `previous` snapshot it is a rescan: a plugin file whose
     /// stamp (and settings file's) did not change is not read again, and
     /// keeps its compiled form; a folder that vanished is an empty one.
-    pub fn scan(version: u64, sources: &Sources<'_>, config: &Config, previous: Option<&Catalog>) -> Result<Catalog> {
+    /// `keep_bytes` keeps each folder plugin's bytes in memory (see
+    /// [`Origin`]); an unchanged plugin without them is read again to get them.
+    pub fn scan(
+        version: u64,
+        sources: &Sources<'_>,
+        config: &Config,
+        previous: Option<&Catalog>,
+        keep_bytes: bool,
+    ) -> Result<Catalog> {
         let mut catalog = Catalog { version, ..Default::default() };
         let present = |dir: &Path| previous.is_none() || dir.is_dir();
         for (file_name, bytes) in sources.embedded {
@@ -123,7 +131,7 @@ impl Catalog {
             });
             match reused {
                 Some(plugin) => catalog.insert(plugin.clone(), false),
-                None => catalog.add(Origin::Embedded { file_name, bytes }, config, None, false),
+                None => catalog.add(Origin::Embedded { file_name, bytes }, config, None, false, true),
             }
         }
         if let Some(dir) = sources.skills_dir.filter(|d| present(d)) {
@@ -151,14 +159,14 @@ impl Catalog {
         }
         if let Some(folder) = sources.plugins_dir.filter(|d| present(d)) {
             for path in plugin_files(folder)? {
-                catalog.add_file(&path, config, previous);
+                catalog.add_file(&path, config, previous, keep_bytes);
             }
         }
         Ok(catalog)
     }
 
     /// Add the plugin file at `path` (and its settings file `NAME.toml`).
-    fn add_file(&mut self, path: &Path, config: &Config, previous: Option<&Catalog>) {
+    fn add_file(&mut self, path: &Path, config: &Config, previous: Option<&Catalog>, keep_bytes: bool) {
         let reject = |catalog: &mut Catalog, error: Error| {
             tracing::warn!(path = %path.display(), %error, "plugin rejected");
             catalog.rejected.push(Rejection { origin: path.display().to_string(), error });
@@ -169,7 +177,9 @@ impl Catalog {
             Ok(stamp) => stamp,
             Err(error) => return reject(self, error),
         };
-        if let Some(known) = previous.and_then(|p| p.version_of(path, stamp, sidecar)) {
+        if let Some(known) = previous.and_then(|p| p.version_of(path, stamp, sidecar))
+            && (!keep_bytes || known.origin().holds_bytes() || known.is_loaded())
+        {
             return self.insert(known, true);
         }
         let origin = match Origin::file(path) {
@@ -181,7 +191,7 @@ impl Catalog {
             Ok(settings) => settings,
             Err(error) => return reject(self, error),
         };
-        self.add(origin, config, settings.as_ref(), true);
+        self.add(origin, config, settings.as_ref(), true, keep_bytes);
     }
 
     /// The plugin (served, or a failed candidate) that was read from
@@ -196,8 +206,15 @@ impl Catalog {
         })
     }
 
-    fn add(&mut self, origin: Origin, config: &Config, sidecar: Option<&RawPluginSettings>, from_folder: bool) {
-        let stub = match Stub::read(origin.bytes(), &origin.to_string()) {
+    fn add(
+        &mut self,
+        origin: Origin,
+        config: &Config,
+        sidecar: Option<&RawPluginSettings>,
+        from_folder: bool,
+        keep_bytes: bool,
+    ) {
+        let stub = match origin.bytes().and_then(|bytes| Stub::read(&bytes, &origin.to_string())) {
             Ok(stub) => stub,
             Err(error) => {
                 tracing::warn!(%origin, %error, "plugin rejected");
@@ -205,6 +222,7 @@ impl Catalog {
                 return;
             }
         };
+        let origin = if keep_bytes { origin } else { origin.without_bytes() };
         let settings = match config.settings_with(&stub.name, sidecar) {
             Ok(settings) => settings,
             Err(error) => {

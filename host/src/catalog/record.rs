@@ -9,7 +9,7 @@ use crate::disclosure::formats::{model_schema, one_line};
 use crate::load::Plugin;
 
 /// Which meta-tool discloses a resource, and which per-agent filter applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Category {
     /// A built-in tool plugin.

@@ -43,7 +43,11 @@ pub(crate) async fn reconcile(old: &Catalog, mut fresh: Catalog, loader: &Loader
     let candidates: Vec<Arc<Plugin>> = fresh.plugins.values().cloned().collect();
     for candidate in candidates {
         let previous = old.plugins.get(candidate.name());
-        if previous.is_some_and(|p| Arc::ptr_eq(p, &candidate)) {
+        // The same plugin, or the same file version now read with its
+        // bytes (when watching starts): nothing to validate.
+        if previous.is_some_and(|p| {
+            Arc::ptr_eq(p, &candidate) || (p.origin().same_as(candidate.origin()) && p.stub() == candidate.stub())
+        }) {
             continue;
         }
         if previous.is_none() && !candidate.settings().preload {

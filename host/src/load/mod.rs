@@ -1,9 +1,9 @@
 //! ② Loading: stub (no compile) → cache → compile → checked manifest.
 //!
-//! [`Plugin`] is what a scan produces: the stub, the bytes it was read
-//! from, and the settings. Nothing is compiled until the first call or
-//! `describe`, when [`Loader::load`] compiles those bytes (or loads the
-//! cached artifact), checks the component against its kind's world, calls
+//! [`Plugin`] is what a scan produces: the stub, where it was read from
+//! (and, on a watched host, the bytes themselves), and the settings.
+//! Nothing is compiled until the first call or `describe`, when
+//! [`Loader::load`] compiles those bytes (or loads the cached artifact), checks the component against its kind's world, calls
 //! `describe()` once and checks the manifest against the stub. The result is
 //! kept per plugin version, so later calls only instantiate.
 
@@ -59,11 +59,13 @@ fn io_error(path: &Path, e: std::io::Error) -> Error {
 
 /// Where a plugin's bytes come from.
 ///
-/// A folder plugin's bytes are read once, by the scan, and kept: what the
-/// catalog advertised is exactly what is compiled later, and a replaced or
-/// broken file never affects the version already in the catalog (hot
-/// reload relies on this to keep the last good version serving). The cost
-/// is memory equal to the size of the folder's plugins.
+/// A watched host keeps each folder plugin's bytes as the scan read them:
+/// what the catalog advertised is exactly what is compiled later, and a
+/// file replaced by a broken one never affects the version in the catalog
+/// (hot reload relies on this to keep the last good version serving, even
+/// one never called). The cost is memory equal to the folder's plugins, so
+/// a host that does not watch (a one-shot CLI command) reads the file
+/// again when it first loads the plugin, and refuses it if it changed.
 #[derive(Debug, Clone)]
 pub enum Origin {
     /// A file in the plugins folder, as it was when scanned.
@@ -74,8 +76,8 @@ pub enum Origin {
         stamp: FileStamp,
         /// The stamp of its settings file (`NAME.toml` beside it), if any.
         sidecar: Option<FileStamp>,
-        /// Its bytes as read.
-        bytes: Arc<[u8]>,
+        /// Its bytes as read, when kept.
+        bytes: Option<bytes::Bytes>,
     },
     /// A plugin embedded in the binary.
     Embedded {
@@ -96,11 +98,39 @@ impl std::fmt::Display for Origin {
 }
 
 impl Origin {
-    /// Its bytes.
-    pub fn bytes(&self) -> &[u8] {
+    /// Its bytes: the kept ones, else the file read again (an error if it
+    /// no longer has the stamp the scan saw).
+    pub fn bytes(&self) -> Result<bytes::Bytes> {
         match self {
-            Origin::File { bytes, .. } => bytes,
-            Origin::Embedded { bytes, .. } => bytes,
+            Origin::File { bytes: Some(bytes), .. } => Ok(bytes.clone()),
+            Origin::File { path, stamp, bytes: None, .. } => {
+                let changed = || Error::Io {
+                    path: path.display().to_string(),
+                    message: "the file changed since it was scanned; a reload will pick up the new version".into(),
+                };
+                if FileStamp::of(path)? != *stamp {
+                    return Err(changed());
+                }
+                let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
+                if FileStamp::of(path)? != *stamp {
+                    return Err(changed());
+                }
+                Ok(bytes.into())
+            }
+            Origin::Embedded { bytes, .. } => Ok(bytes::Bytes::from_static(bytes)),
+        }
+    }
+
+    /// Whether its bytes are at hand without reading a file.
+    pub fn holds_bytes(&self) -> bool {
+        !matches!(self, Origin::File { bytes: None, .. })
+    }
+
+    /// The same origin, without its kept bytes.
+    pub fn without_bytes(self) -> Origin {
+        match self {
+            Origin::File { path, stamp, sidecar, .. } => Origin::File { path, stamp, sidecar, bytes: None },
+            embedded => embedded,
         }
     }
 
@@ -115,7 +145,7 @@ impl Origin {
                 message: "the file changed while it was read (still being written?)".into(),
             });
         }
-        Ok(Origin::File { path: path.to_owned(), stamp, sidecar: None, bytes: bytes.into() })
+        Ok(Origin::File { path: path.to_owned(), stamp, sidecar: None, bytes: Some(bytes.into()) })
     }
 
     /// The file's path, for a folder plugin.
@@ -269,12 +299,19 @@ impl Loader {
 
     async fn load_uncached(&self, plugin: &Plugin) -> Result<Arc<Loaded>> {
         let origin = plugin.origin.to_string();
-        // The bytes the scan read and advertised, not the file as it is now.
-        let source = plugin.origin.clone();
+        // The bytes the scan read and advertised, or the file as long as it
+        // is unchanged (checked by stamp, and by stub).
+        let bytes = plugin.origin.bytes()?;
+        if !plugin.origin.holds_bytes() && Stub::read(&bytes, &origin)? != plugin.stub {
+            return Err(Error::Io {
+                path: origin,
+                message: "the file changed since it was scanned; a reload will pick up the new version".into(),
+            });
+        }
         let engine = self.engine.clone();
         let cache = self.cache.clone();
         let started = std::time::Instant::now();
-        let (component, source) = tokio::task::spawn_blocking(move || cache.load_or_compile(&engine, source.bytes()))
+        let (component, source) = tokio::task::spawn_blocking(move || cache.load_or_compile(&engine, &bytes))
             .await
             .map_err(|e| Error::Internal(format!("compile task: {e}")))?
             .map_err(|e| Error::Compile {

@@ -29,9 +29,34 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check { file } => check(&host, &file).await,
         Command::Precompile => precompile(&host).await,
         Command::Watch => watch(&host).await,
-        Command::Serve => {
-            eprintln!("quiver serve: the MCP server is not implemented yet (it arrives with the MCP face).");
-            Ok(ExitCode::from(2))
+        Command::Serve { stdio, http, token, allow_origins, no_watch } => {
+            let _watcher = if no_watch { None } else { Some(host.watch()?) };
+            if stdio {
+                quiver::faces::serve_stdio(&host, cli.agent.clone()).await?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let Some(addr) = http else {
+                eprintln!("error: choose a transport: --stdio, or --http ADDR (e.g. 127.0.0.1:8080)");
+                return Ok(ExitCode::from(2));
+            };
+            let options = quiver::faces::http::HttpOptions {
+                addr,
+                token,
+                allowed_origins: allow_origins,
+                agent: cli.agent.clone(),
+                ..Default::default()
+            };
+            let shutdown = tokio_util::sync::CancellationToken::new();
+            let on_signal = shutdown.clone();
+            tokio::spawn(async move {
+                let _ = tokio::signal::ctrl_c().await;
+                on_signal.cancel();
+            });
+            quiver::faces::http::serve(&host, &options, shutdown, |addr| {
+                eprintln!("quiver: MCP at http://{addr}/mcp, REST at http://{addr}/v1");
+            })
+            .await?;
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

@@ -102,8 +102,24 @@ enum Command {
     /// Watch the folders and print every change of the catalog as it is
     /// published (hot reload), until interrupted.
     Watch,
-    /// Serve the plugins to MCP clients (not implemented yet).
-    Serve,
+    /// Serve MCP (stdio, or streamable HTTP at /mcp plus the REST API at /v1).
+    Serve {
+        /// Speak MCP on stdin/stdout.
+        #[arg(long, conflicts_with = "http")]
+        stdio: bool,
+        /// Listen for HTTP on this address, e.g. 127.0.0.1:8080.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// Bearer token HTTP clients must send (required off loopback).
+        #[arg(long, env = "QUIVER_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// A browser origin to allow besides loopback ones (repeatable).
+        #[arg(long = "allow-origin", value_name = "ORIGIN")]
+        allow_origins: Vec<String>,
+        /// Do not watch the folders for changes (hot reload is on by default).
+        #[arg(long)]
+        no_watch: bool,
+    },
 }
 
 fn main() -> ExitCode {

@@ -1,0 +1,176 @@
+//! One HTTP server for both faces: MCP (streamable HTTP) at `/mcp` and the
+//! REST API under `/v1`.
+//!
+//! Safe defaults: loopback bind; `Host` and `Origin` checked against
+//! loopback names (DNS-rebinding protection) unless the operator lists
+//! others; a bearer token required for a non-loopback bind; a request body
+//! limit; graceful shutdown (running calls finish).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use super::mcp::McpServer;
+use crate::{Error, Host, Result};
+
+/// How to serve over HTTP.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Where to listen (default `127.0.0.1:8080`).
+    pub addr: SocketAddr,
+    /// The bearer token every request must carry; required off loopback.
+    pub token: Option<String>,
+    /// Browser origins allowed besides loopback ones, e.g. `https://app.example.com`.
+    pub allowed_origins: Vec<String>,
+    /// The largest request body, in bytes.
+    pub max_body_bytes: usize,
+    /// The agent profile whose disclosure policy applies.
+    pub agent: Option<String>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            token: None,
+            allowed_origins: Vec::new(),
+            max_body_bytes: 4 * 1024 * 1024,
+            agent: None,
+        }
+    }
+}
+
+/// The routes of both faces, with the checks of `options` (for tests and
+/// embedders that run their own server).
+pub fn router(host: &Host, options: &HttpOptions, shutdown: CancellationToken) -> Result<axum::Router> {
+    let loopback = options.addr.ip().is_loopback();
+    if !loopback && options.token.is_none() {
+        return Err(Error::Config(format!(
+            "serving on {} (not loopback) needs a bearer token: pass --token or set QUIVER_TOKEN",
+            options.addr
+        )));
+    }
+    let mcp = McpServer::new(host.clone(), options.agent.clone())?;
+    let mut origins: Vec<String> =
+        ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"].map(String::from).into();
+    origins.extend(options.allowed_origins.iter().cloned());
+    let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(origins.clone())
+        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_cancellation_token(shutdown);
+    if !loopback {
+        // Reached by a public name: the token is the guard, not the Host header.
+        config = config.disable_allowed_hosts();
+    }
+    let service = StreamableHttpService::new(move || Ok(mcp.clone()), LocalSessionManager::default().into(), config);
+    let guard = Arc::new(Guard { token: options.token.clone(), origins });
+    let router = super::rest::router(host.clone(), options.agent.clone())
+        .nest_service("/mcp", service)
+        .layer(DefaultBodyLimit::max(options.max_body_bytes))
+        .layer(middleware::from_fn(move |request: Request, next: Next| {
+            let guard = guard.clone();
+            async move { guard.check(request, next).await }
+        }));
+    Ok(router)
+}
+
+/// Serve both faces on `options.addr` until `shutdown` is cancelled; then
+/// stop accepting and let running requests finish. `bound` is told the
+/// address actually bound (useful with port 0).
+pub async fn serve(
+    host: &Host,
+    options: &HttpOptions,
+    shutdown: CancellationToken,
+    bound: impl FnOnce(SocketAddr),
+) -> Result<()> {
+    let router = router(host, options, shutdown.clone())?;
+    let listener = tokio::net::TcpListener::bind(options.addr)
+        .await
+        .map_err(|e| Error::Io { path: options.addr.to_string(), message: format!("cannot listen: {e}") })?;
+    let addr = listener.local_addr().map_err(|e| Error::Internal(e.to_string()))?;
+    tracing::info!(%addr, "serving MCP at /mcp and REST at /v1");
+    bound(addr);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+        .map_err(|e| Error::Internal(format!("HTTP server: {e}")))
+}
+
+struct Guard {
+    token: Option<String>,
+    origins: Vec<String>,
+}
+
+impl Guard {
+    async fn check(&self, request: Request, next: Next) -> Response {
+        if let Some(token) = &self.token {
+            let presented = request
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "));
+            if !presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.as_bytes())) {
+                return (
+                    StatusCode::UNAUTHORIZED,
+                    [(header::WWW_AUTHENTICATE, "Bearer")],
+                    "a bearer token is required",
+                )
+                    .into_response();
+            }
+        }
+        // The REST routes get the same Origin check rmcp applies to /mcp.
+        if !request.uri().path().starts_with("/mcp")
+            && let Some(origin) = request.headers().get(header::ORIGIN)
+            && !origin.to_str().is_ok_and(|o| self.origins.iter().any(|allowed| origin_matches(allowed, o)))
+        {
+            return (StatusCode::FORBIDDEN, "origin not allowed").into_response();
+        }
+        next.run(request).await
+    }
+}
+
+/// `allowed` is `scheme://host:port` or `scheme://host:*`.
+fn origin_matches(allowed: &str, origin: &str) -> bool {
+    match allowed.strip_suffix(":*") {
+        Some(prefix) => {
+            origin == prefix
+                || origin
+                    .strip_prefix(prefix)
+                    .is_some_and(|rest| rest.strip_prefix(':').is_some_and(|p| p.chars().all(|c| c.is_ascii_digit())))
+        }
+        None => origin == allowed,
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_match_by_scheme_host_and_port() {
+        assert!(origin_matches("http://localhost:*", "http://localhost:3000"));
+        assert!(origin_matches("http://localhost:*", "http://localhost"));
+        assert!(!origin_matches("http://localhost:*", "http://localhost.evil.com"));
+        assert!(!origin_matches("http://localhost:*", "https://localhost:3000"));
+        assert!(origin_matches("https://app.example.com", "https://app.example.com"));
+        assert!(!origin_matches("https://app.example.com", "https://app.example.com.evil"));
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+    }
+}

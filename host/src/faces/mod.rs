@@ -1,0 +1,20 @@
+//! ⑤ Faces: how clients reach the host besides the library ([`Host`],
+//! [`Session`](crate::Session)): an MCP server ([`mcp`], over stdio or
+//! streamable HTTP) and a REST API ([`rest`]), served together by [`http`].
+
+pub mod http;
+pub mod mcp;
+pub mod rest;
+
+use crate::{Error, Host, Result};
+
+/// Serve MCP on stdin/stdout until the client closes them. Nothing but
+/// protocol is written to stdout (logs go to stderr, guest output to logs).
+pub async fn serve_stdio(host: &Host, agent: Option<String>) -> Result<()> {
+    use rmcp::ServiceExt;
+    let server = mcp::McpServer::new(host.clone(), agent)?;
+    let running =
+        server.serve(rmcp::transport::stdio()).await.map_err(|e| Error::Internal(format!("MCP on stdio: {e}")))?;
+    running.waiting().await.map_err(|e| Error::Internal(format!("MCP on stdio: {e}")))?;
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! The faces: MCP through a real rmcp client over an in-memory duplex (no
+//! sockets, no sleeps), and the REST API through the router itself.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use quiver::faces::http::{HttpOptions, router};
+use quiver::faces::mcp::McpServer;
+use quiver_tests::TestHost;
+use quiver_tests::builds::{publish, versioned};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt as _;
+
+/// A client that counts `tools/list_changed` notifications.
+#[derive(Clone, Default)]
+struct Client {
+    changed: Arc<tokio::sync::Notify>,
+}
+
+impl ClientHandler for Client {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.notify_one();
+    }
+}
+
+async fn connect(host: &quiver::Host) -> (RunningService<RoleClient, Client>, Client) {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let server = McpServer::new(host.clone(), None).unwrap();
+    tokio::spawn(async move {
+        let running = server.serve(server_io).await.expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    let client = Client::default();
+    let running = client.clone().serve(client_io).await.expect("the client connects");
+    (running, client)
+}
+
+fn args(value: Value) -> rmcp::model::JsonObject {
+    value.as_object().cloned().expect("an object")
+}
+
+fn text(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+}
+
+#[tokio::test]
+async fn an_mcp_client_discovers_and_calls_through_the_meta_tools() {
+    let t = TestHost::builder().bundled().skills(quiver_tests::data("skills")).build();
+    let (client, _) = connect(&t.host).await;
+
+    let info = client.peer_info().expect("server info");
+    let instructions = info.instructions.clone().unwrap_or_default();
+    assert!(instructions.contains("calc__evaluate"), "Tier 1 is in the instructions: {instructions}");
+
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for expected in ["read_skill", "request_tools", "search_tools", "call_tool"] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    assert!(!names.contains(&"calc__evaluate"), "19 built-in tools are over the threshold: {names:?}");
+    assert!(
+        names.iter().all(|n| n.len() <= 64 && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+    );
+    assert_eq!(client.list_all_tools().await.unwrap(), tools, "tools/list is stable");
+
+    // Discover: the full schema comes back as a result...
+    let found = client
+        .call_tool(
+            CallToolRequestParams::new("request_tools").with_arguments(args(json!({"tool_names": ["calc__evaluate"]}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(found.is_error, Some(false));
+    assert!(text(&found).contains("expression"), "{}", text(&found));
+    // ...and the tool is callable by name although it is not listed,
+    let direct = client
+        .call_tool(CallToolRequestParams::new("calc__evaluate").with_arguments(args(json!({"expression": "6 * 7"}))))
+        .await
+        .unwrap();
+    assert_eq!(direct.is_error, Some(false));
+    assert_eq!(direct.structured_content, Some(json!({"value": 42})));
+    // or through call_tool.
+    let generic = client
+        .call_tool(
+            CallToolRequestParams::new("call_tool")
+                .with_arguments(args(json!({"name": "calc__evaluate", "arguments": {"expression": "2 + 2"}}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(generic.structured_content, Some(json!({"value": 4})));
+
+    // A failing call is a result the model reads; an unknown tool is a protocol error.
+    let bad = client
+        .call_tool(CallToolRequestParams::new("calc__evaluate").with_arguments(args(json!({"expression": 7}))))
+        .await
+        .unwrap();
+    assert_eq!(bad.is_error, Some(true));
+    assert!(text(&bad).contains("expression"), "{}", text(&bad));
+    let unknown = client.call_tool(CallToolRequestParams::new("no_such_tool")).await.unwrap_err();
+    assert!(unknown.to_string().contains("-32602") || unknown.to_string().contains("no_such_tool"), "{unknown}");
+
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_change_notifies_mcp_sessions() {
+    let t = TestHost::builder().build();
+    let (client, handler) = connect(&t.host).await;
+    let before = client.list_all_tools().await.unwrap();
+    publish(t.plugins.path(), "versioned.wasm", &versioned(1));
+    let notified = handler.changed.notified();
+    t.host.reload().await.unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(60), notified).await.expect("tools/list_changed");
+    let after = client.list_all_tools().await.unwrap();
+    assert_ne!(before, after, "the new plugin shows in the tool list");
+    assert!(after.iter().any(|t| t.name == "versioned__build"), "{after:?}");
+    client.cancel().await.unwrap();
+}
+
+async fn get(app: &axum::Router, path: &str, headers: &[(&str, &str)]) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    let mut request = Request::builder().uri(path);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    send(app, request.body(Body::empty()).unwrap()).await
+}
+
+async fn send(app: &axum::Router, request: Request<Body>) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let (parts, body) = response.into_parts();
+    (parts.status, parts.headers, body.collect().await.unwrap().to_bytes().to_vec())
+}
+
+fn json_of(body: &[u8]) -> Value {
+    serde_json::from_slice(body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(body)))
+}
+
+#[tokio::test]
+async fn the_rest_api_answers_at_three_levels_with_etags() {
+    let t = TestHost::builder().bundled().file("versioned.wasm", versioned(1)).build();
+    let app = router(&t.host, &HttpOptions::default(), CancellationToken::new()).unwrap();
+
+    let (status, headers, body) = get(&app, "/v1/tools", &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    let names = json_of(&body);
+    assert!(names["tools"].as_array().unwrap().iter().any(|n| n == "calc__evaluate"), "{names}");
+    let etag = headers[header::ETAG].to_str().unwrap().to_owned();
+    let (status, _, _) = get(&app, "/v1/tools", &[("if-none-match", &etag)]).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+
+    let (_, _, body) = get(&app, "/v1/tools/summary", &[]).await;
+    let summary = json_of(&body);
+    let calc = summary["tools"].as_array().unwrap().iter().find(|t| t["name"] == "calc__evaluate").unwrap().clone();
+    assert_eq!(calc["category"], "builtin");
+    assert!(!calc["summary"].as_str().unwrap().is_empty());
+
+    let (status, _, body) = get(&app, "/v1/tools/calc__evaluate", &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    let full = json_of(&body);
+    assert_eq!(full["inputSchema"]["properties"]["expression"]["type"], "string", "{full}");
+    assert_eq!(full["annotations"]["readOnlyHint"], true);
+    let (status, _, _) = get(&app, "/v1/tools/nope__nothing", &[]).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let call = Request::post("/v1/tools/calc__evaluate/call")
+        .header("content-type", "application/json")
+        .body(Body::from(r#"{"expression": "6 * 7"}"#))
+        .unwrap();
+    let (status, _, body) = send(&app, call).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(json_of(&body)["value"], json!({"value": 42}));
+    let bad = Request::post("/v1/tools/calc__evaluate/call").body(Body::from(r#"{"expression": 1}"#)).unwrap();
+    let (_, _, body) = send(&app, bad).await;
+    assert_eq!(json_of(&body)["is_error"], true);
+
+    let (_, headers, body) = get(&app, "/v1/prompt", &[]).await;
+    assert!(headers[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/plain"));
+    assert!(String::from_utf8(body).unwrap().contains("calc__evaluate"));
+
+    let (_, _, body) = get(&app, "/v1/export/openai", &[]).await;
+    let openai = json_of(&body);
+    assert!(
+        openai.as_array().unwrap().iter().all(|t| t["type"] == "function" && t["function"]["parameters"].is_object())
+    );
+    let (_, _, body) = get(&app, "/v1/export/anthropic", &[]).await;
+    let anthropic = json_of(&body);
+    assert_eq!(anthropic[0]["name"], "tool_search_tool_bm25");
+    assert!(
+        anthropic.as_array().unwrap()[1..].iter().all(|t| t["defer_loading"] == true && t["input_schema"].is_object())
+    );
+    assert_eq!(openai.as_array().unwrap().len() + 1, anthropic.as_array().unwrap().len());
+
+    let (_, _, body) = get(&app, "/v1/openapi.json", &[]).await;
+    let openapi = json_of(&body);
+    assert_eq!(openapi["openapi"], "3.1.0");
+    assert!(openapi["components"]["schemas"]["Summaries"]["properties"]["tools"].is_object());
+
+    // A reload that changes the catalog changes the ETag.
+    std::fs::write(t.plugins.path().join("versioned.wasm"), versioned(2)).unwrap();
+    t.host.reload().await.unwrap();
+    let (status, headers, _) = get(&app, "/v1/tools", &[("if-none-match", &etag)]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_ne!(headers[header::ETAG].to_str().unwrap(), etag);
+}
+
+#[tokio::test]
+async fn http_refuses_foreign_origins_and_missing_tokens() {
+    let t = TestHost::builder().bundled().build();
+    let open = router(&t.host, &HttpOptions::default(), CancellationToken::new()).unwrap();
+    let (status, _, _) = get(&open, "/v1/tools", &[("origin", "http://localhost:5173")]).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _, _) = get(&open, "/v1/tools", &[("origin", "https://evil.example")]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    let options = HttpOptions { token: Some("s3cret".into()), ..Default::default() };
+    let guarded = router(&t.host, &options, CancellationToken::new()).unwrap();
+    let (status, _, _) = get(&guarded, "/v1/tools", &[]).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _, _) = get(&guarded, "/v1/tools", &[("authorization", "Bearer wrong")]).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _, _) = get(&guarded, "/v1/tools", &[("authorization", "Bearer s3cret")]).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let public = HttpOptions { addr: "0.0.0.0:0".parse().unwrap(), ..Default::default() };
+    let error = router(&t.host, &public, CancellationToken::new()).unwrap_err();
+    assert_eq!(error.kind(), quiver::ErrorKind::Config, "{error}");
+}
