@@ -1,0 +1,77 @@
+"""An independent MCP client against `quiver serve`: the official Python SDK.
+
+Usage: python mcp_python.py PATH/TO/quiver
+
+For each transport (stdio, streamable HTTP) and each protocol era (the
+2025-11-25 `initialize` handshake, and `auto`, which probes the stateless
+2026-07-28 `server/discover` first), it lists the tools, reads the Tier-1
+instructions, discovers a tool through `request_tools`, calls it directly
+and through `call_tool`, and checks a failing call. Exit status 0 only if
+every check held.
+"""
+
+import asyncio
+import re
+import subprocess
+import sys
+
+from mcp import Client, StdioServerParameters
+
+QUIVER = sys.argv[1]
+COMMON = ["--no-cache", "serve"]
+
+
+async def exercise(client: Client, label: str) -> None:
+    assert client.server_info is not None and client.server_info.name == "quiver", client.server_info
+    assert "calc__evaluate" in (client.instructions or ""), "Tier 1 is in the instructions"
+    tools = (await client.list_tools()).tools
+    names = [tool.name for tool in tools]
+    for expected in ("request_tools", "search_tools", "call_tool"):
+        assert expected in names, f"{expected} not in {names}"
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name) for name in names), names
+
+    found = await client.call_tool("request_tools", {"tool_names": ["calc__evaluate"]})
+    assert not found.is_error, found
+    assert "expression" in found.content[0].text, found
+
+    direct = await client.call_tool("calc__evaluate", {"expression": "6 * 7"})
+    assert not direct.is_error and direct.structured_content == {"value": 42}, direct
+    generic = await client.call_tool("call_tool", {"name": "calc__evaluate", "arguments": {"expression": "2 + 2"}})
+    assert not generic.is_error and generic.structured_content == {"value": 4}, generic
+    bad = await client.call_tool("calc__evaluate", {"expression": 7})
+    assert bad.is_error, bad
+    print(f"{label}: ok (protocol {client.protocol_version}, {len(names)} tools listed)")
+
+
+async def over_stdio(mode: str) -> None:
+    params = StdioServerParameters(command=QUIVER, args=COMMON + ["--stdio", "--no-watch"])
+    async with Client(params, mode=mode) as client:
+        await exercise(client, f"stdio, mode={mode}")
+
+
+async def over_http(mode: str) -> None:
+    server = subprocess.Popen(
+        [QUIVER, *COMMON, "--http", "127.0.0.1:0", "--no-watch"], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        url = None
+        for line in server.stderr:
+            match = re.search(r"MCP at (http://\S+/mcp)", line)
+            if match:
+                url = match.group(1)
+                break
+        assert url, "the server did not say where it listens"
+        async with Client(url, mode=mode) as client:
+            await exercise(client, f"http, mode={mode}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+async def main() -> None:
+    for mode in ("legacy", "auto"):
+        await over_stdio(mode)
+        await over_http(mode)
+
+
+asyncio.run(main())
