@@ -231,7 +231,7 @@ pub(crate) fn throughput(options: &Options, runtime: &tokio::runtime::Runtime, r
     writeln!(
         report,
         "`calc.evaluate(\"1 + 1\")` from {} concurrent tasks on {cores} cores for {:.1} s, each call a fresh \
-         instance: **{:.0} calls/s**. Over MCP HTTP: see the faces issue (not landed yet).\n",
+         instance: **{:.0} calls/s**. Over HTTP: see the HTTP section.\n",
         cores * 4,
         window.as_secs_f64(),
         calls as f64 / window.as_secs_f64()
