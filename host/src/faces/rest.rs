@@ -142,14 +142,11 @@ impl Rest {
 
 async fn names(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
     let catalog = rest.host.catalog();
-    let mut tools = Vec::new();
-    for listing in catalog.listing() {
-        match rest.policy_allows(listing.category) {
-            Ok(true) => tools.push(listing.name.clone()),
-            Ok(false) => {}
-            Err(e) => return error_response(&e),
-        }
-    }
+    let policy = match rest.host.policy(rest.agent.as_deref()) {
+        Ok(policy) => policy,
+        Err(e) => return error_response(&e),
+    };
+    let tools = catalog.listing().iter().filter(|l| policy.allows(l.category)).map(|l| l.name.clone()).collect();
     cached(&rest, catalog.version(), &headers, Json(Names { version: catalog.version(), tools }))
 }
 
