@@ -150,6 +150,9 @@ fn serve_stdio_writes_nothing_but_protocol_to_stdout() {
     }
     let status = child.wait().unwrap();
     assert!(status.success());
+    // Requests run concurrently: answers come in any order.
+    answers.sort_by_key(|a| a["id"].as_u64());
+    assert_eq!(answers.iter().map(|a| a["id"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2, 3], "{answers:?}");
     assert_eq!(answers[0]["result"]["serverInfo"]["name"], "quiver");
     let tools = answers[1]["result"]["tools"].as_array().unwrap();
     assert!(tools.iter().any(|t| t["name"] == "misbehave__spam"), "{tools:?}");
