@@ -10,9 +10,13 @@ use quiver::faces::http::{HttpOptions, router};
 use quiver::faces::mcp::McpServer;
 use quiver_tests::TestHost;
 use quiver_tests::builds::{publish, versioned};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    PromptMessage, Role, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RoleServer, RunningService};
+use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
@@ -30,8 +34,11 @@ impl ClientHandler for Client {
 }
 
 async fn connect(host: &quiver::Host) -> (RunningService<RoleClient, Client>, Client) {
+    connect_to(McpServer::new(host.clone(), None).unwrap()).await
+}
+
+async fn connect_to<E: ServerHandler>(server: McpServer<E>) -> (RunningService<RoleClient, Client>, Client) {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let server = McpServer::new(host.clone(), None).unwrap();
     tokio::spawn(async move {
         let running = server.serve(server_io).await.expect("the server starts");
         let _ = running.waiting().await;
@@ -106,6 +113,99 @@ async fn an_mcp_client_discovers_and_calls_through_the_meta_tools() {
     assert!(unknown.to_string().contains("-32602") || unknown.to_string().contains("no_such_tool"), "{unknown}");
 
     client.cancel().await.unwrap();
+}
+
+/// An embedder's own MCP offering: one tool and one prompt.
+struct Extras;
+
+impl Extras {
+    fn tool() -> Tool {
+        let schema = json!({"type": "object", "properties": {}, "additionalProperties": false});
+        Tool::new("weather", "Today's weather", Arc::new(args(schema)))
+    }
+}
+
+impl ServerHandler for Extras {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_prompts().build())
+            .with_instructions("Ask for the weather.")
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![Extras::tool()]))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        (name == "weather").then(Extras::tool)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        assert_eq!(request.name, "weather", "only the extras' own tools reach them");
+        Ok(CallToolResult::success(vec![ContentBlock::text("sunny")]).into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(vec![Prompt::new("greeting", Some("Say hello"), None)]))
+    }
+
+    async fn get_prompt(
+        &self,
+        _request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, "Hello!")]).into())
+    }
+}
+
+#[tokio::test]
+async fn an_embedders_extras_are_served_beside_quivers_tools() {
+    let t = TestHost::builder().bundled().build();
+    let (client, _) = connect_to(McpServer::with_extras(t.host.clone(), None, Extras).unwrap()).await;
+
+    let info = client.peer_info().expect("server info");
+    assert!(info.capabilities.prompts.is_some(), "the extras' capabilities are declared");
+    let instructions = info.instructions.clone().unwrap_or_default();
+    assert!(
+        instructions.contains("calc__evaluate") && instructions.ends_with("Ask for the weather."),
+        "{instructions}"
+    );
+
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert!(names.contains(&"request_tools") && names.contains(&"call_tool"), "{names:?}");
+    assert_eq!(names.last(), Some(&"weather"), "the extras' tools come after Quiver's: {names:?}");
+
+    let weather = client.call_tool(CallToolRequestParams::new("weather")).await.unwrap();
+    assert_eq!(text(&weather), "sunny");
+    let quiver = client
+        .call_tool(CallToolRequestParams::new("calc__evaluate").with_arguments(args(json!({"expression": "6 * 7"}))))
+        .await
+        .unwrap();
+    assert_eq!(quiver.structured_content, Some(json!({"value": 42})), "Quiver's tools still answer");
+
+    let prompts = client.list_all_prompts().await.unwrap();
+    assert_eq!(prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["greeting"]);
+    client.cancel().await.unwrap();
+
+    // Without extras there are no prompts: the method is not found (an
+    // empty list would claim a capability the server never declared).
+    let (plain, _) = connect(&t.host).await;
+    assert!(plain.peer_info().expect("server info").capabilities.prompts.is_none());
+    let error = plain.list_all_prompts().await.unwrap_err();
+    assert!(matches!(&error, rmcp::ServiceError::McpError(e) if e.code == ErrorCode::METHOD_NOT_FOUND), "{error:?}");
+    plain.cancel().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

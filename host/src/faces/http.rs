@@ -17,7 +17,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use super::mcp::McpServer;
+use rmcp::handler::server::ServerHandler;
+
+use super::mcp::{McpServer, NoExtras};
 use crate::{Error, Host, Result};
 
 /// How to serve over HTTP.
@@ -50,6 +52,17 @@ impl Default for HttpOptions {
 /// The routes of both faces, with the checks of `options` (for tests and
 /// embedders that run their own server).
 pub fn router(host: &Host, options: &HttpOptions, shutdown: CancellationToken) -> Result<axum::Router> {
+    router_with(host, options, shutdown, NoExtras)
+}
+
+/// [`router`] with an embedder's MCP `extras` served beside Quiver's tools
+/// (see [`McpServer`]).
+pub fn router_with<E: ServerHandler>(
+    host: &Host,
+    options: &HttpOptions,
+    shutdown: CancellationToken,
+    extras: E,
+) -> Result<axum::Router> {
     let loopback = options.addr.ip().is_loopback();
     if !loopback && options.token.is_none() {
         return Err(Error::Config(format!(
@@ -57,13 +70,16 @@ pub fn router(host: &Host, options: &HttpOptions, shutdown: CancellationToken) -
             options.addr
         )));
     }
-    let mcp = McpServer::new(host.clone(), options.agent.clone())?;
+    let mcp = McpServer::with_extras(host.clone(), options.agent.clone(), extras)?;
     let mut origins: Vec<String> =
         ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"].map(String::from).into();
     origins.extend(options.allowed_origins.iter().cloned());
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_origins(origins.clone())
         .with_max_request_body_bytes(options.max_body_bytes)
+        // A plain answer is one JSON body; SSE only when notifications
+        // (progress, logs) precede it.
+        .with_json_response(true)
         .with_cancellation_token(shutdown);
     if !loopback {
         // Reached by a public name: the token is the guard, not the Host header.
@@ -90,7 +106,18 @@ pub async fn serve(
     shutdown: CancellationToken,
     bound: impl FnOnce(SocketAddr),
 ) -> Result<()> {
-    let router = router(host, options, shutdown.clone())?;
+    serve_with(host, options, shutdown, bound, NoExtras).await
+}
+
+/// [`serve`] with an embedder's MCP `extras` (see [`router_with`]).
+pub async fn serve_with<E: ServerHandler>(
+    host: &Host,
+    options: &HttpOptions,
+    shutdown: CancellationToken,
+    bound: impl FnOnce(SocketAddr),
+    extras: E,
+) -> Result<()> {
+    let router = router_with(host, options, shutdown.clone(), extras)?;
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .map_err(|e| Error::Io { path: options.addr.to_string(), message: format!("cannot listen: {e}") })?;

@@ -13,12 +13,27 @@
 //! * The Tier-1 text is the server's `instructions`; a catalog change (hot
 //!   reload) sends `notifications/tools/list_changed` to sessions and to
 //!   `subscriptions/listen` subscribers.
+//!
+//! The seam an embedder controls is `E`, any rmcp [`ServerHandler`]: its
+//! tools are listed after Quiver's and its calls go to it, and everything
+//! Quiver does not serve itself (resources, prompts, completion, logging
+//! level, resource subscriptions) is its own. [`NoExtras`] serves nothing.
+//! The conformance fixture server (`tests/conformance`) is one such `E`.
+
+use std::sync::{Arc, Mutex};
 
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
+#[allow(deprecated)] // logging/setLevel: deprecated by SEP-2577, still part of 2025-11-25
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, CompleteRequestMethod,
+    CompleteRequestParams, CompleteResult, ConstString, ContentBlock, CustomNotification, CustomRequest, CustomResult,
+    GetPromptRequestMethod, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsRequestMethod,
+    ListPromptsResult, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestMethod,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestMethod,
+    SetLevelRequestParams, SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter, Tool, ToolsCapability,
+    UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use schemars::JsonSchema;
@@ -42,21 +57,50 @@ struct CallToolArgs {
     arguments: serde_json::Map<String, Value>,
 }
 
-/// Quiver as an MCP server. Cheap to clone: one per HTTP session is fine.
-#[derive(Clone)]
-pub struct McpServer {
+/// The extras of a plain Quiver server: none (rmcp's defaults: no tools,
+/// resources or prompts, `method not found` where that is the answer).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoExtras;
+
+impl ServerHandler for NoExtras {}
+
+/// Quiver as an MCP server, with an embedder's extras `E` beside it. Cheap
+/// to clone: one per HTTP session is fine.
+pub struct McpServer<E = NoExtras> {
     host: Host,
     agent: Option<String>,
+    extras: Arc<E>,
+    /// The Tier-1 text of the last catalog version it was rendered for:
+    /// rmcp asks for the server info on every stateless request.
+    instructions: Arc<Mutex<Option<(u64, String)>>>,
+}
+
+impl<E> Clone for McpServer<E> {
+    fn clone(&self) -> Self {
+        McpServer {
+            host: self.host.clone(),
+            agent: self.agent.clone(),
+            extras: self.extras.clone(),
+            instructions: self.instructions.clone(),
+        }
+    }
 }
 
 impl McpServer {
     /// Serve `host` with the disclosure policy of `agent` (checked now).
     pub fn new(host: Host, agent: Option<String>) -> Result<McpServer> {
+        McpServer::with_extras(host, agent, NoExtras)
+    }
+}
+
+impl<E: ServerHandler> McpServer<E> {
+    /// Serve `host` and, beside it, whatever `extras` serves.
+    pub fn with_extras(host: Host, agent: Option<String>, extras: E) -> Result<McpServer<E>> {
         host.policy(agent.as_deref())?;
-        Ok(McpServer { host, agent })
+        Ok(McpServer { host, agent, extras: Arc::new(extras), instructions: Arc::default() })
     }
 
-    /// The `tools/list` result: stable for a catalog version.
+    /// Quiver's part of `tools/list`: stable for a catalog version.
     pub async fn tools(&self) -> Result<Vec<Tool>> {
         let mut session = self.host.open_session(self.agent.as_deref())?;
         let mut defs = session.listed_tools().await.tools;
@@ -64,15 +108,22 @@ impl McpServer {
         Ok(defs.iter().map(to_rmcp).collect())
     }
 
-    /// The Tier-1 text.
+    /// The Tier-1 text, rendered once per catalog version.
     fn instructions(&self) -> String {
-        match self.host.session(self.agent.as_deref()) {
-            Ok(session) => session.system_prompt(),
-            Err(error) => format!("Quiver could not render its catalog: {error}"),
+        let version = self.host.catalog().version();
+        let mut cached = self.instructions.lock().expect("instructions lock");
+        if let Some((_, text)) = cached.as_ref().filter(|(v, _)| *v == version) {
+            return text.clone();
         }
+        let text = match self.host.session(self.agent.as_deref()) {
+            Ok(session) => session.system_prompt(),
+            Err(error) => return format!("Quiver could not render its catalog: {error}"),
+        };
+        *cached = Some((version, text.clone()));
+        text
     }
 
-    /// Run one `tools/call`.
+    /// Run one `tools/call` of a Quiver tool.
     pub async fn call(&self, name: &str, arguments: Value) -> std::result::Result<CallToolResult, ErrorData> {
         let (name, arguments) = if name == CALL_TOOL {
             match serde_json::from_value::<CallToolArgs>(arguments) {
@@ -105,6 +156,16 @@ impl McpServer {
             result
         })
     }
+
+    /// `Ok` when the extras declare the capability `declared` looks for,
+    /// else JSON-RPC "method not found" for `M`.
+    fn offers<M: ConstString>(
+        &self,
+        declared: impl FnOnce(&ServerCapabilities) -> bool,
+        _method: M,
+    ) -> std::result::Result<(), ErrorData> {
+        if declared(&self.extras.get_info().capabilities) { Ok(()) } else { Err(ErrorData::method_not_found::<M>()) }
+    }
 }
 
 fn call_tool_def() -> ToolDef {
@@ -127,28 +188,59 @@ fn to_rmcp(def: &ToolDef) -> Tool {
     serde_json::from_value(json).expect("our MCP tool JSON is a valid MCP Tool")
 }
 
-impl ServerHandler for McpServer {
+/// Tell `notify` of every catalog change until it fails (the client left).
+fn forward_catalog_changes<F, Fut>(host: &Host, notify: F) -> tokio::task::JoinHandle<()>
+where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: Future<Output = bool> + Send,
+{
+    let mut versions = host.subscribe();
+    tokio::spawn(async move {
+        while versions.changed().await.is_ok() {
+            if !notify().await {
+                break;
+            }
+        }
+    })
+}
+
+#[allow(deprecated)] // resources/subscribe and unsubscribe: still part of 2025-11-25
+impl<E: ServerHandler> ServerHandler for McpServer<E> {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let extras = self.extras.get_info();
+        let mut capabilities = extras.capabilities;
+        capabilities.tools.get_or_insert_with(ToolsCapability::default).list_changed = Some(true);
+        let instructions = match extras.instructions {
+            Some(theirs) => format!("{}\n\n{theirs}", self.instructions()),
+            None => self.instructions(),
+        };
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("quiver", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.instructions())
+            .with_instructions(instructions)
     }
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, ErrorData> {
-        let tools = self.tools().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let mut tools = self.tools().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        tools.extend(self.extras.list_tools(request, context).await?.tools);
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.extras.get_tool(name)
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
+        if self.extras.get_tool(&request.name).is_some() {
+            return self.extras.call_tool(request, context).await;
+        }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         Ok(self.call(&request.name, arguments).await?.into())
     }
@@ -156,32 +248,142 @@ impl ServerHandler for McpServer {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // A 2025-11-25 session: tell it when the tool list changes, until
         // it goes away (the first failed send).
-        let mut versions = self.host.subscribe();
-        let peer = context.peer;
-        tokio::spawn(async move {
-            while versions.changed().await.is_ok() {
-                if peer.notify_tool_list_changed().await.is_err() {
-                    break;
-                }
-            }
+        let peer = context.peer.clone();
+        forward_catalog_changes(&self.host, move || {
+            let peer = peer.clone();
+            async move { peer.notify_tool_list_changed().await.is_ok() }
         });
+        self.extras.on_initialized(context).await
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        Some(requested.supported_by(&self.get_info().capabilities))
+        let mut accepted = self.extras.accepted_subscription_filter(requested).unwrap_or_default();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        Some(accepted)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> std::result::Result<(), ErrorData> {
-        let mut versions = self.host.subscribe();
-        loop {
-            tokio::select! {
-                _ = context.cancelled() => return Ok(()),
-                changed = versions.changed() => {
-                    if changed.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
-                        return Ok(());
-                    }
-                }
-            }
+        let forwarder = context.accepted().tools_list_changed.unwrap_or(false).then(|| {
+            let sink = context.sink().clone();
+            forward_catalog_changes(&self.host, move || {
+                let sink = sink.clone();
+                async move { sink.notify_tool_list_changed().await.is_ok() }
+            })
+        });
+        // The extras run the subscription (rmcp's default waits for its end).
+        let result = self.extras.listen(context).await;
+        if let Some(forwarder) = forwarder {
+            forwarder.abort();
         }
+        result
+    }
+
+    // Everything else is the extras', when they declare the capability;
+    // otherwise the method is not found (a client must not be told of an
+    // empty prompt list the server never offered).
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CompleteResult, ErrorData> {
+        self.offers(|c| c.completions.is_some(), CompleteRequestMethod)?;
+        self.extras.complete(request, context).await
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        self.offers(|c| c.logging.is_some(), SetLevelRequestMethod)?;
+        self.extras.set_level(request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<GetPromptResponse, ErrorData> {
+        self.offers(|c| c.prompts.is_some(), GetPromptRequestMethod)?;
+        self.extras.get_prompt(request, context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListPromptsResult, ErrorData> {
+        self.offers(|c| c.prompts.is_some(), ListPromptsRequestMethod)?;
+        self.extras.list_prompts(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourcesResult, ErrorData> {
+        self.offers(|c| c.resources.is_some(), ListResourcesRequestMethod)?;
+        self.extras.list_resources(request, context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourceTemplatesResult, ErrorData> {
+        self.offers(|c| c.resources.is_some(), ListResourceTemplatesRequestMethod)?;
+        self.extras.list_resource_templates(request, context).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ReadResourceResponse, ErrorData> {
+        self.offers(|c| c.resources.is_some(), ReadResourceRequestMethod)?;
+        self.extras.read_resource(request, context).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        self.offers(|c| c.resources.is_some(), SubscribeRequestMethod)?;
+        self.extras.subscribe(request, context).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        self.offers(|c| c.resources.is_some(), UnsubscribeRequestMethod)?;
+        self.extras.unsubscribe(request, context).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CustomResult, ErrorData> {
+        self.extras.on_custom_request(request, context).await
+    }
+
+    async fn on_cancelled(&self, notification: CancelledNotificationParam, context: NotificationContext<RoleServer>) {
+        self.extras.on_cancelled(notification, context).await
+    }
+
+    async fn on_progress(&self, notification: ProgressNotificationParam, context: NotificationContext<RoleServer>) {
+        self.extras.on_progress(notification, context).await
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.extras.on_roots_list_changed(context).await
+    }
+
+    async fn on_custom_notification(&self, notification: CustomNotification, context: NotificationContext<RoleServer>) {
+        self.extras.on_custom_notification(notification, context).await
     }
 }

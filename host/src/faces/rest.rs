@@ -14,13 +14,14 @@
 //! GET  /v1/openapi.json        this API
 //! ```
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use bytes::Bytes;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -31,11 +32,24 @@ use crate::{Error, ErrorKind, Host};
 struct Rest {
     host: Host,
     agent: Option<String>,
+    listings: Mutex<Option<Listings>>,
 }
+
+/// Levels 1 and 2 as JSON, serialized once per catalog snapshot and policy:
+/// a snapshot never changes, so neither do they (4,000 tools are ~0.5 MB of
+/// JSON, too much to rebuild per request).
+struct Listings {
+    key: ListingsKey,
+    names: Bytes,
+    summaries: Bytes,
+}
+
+/// The catalog version and the categories the policy allows.
+type ListingsKey = (u64, Vec<Category>);
 
 /// The REST routes (under `/v1`) for `host`, with `agent`'s policy.
 pub fn router(host: Host, agent: Option<String>) -> axum::Router {
-    let state = Arc::new(Rest { host, agent });
+    let state = Arc::new(Rest { host, agent, listings: Mutex::new(None) });
     axum::Router::new()
         .route("/v1/tools", get(names))
         .route("/v1/tools/summary", get(summaries))
@@ -140,24 +154,47 @@ impl Rest {
     }
 }
 
+impl Rest {
+    /// Levels 1 and 2 of the current catalog, as JSON (`names`, `summaries`).
+    fn listings(&self) -> Result<(u64, Bytes, Bytes), Error> {
+        let catalog = self.host.catalog();
+        let policy = self.host.policy(self.agent.as_deref())?;
+        let key = (catalog.version(), Category::all().into_iter().filter(|c| policy.allows(*c)).collect());
+        let mut listings = self.listings.lock().expect("listings lock");
+        if let Some(l) = listings.as_ref().filter(|l| l.key == key) {
+            return Ok((catalog.version(), l.names.clone(), l.summaries.clone()));
+        }
+        let allowed: Vec<&Listing> = catalog.listing().iter().filter(|l| policy.allows(l.category)).collect();
+        let version = catalog.version();
+        let names = Names { version, tools: allowed.iter().map(|l| l.name.clone()).collect() };
+        let summaries = Summaries { version, tools: allowed.into_iter().cloned().collect() };
+        let fresh = Listings {
+            key,
+            names: serde_json::to_vec(&names).expect("names serialize").into(),
+            summaries: serde_json::to_vec(&summaries).expect("summaries serialize").into(),
+        };
+        let answer = (version, fresh.names.clone(), fresh.summaries.clone());
+        *listings = Some(fresh);
+        Ok(answer)
+    }
+}
+
 async fn names(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
-    let catalog = rest.host.catalog();
-    let policy = match rest.host.policy(rest.agent.as_deref()) {
-        Ok(policy) => policy,
-        Err(e) => return error_response(&e),
-    };
-    let tools = catalog.listing().iter().filter(|l| policy.allows(l.category)).map(|l| l.name.clone()).collect();
-    cached(&rest, catalog.version(), &headers, Json(Names { version: catalog.version(), tools }))
+    match rest.listings() {
+        Ok((version, names, _)) => {
+            cached(&rest, version, &headers, ([(header::CONTENT_TYPE, "application/json")], names))
+        }
+        Err(e) => error_response(&e),
+    }
 }
 
 async fn summaries(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
-    let catalog = rest.host.catalog();
-    let policy = match rest.host.policy(rest.agent.as_deref()) {
-        Ok(policy) => policy,
-        Err(e) => return error_response(&e),
-    };
-    let tools = catalog.listing().iter().filter(|l| policy.allows(l.category)).cloned().collect();
-    cached(&rest, catalog.version(), &headers, Json(Summaries { version: catalog.version(), tools }))
+    match rest.listings() {
+        Ok((version, _, summaries)) => {
+            cached(&rest, version, &headers, ([(header::CONTENT_TYPE, "application/json")], summaries))
+        }
+        Err(e) => error_response(&e),
+    }
 }
 
 async fn full(State(rest): State<Arc<Rest>>, Path(name): Path<String>, headers: HeaderMap) -> Response {
