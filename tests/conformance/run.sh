@@ -61,6 +61,8 @@ for rev in 2025-11-25 2026-07-28; do
     for scenario in ${applicable[$rev]}; do
         conformance server --url "$url" --scenario "$scenario" --spec-version "$rev" -o "$out/quiver-$rev" \
             >>"$out/quiver-$rev.txt" 2>&1 || true # held by check.py, which knows the expected failures
+        compgen -G "$out/quiver-$rev/server-$scenario-*/checks.json" >/dev/null ||
+            { echo "$scenario ($rev) produced no results: see $out/quiver-$rev.txt"; status=1; }
     done
     hold "$out/quiver-$rev" "quiver.$rev"
 done
