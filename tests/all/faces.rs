@@ -13,10 +13,11 @@ use quiver_tests::builds::{publish, versioned};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt,
-    PromptMessage, Role, ServerCapabilities, ServerConfig, Tool,
+    PromptMessage, ProtocolVersion, Role, ServerCapabilities, ServerConfig, ServerNotification, SubscriptionFilter,
+    Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RoleServer, RunningService};
-use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceExt};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
@@ -223,6 +224,35 @@ async fn a_catalog_change_notifies_mcp_sessions() {
     client.cancel().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_change_notifies_2026_subscribers() {
+    // The stateless revision: no session, a `subscriptions/listen` stream.
+    let t = TestHost::builder().build();
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let server = McpServer::new(t.host.clone(), None).unwrap();
+    tokio::spawn(async move {
+        let running = server.serve(server_io).await.expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    let discover = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let client = ().serve_with_lifecycle(client_io, discover).await.expect("the client discovers");
+    let mut subscription =
+        client.listen(SubscriptionFilter::builder().tools_list_changed().build()).await.expect("listening");
+    assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
+
+    publish(t.plugins.path(), "versioned.wasm", &versioned(1));
+    t.host.reload().await.unwrap();
+    let notification = tokio::time::timeout(std::time::Duration::from_secs(60), subscription.next())
+        .await
+        .expect("a notification in time")
+        .expect("the stream is open")
+        .expect("a notification");
+    assert!(matches!(notification, ServerNotification::ToolListChangedNotification(_)), "{notification:?}");
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "versioned__build"), "{tools:?}");
+    client.cancel().await.unwrap();
+}
+
 async fn get(app: &axum::Router, path: &str, headers: &[(&str, &str)]) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
     let mut request = Request::builder().uri(path);
     for (name, value) in headers {
@@ -259,6 +289,33 @@ async fn the_rest_api_answers_at_three_levels_with_etags() {
     let calc = summary["tools"].as_array().unwrap().iter().find(|t| t["name"] == "calc__evaluate").unwrap().clone();
     assert_eq!(calc["category"], "builtin");
     assert!(!calc["summary"].as_str().unwrap().is_empty());
+
+    // Pages chain through next_cursor and add up to the whole listing.
+    let all: Vec<Value> = names["tools"].as_array().unwrap().clone();
+    assert!(names.get("next_cursor").is_none(), "level 1 fits in one page: {names}");
+    let (mut paged, mut cursor) = (Vec::new(), None::<String>);
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/v1/tools/summary?limit=7&cursor={c}"),
+            None => "/v1/tools/summary?limit=7".to_owned(),
+        };
+        let (status, _, body) = get(&app, &path, &[]).await;
+        assert_eq!(status, StatusCode::OK);
+        let page = json_of(&body);
+        let tools = page["tools"].as_array().unwrap();
+        assert!(tools.len() <= 7 && !tools.is_empty(), "{page}");
+        paged.extend(tools.iter().map(|t| t["name"].clone()));
+        match page.get("next_cursor").and_then(Value::as_str) {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(paged, all, "the pages of level 2 list what level 1 lists, in order");
+    for bad in ["/v1/tools?limit=0", "/v1/tools/summary?limit=5001", "/v1/tools?cursor=nope"] {
+        let (status, _, body) = get(&app, bad, &[]).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+        assert!(json_of(&body)["error"].is_string());
+    }
 
     let (status, _, body) = get(&app, "/v1/tools/calc__evaluate", &[]).await;
     assert_eq!(status, StatusCode::OK);

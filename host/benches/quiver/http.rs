@@ -61,8 +61,9 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         "`quiver serve --http` in-process on 127.0.0.1, a keep-alive `reqwest` client, one request at a time: \
          L1 `GET /v1/tools`, L2 `GET /v1/tools/summary`, L3 `GET /v1/tools/calc__evaluate` (calc loaded), \
          `POST /v1/tools/calc__evaluate/call`, and MCP `tools/call` of `calc__evaluate` on `/mcp` (streamable \
-         HTTP, a stateless 2026-07-28 request; the answer comes as one SSE event). Levels 1 and 2 are \
-         serialized once per catalog version. Catalogs as in the in-process table.\n"
+         HTTP, a stateless 2026-07-28 request answered with one JSON body). L1 and L2 are their default first \
+         pages (L1 up to 5,000 names: every name here; L2 500 summaries, ~100 KB), each serialized once per \
+         catalog version. Catalogs as in the in-process table.\n"
     )
     .unwrap();
     writeln!(

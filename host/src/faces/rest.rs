@@ -3,8 +3,8 @@
 //! document, with `ETag`s from the catalog version.
 //!
 //! ```text
-//! GET  /v1/tools               level 1: names
-//! GET  /v1/tools/summary       level 2: name, category, origin, one line
+//! GET  /v1/tools               level 1: names (pages of 5,000)
+//! GET  /v1/tools/summary       level 2: name, category, origin, one line (pages of 500)
 //! GET  /v1/tools/{name}        level 3: the full MCP definition (loads its plugin)
 //! POST /v1/tools/{name}/call   call it with a JSON object
 //! GET  /v1/prompt              the Tier-1 text
@@ -14,16 +14,17 @@
 //! GET  /v1/openapi.json        this API
 //! ```
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use bytes::Bytes;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::catalog::{Category, Listing};
@@ -35,17 +36,51 @@ struct Rest {
     listings: Mutex<Option<Listings>>,
 }
 
-/// Levels 1 and 2 as JSON, serialized once per catalog snapshot and policy:
-/// a snapshot never changes, so neither do they (4,000 tools are ~0.5 MB of
-/// JSON, too much to rebuild per request).
+/// Pages of levels 1 and 2 as JSON, serialized once per catalog snapshot
+/// and policy: a snapshot never changes, so neither do they.
 struct Listings {
     key: ListingsKey,
-    names: Bytes,
-    summaries: Bytes,
+    /// What the policy allows of the snapshot's listing.
+    allowed: Vec<Listing>,
+    /// Pages served so far, by level, offset and limit.
+    pages: HashMap<(Level, usize, usize), Bytes>,
 }
 
 /// The catalog version and the categories the policy allows.
 type ListingsKey = (u64, Vec<Category>);
+
+/// Pages kept per snapshot; more distinct pages than this start over.
+const PAGES_KEPT: usize = 256;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Level {
+    Names,
+    Summaries,
+}
+
+impl Level {
+    /// The page size when the client asks for none: level 1 fits a large
+    /// catalog in one answer; level 2 (~200 bytes a tool) pages, so that
+    /// one answer stays small enough to be a discovery call.
+    fn default_limit(self) -> usize {
+        match self {
+            Level::Names => MAX_LIMIT,
+            Level::Summaries => 500,
+        }
+    }
+}
+
+/// The largest page.
+const MAX_LIMIT: usize = 5000;
+
+/// Which page of a listing: `GET /v1/tools?limit=100&cursor=...`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+struct Page {
+    /// Where to go on from: the `next_cursor` of the previous page (opaque).
+    cursor: Option<String>,
+    /// At most this many tools, 1 to 5,000 (default: 5,000 at level 1, 500 at level 2).
+    limit: Option<usize>,
+}
 
 /// The REST routes (under `/v1`) for `host`, with `agent`'s policy.
 pub fn router(host: Host, agent: Option<String>) -> axum::Router {
@@ -65,20 +100,26 @@ pub fn router(host: Host, agent: Option<String>) -> axum::Router {
 
 /// Level 1.
 #[derive(Serialize, JsonSchema)]
-struct Names {
+struct Names<'a> {
     /// The catalog version these names belong to.
     version: u64,
-    /// Every tool's model-facing name.
-    tools: Vec<String>,
+    /// The tools' model-facing names, in catalog order.
+    tools: Vec<&'a str>,
+    /// The cursor of the next page, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
 }
 
 /// Level 2.
 #[derive(Serialize, JsonSchema)]
-struct Summaries {
+struct Summaries<'a> {
     /// The catalog version.
     version: u64,
-    /// Every tool in one line.
-    tools: Vec<Listing>,
+    /// The tools in one line each, in catalog order.
+    tools: &'a [Listing],
+    /// The cursor of the next page, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
 }
 
 /// The answer of a call.
@@ -152,49 +193,78 @@ impl Rest {
     fn policy_allows(&self, category: Category) -> Result<bool, Error> {
         Ok(self.host.policy(self.agent.as_deref())?.allows(category))
     }
-}
 
-impl Rest {
-    /// Levels 1 and 2 of the current catalog, as JSON (`names`, `summaries`).
-    fn listings(&self) -> Result<(u64, Bytes, Bytes), Error> {
-        let catalog = self.host.catalog();
-        let policy = self.host.policy(self.agent.as_deref())?;
-        let key = (catalog.version(), Category::all().into_iter().filter(|c| policy.allows(*c)).collect());
-        let mut listings = self.listings.lock().expect("listings lock");
-        if let Some(l) = listings.as_ref().filter(|l| l.key == key) {
-            return Ok((catalog.version(), l.names.clone(), l.summaries.clone()));
+    /// One page of level 1 or 2 of the current catalog, as JSON.
+    fn page(&self, level: Level, page: &Page) -> std::result::Result<(u64, Bytes), PageError> {
+        let limit = page.limit.unwrap_or(level.default_limit());
+        if !(1..=MAX_LIMIT).contains(&limit) {
+            return Err(PageError::BadRequest(format!("limit must be 1 to {MAX_LIMIT}, not {limit}")));
         }
-        let allowed: Vec<&Listing> = catalog.listing().iter().filter(|l| policy.allows(l.category)).collect();
-        let version = catalog.version();
-        let names = Names { version, tools: allowed.iter().map(|l| l.name.clone()).collect() };
-        let summaries = Summaries { version, tools: allowed.into_iter().cloned().collect() };
-        let fresh = Listings {
-            key,
-            names: serde_json::to_vec(&names).expect("names serialize").into(),
-            summaries: serde_json::to_vec(&summaries).expect("summaries serialize").into(),
+        let offset = match page.cursor.as_deref().map(str::parse::<usize>) {
+            None => 0,
+            Some(Ok(offset)) => offset,
+            Some(Err(_)) => return Err(PageError::BadRequest("the cursor is not one this server gave".into())),
         };
-        let answer = (version, fresh.names.clone(), fresh.summaries.clone());
-        *listings = Some(fresh);
-        Ok(answer)
+        let catalog = self.host.catalog();
+        let version = catalog.version();
+        let policy = self.host.policy(self.agent.as_deref()).map_err(PageError::Host)?;
+        let key = (version, Category::all().into_iter().filter(|c| policy.allows(*c)).collect());
+        let mut cache = self.listings.lock().expect("listings lock");
+        let listings = match cache.take().filter(|l| l.key == key) {
+            Some(listings) => cache.insert(listings),
+            None => cache.insert(Listings {
+                key,
+                allowed: catalog.listing().iter().filter(|l| policy.allows(l.category)).cloned().collect(),
+                pages: HashMap::new(),
+            }),
+        };
+        if let Some(bytes) = listings.pages.get(&(level, offset, limit)) {
+            return Ok((version, bytes.clone()));
+        }
+        let tools = &listings.allowed[offset.min(listings.allowed.len())..];
+        let (tools, rest) = tools.split_at(limit.min(tools.len()));
+        let next_cursor = (!rest.is_empty()).then(|| (offset + tools.len()).to_string());
+        let json = match level {
+            Level::Names => {
+                let names = tools.iter().map(|l| l.name.as_str()).collect();
+                serde_json::to_vec(&Names { version, tools: names, next_cursor })
+            }
+            Level::Summaries => serde_json::to_vec(&Summaries { version, tools, next_cursor }),
+        };
+        let bytes = Bytes::from(json.expect("listings serialize"));
+        if listings.pages.len() >= PAGES_KEPT {
+            listings.pages.clear();
+        }
+        listings.pages.insert((level, offset, limit), bytes.clone());
+        Ok((version, bytes))
     }
 }
 
-async fn names(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
-    match rest.listings() {
-        Ok((version, names, _)) => {
-            cached(&rest, version, &headers, ([(header::CONTENT_TYPE, "application/json")], names))
+/// Why a page cannot be served.
+enum PageError {
+    /// A limit or cursor the API does not accept.
+    BadRequest(String),
+    /// The host could not resolve the policy.
+    Host(Error),
+}
+
+fn listing(rest: &Rest, level: Level, page: &Page, headers: &HeaderMap) -> Response {
+    match rest.page(level, page) {
+        Ok((version, json)) => cached(rest, version, headers, ([(header::CONTENT_TYPE, "application/json")], json)),
+        Err(PageError::Host(e)) => error_response(&e),
+        Err(PageError::BadRequest(error)) => {
+            let fix = Some("start without a cursor and follow next_cursor".to_owned());
+            (StatusCode::BAD_REQUEST, Json(ApiError { error, fix })).into_response()
         }
-        Err(e) => error_response(&e),
     }
 }
 
-async fn summaries(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
-    match rest.listings() {
-        Ok((version, _, summaries)) => {
-            cached(&rest, version, &headers, ([(header::CONTENT_TYPE, "application/json")], summaries))
-        }
-        Err(e) => error_response(&e),
-    }
+async fn names(State(rest): State<Arc<Rest>>, Query(page): Query<Page>, headers: HeaderMap) -> Response {
+    listing(&rest, Level::Names, &page, &headers)
+}
+
+async fn summaries(State(rest): State<Arc<Rest>>, Query(page): Query<Page>, headers: HeaderMap) -> Response {
+    listing(&rest, Level::Summaries, &page, &headers)
 }
 
 async fn full(State(rest): State<Arc<Rest>>, Path(name): Path<String>, headers: HeaderMap) -> Response {
@@ -337,13 +407,26 @@ fn openapi_document() -> Value {
     let error = ok("unknown tool, bad input or failure", "ApiError");
     let name_param =
         serde_json::json!([{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}]);
+    // The query parameters, from `Page`'s own schema.
+    let page = schema::<Page>();
+    let page_params: Vec<Value> = page["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, schema)| {
+            serde_json::json!({"name": name, "in": "query", "required": false, "schema": schema,
+                                                  "description": schema["description"]})
+        })
+        .collect();
     serde_json::json!({
         "openapi": "3.1.0",
         "info": {"title": "Quiver", "version": env!("CARGO_PKG_VERSION"),
                  "description": "Tools at three levels of detail; responses carry ETags from the catalog version."},
         "paths": {
-            "/v1/tools": {"get": {"summary": "Level 1: every tool's name", "responses": {"200": ok("names", "Names")}}},
-            "/v1/tools/summary": {"get": {"summary": "Level 2: every tool in one line", "responses": {"200": ok("summaries", "Summaries")}}},
+            "/v1/tools": {"get": {"summary": "Level 1: every tool's name, a page at a time", "parameters": page_params,
+                "responses": {"200": ok("names", "Names"), "400": error}}},
+            "/v1/tools/summary": {"get": {"summary": "Level 2: every tool in one line, a page at a time", "parameters": page_params,
+                "responses": {"200": ok("summaries", "Summaries"), "400": error}}},
             "/v1/tools/{name}": {"get": {"summary": "Level 3: one tool's full MCP definition", "parameters": name_param,
                 "responses": {"200": {"description": "an MCP tool definition", "content": {"application/json": {}}}, "404": error}}},
             "/v1/tools/{name}/call": {"post": {"summary": "Call a tool", "parameters": name_param,
