@@ -17,7 +17,7 @@ suite=@modelcontextprotocol/conformance@0.2.0-alpha.12
 rm -rf "$out"
 mkdir -p "$out"
 for binary in quiver quiver-conformance-server; do
-    [ -x "$bin/$binary" ] || { echo "no $bin/$binary: build it first (cargo build -p quiver -p quiver-conformance)"; exit 1; }
+    [ -x "$bin/$binary" ] || { echo "no $bin/$binary: run cargo test first (it builds both)"; exit 1; }
 done
 
 conformance() { (cd "$out" && npx -y -p node@22 -p "$suite" -- conformance "$@"); }
