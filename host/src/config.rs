@@ -1,4 +1,7 @@
-//! The configuration file (`quiver.toml`): raw as written, then resolved.
+//! The configuration file (`quiver.toml`), composed into each stage's own
+//! settings: the sandbox's limits and engine settings, the plugins'
+//! settings resolver, the disclosure policy layers, the selector. Read by
+//! the wiring ([`Host`](crate::Host)) and the CLI, no one else.
 //!
 //! ```toml
 //! plugins_dir = "plugins"        # relative to this file
@@ -37,13 +40,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::Deserialize;
 
 use crate::disclosure::policy::PolicySettings;
 use crate::disclosure::select::SelectorConfig;
-use crate::sandbox::http::AllowedHost;
+use crate::load::{PluginSettings, RawPluginSettings, SettingsResolver};
 use crate::sandbox::limits::{EngineSettings, Limits};
 use crate::{Error, Result};
 
@@ -82,80 +84,20 @@ pub struct Config {
     pub plugins: BTreeMap<String, RawPluginSettings>,
 }
 
-/// One plugin's settings as written; unset limits fall back to `[limits]`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawPluginSettings {
-    /// Overrides `limits.timeout_ms`.
-    pub timeout_ms: Option<u64>,
-    /// Overrides `limits.memory_mb`.
-    pub memory_mb: Option<u64>,
-    /// Overrides `limits.max_output_kb`.
-    pub max_output_kb: Option<u64>,
-    /// Overrides `limits.max_log_kb`.
-    pub max_log_kb: Option<u64>,
-    /// Values the plugin reads through its `config` import.
-    #[serde(default)]
-    pub config: BTreeMap<String, String>,
-    /// Destinations a connector may send HTTP requests to, e.g.
-    /// `https://api.github.com` or `http://127.0.0.1:8080`.
-    #[serde(default)]
-    pub allow_http: Vec<String>,
-    /// Compile it when it is added or replaced, not on first use.
-    pub preload: Option<bool>,
-}
-
-impl RawPluginSettings {
-    /// Read a plugin's settings file (`NAME.toml` beside `NAME.wasm`).
-    pub fn load(path: &Path) -> Result<RawPluginSettings> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
-        toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))
-    }
-
-    /// These settings with every value `over` sets taking its place.
-    fn overlaid(&self, over: &RawPluginSettings) -> RawPluginSettings {
-        let mut config = self.config.clone();
-        config.extend(over.config.iter().map(|(k, v)| (k.clone(), v.clone())));
-        RawPluginSettings {
-            timeout_ms: over.timeout_ms.or(self.timeout_ms),
-            memory_mb: over.memory_mb.or(self.memory_mb),
-            max_output_kb: over.max_output_kb.or(self.max_output_kb),
-            max_log_kb: over.max_log_kb.or(self.max_log_kb),
-            config,
-            allow_http: if over.allow_http.is_empty() { self.allow_http.clone() } else { over.allow_http.clone() },
-            preload: over.preload.or(self.preload),
-        }
-    }
-}
-
-/// One plugin's resolved settings.
-#[derive(Debug, Clone, Default)]
-pub struct PluginSettings {
-    /// Its limits.
-    pub limits: Limits,
-    /// Its configuration values.
-    pub config: Arc<BTreeMap<String, String>>,
-    /// Where it may send HTTP requests.
-    pub allow_http: Arc<[AllowedHost]>,
-    /// Whether to compile it as soon as it is added or replaced.
-    pub preload: bool,
-}
-
 impl Config {
     /// Read a config file; relative paths in it are resolved against its folder.
     pub fn load(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
         Config::parse(&text, path.parent().unwrap_or(Path::new("."))).map_err(|e| match e {
-            Error::Config(message) => Error::Config(format!("{}: {message}", path.display())),
+            Error::Config { at, message } => Error::config(format!("{} {at}", path.display()), message),
             other => other,
         })
     }
 
     /// Parse config text; relative paths are resolved against `base`.
     pub fn parse(text: &str, base: &Path) -> Result<Config> {
-        let mut config: Config = toml::from_str(text).map_err(|e| Error::Config(e.to_string()))?;
+        let mut config: Config = toml::from_str(text).map_err(|e| Error::config("the file", e.to_string()))?;
         for dir in [&mut config.plugins_dir, &mut config.cache_dir, &mut config.skills_dir, &mut config.mcp_dir]
             .into_iter()
             .flatten()
@@ -168,71 +110,29 @@ impl Config {
         Ok(config)
     }
 
-    /// Check what serde cannot: limits in range, allow-list entries parse.
+    /// Check what serde cannot: limits in range, allow-list entries parse,
+    /// the selector has what it needs.
     pub fn validate(&self) -> Result<()> {
-        check_limits("[limits]", &self.limits, self.engine.max_memory_mb)?;
         if self.engine.max_concurrency == 0 {
-            return Err(Error::Config("engine.max_concurrency must be at least 1".into()));
+            return Err(Error::config("[engine]", "max_concurrency must be at least 1"));
         }
-        for name in self.plugins.keys() {
-            self.settings_for(name)?;
-        }
-        self.selector.validate()?;
-        Ok(())
+        self.plugin_settings().validate()?;
+        self.selector.validate()
     }
 
-    /// The resolved settings of plugin `name`.
+    /// The resolver of every plugin's settings: its settings file over its
+    /// `[plugins.NAME]` section over `[limits]`.
+    pub fn plugin_settings(&self) -> SettingsResolver {
+        SettingsResolver {
+            defaults: self.limits,
+            max_memory_mb: self.engine.max_memory_mb,
+            plugins: self.plugins.clone(),
+        }
+    }
+
+    /// The resolved settings of plugin `name` (without a settings file).
     pub fn settings_for(&self, name: &str) -> Result<PluginSettings> {
-        self.settings_with(name, None)
-    }
-
-    /// The resolved settings of plugin `name`, with its settings file (if
-    /// any) over its `[plugins.NAME]` section.
-    pub fn settings_with(&self, name: &str, sidecar: Option<&RawPluginSettings>) -> Result<PluginSettings> {
-        let overlaid;
-        let raw = match (self.plugins.get(name), sidecar) {
-            (None, None) => return Ok(PluginSettings { limits: self.limits, ..Default::default() }),
-            (Some(raw), None) => raw,
-            (None, Some(over)) => over,
-            (Some(raw), Some(over)) => {
-                overlaid = raw.overlaid(over);
-                &overlaid
-            }
-        };
-        let limits = Limits {
-            timeout_ms: raw.timeout_ms.unwrap_or(self.limits.timeout_ms),
-            memory_mb: raw.memory_mb.unwrap_or(self.limits.memory_mb),
-            max_output_kb: raw.max_output_kb.unwrap_or(self.limits.max_output_kb),
-            max_log_kb: raw.max_log_kb.unwrap_or(self.limits.max_log_kb),
-        };
-        check_limits(&format!("[plugins.{name}]"), &limits, self.engine.max_memory_mb)?;
-        let allow_http = raw
-            .allow_http
-            .iter()
-            .map(|entry| entry.parse().map_err(|e| Error::Config(format!("[plugins.{name}] allow_http: {e}"))))
-            .collect::<Result<Vec<AllowedHost>>>()?;
-        Ok(PluginSettings {
-            limits,
-            config: Arc::new(raw.config.clone()),
-            allow_http: allow_http.into(),
-            preload: raw.preload.unwrap_or(false),
-        })
-    }
-}
-
-fn check_limits(section: &str, limits: &Limits, max_memory_mb: u64) -> Result<()> {
-    let problem = if limits.timeout_ms == 0 {
-        Some("timeout_ms must be at least 1".to_owned())
-    } else if limits.memory_mb == 0 || limits.memory_mb > max_memory_mb {
-        Some(format!("memory_mb must be between 1 and engine.max_memory_mb ({max_memory_mb})"))
-    } else if limits.max_output_kb == 0 {
-        Some("max_output_kb must be at least 1".to_owned())
-    } else {
-        None
-    };
-    match problem {
-        Some(p) => Err(Error::Config(format!("{section}: {p}"))),
-        None => Ok(()),
+        self.plugin_settings().resolve(name, None)
     }
 }
 
@@ -253,33 +153,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn plugin_settings_fall_back_to_defaults() {
-        let config: Config = toml::from_str(
-            r#"
-            [limits]
-            timeout_ms = 100
-            [plugins.web]
-            memory_mb = 128
-            allow_http = ["https://api.example.com"]
-            config = { key = "value" }
-            "#,
+    fn sections_compose_into_the_stages_settings() {
+        let config = Config::parse(
+            "plugins_dir = \"plugins\"\n[limits]\ntimeout_ms = 100\n[plugins.web]\nmemory_mb = 128\n",
+            Path::new("/srv/quiver"),
         )
         .unwrap();
-        config.validate().unwrap();
+        assert_eq!(config.plugins_dir.as_deref(), Some(Path::new("/srv/quiver/plugins")));
         let web = config.settings_for("web").unwrap();
-        assert_eq!(web.limits.timeout_ms, 100);
-        assert_eq!(web.limits.memory_mb, 128);
-        assert_eq!(web.config.get("key").map(String::as_str), Some("value"));
-        assert_eq!(web.allow_http.len(), 1);
-        assert_eq!(config.settings_for("other").unwrap().limits.memory_mb, 64);
+        assert_eq!((web.grants.limits.timeout_ms, web.grants.limits.memory_mb), (100, 128));
     }
 
     #[test]
-    fn rejects_bad_values_with_the_section() {
-        let bad: Config = toml::from_str("[plugins.web]\nallow_http = [\"ftp://x\"]").unwrap();
-        assert!(bad.validate().unwrap_err().to_string().contains("[plugins.web]"));
-        let bad: Config = toml::from_str("[limits]\nmemory_mb = 0").unwrap();
-        assert!(bad.validate().is_err());
-        assert!(toml::from_str::<Config>("unknown = 1").is_err());
+    fn rejects_bad_values_with_where_they_are() {
+        let error = Config::parse("[plugins.web]\nallow_http = [\"ftp://x\"]", Path::new(".")).unwrap_err();
+        assert!(error.to_string().contains("[plugins.web]"), "{error}");
+        let error = Config::parse("[engine]\nmax_concurrency = 0", Path::new(".")).unwrap_err();
+        assert!(error.to_string().contains("[engine]"), "{error}");
+        assert!(Config::parse("unknown = 1", Path::new(".")).is_err());
     }
 }

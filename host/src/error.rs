@@ -1,8 +1,9 @@
 //! The one error type of the library.
 //!
-//! Every variant names its subject (the plugin file or name, the action) and
-//! its cause; [`Error::remedy`] says how to fix it. Tests and faces match on
-//! [`Error::kind`], a field-less mirror of the variants.
+//! Every variant names its subject (the plugin file or name, the action,
+//! the configuration entry) and its cause; [`Error::remedy`] says how to
+//! fix it. Tests and faces match on [`Error::kind`]: [`ErrorKind`] is
+//! derived from the variants (strum), so the two cannot drift apart.
 
 use std::time::Duration;
 
@@ -11,7 +12,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Why a plugin was rejected or a call failed.
 #[non_exhaustive]
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error, strum::EnumDiscriminants)]
+#[strum_discriminants(name(ErrorKind), derive(Hash), non_exhaustive)]
+#[strum_discriminants(doc = "The kinds of [`Error`], without their fields.")]
 pub enum Error {
     /// The file does not start with the WebAssembly magic number, or is truncated.
     #[error("{origin}: not a WebAssembly file ({reason})")]
@@ -268,50 +271,26 @@ pub enum Error {
     },
 
     /// The configuration is invalid.
-    #[error("configuration: {0}")]
-    Config(String),
+    #[error("configuration: {at}: {message}")]
+    Config {
+        /// Where: the file and section, or the environment variable.
+        at: String,
+        /// What is wrong and what is expected.
+        message: String,
+    },
 
-    /// A fault in the host itself.
-    #[error("internal error: {0}")]
-    Internal(String),
+    /// A fault in the host itself, or in its environment (threads, sockets).
+    #[error("internal error in {subject}: {message}")]
+    Internal {
+        /// The part of the host that failed.
+        subject: String,
+        /// What happened.
+        message: String,
+    },
 }
 
 fn known_list(known: &[String]) -> String {
     if known.is_empty() { String::new() } else { format!("; known: {}", known.join(", ")) }
-}
-
-/// The kinds of [`Error`], without their fields.
-#[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum ErrorKind {
-    NotWasm,
-    CoreModule,
-    MissingStub,
-    InvalidStub,
-    WrongWorld,
-    StubMismatch,
-    InvalidManifest,
-    Compile,
-    DuplicateName,
-    UnknownPlugin,
-    UnknownAction,
-    InputNotJson,
-    InputSchema,
-    Guest,
-    Trap,
-    Timeout,
-    MemoryLimit,
-    OutputTooLarge,
-    InvalidOutput,
-    InvalidSkill,
-    InvalidMcpList,
-    UnknownTool,
-    InvalidArguments,
-    NotCallable,
-    Io,
-    Config,
-    Internal,
 }
 
 /// The error kinds a plugin can return (the WIT `error` variant).
@@ -345,35 +324,17 @@ impl std::fmt::Display for GuestErrorKind {
 impl Error {
     /// The kind of this error.
     pub fn kind(&self) -> ErrorKind {
-        match self {
-            Error::NotWasm { .. } => ErrorKind::NotWasm,
-            Error::CoreModule { .. } => ErrorKind::CoreModule,
-            Error::MissingStub { .. } => ErrorKind::MissingStub,
-            Error::InvalidStub { .. } => ErrorKind::InvalidStub,
-            Error::WrongWorld { .. } => ErrorKind::WrongWorld,
-            Error::StubMismatch { .. } => ErrorKind::StubMismatch,
-            Error::InvalidManifest { .. } => ErrorKind::InvalidManifest,
-            Error::Compile { .. } => ErrorKind::Compile,
-            Error::DuplicateName { .. } => ErrorKind::DuplicateName,
-            Error::UnknownPlugin { .. } => ErrorKind::UnknownPlugin,
-            Error::UnknownAction { .. } => ErrorKind::UnknownAction,
-            Error::InputNotJson { .. } => ErrorKind::InputNotJson,
-            Error::InputSchema { .. } => ErrorKind::InputSchema,
-            Error::Guest { .. } => ErrorKind::Guest,
-            Error::Trap { .. } => ErrorKind::Trap,
-            Error::Timeout { .. } => ErrorKind::Timeout,
-            Error::MemoryLimit { .. } => ErrorKind::MemoryLimit,
-            Error::OutputTooLarge { .. } => ErrorKind::OutputTooLarge,
-            Error::InvalidOutput { .. } => ErrorKind::InvalidOutput,
-            Error::InvalidSkill { .. } => ErrorKind::InvalidSkill,
-            Error::InvalidMcpList { .. } => ErrorKind::InvalidMcpList,
-            Error::UnknownTool { .. } => ErrorKind::UnknownTool,
-            Error::InvalidArguments { .. } => ErrorKind::InvalidArguments,
-            Error::NotCallable { .. } => ErrorKind::NotCallable,
-            Error::Io { .. } => ErrorKind::Io,
-            Error::Config(_) => ErrorKind::Config,
-            Error::Internal(_) => ErrorKind::Internal,
-        }
+        ErrorKind::from(self)
+    }
+
+    /// A configuration error at `at` (a file and section, or a variable).
+    pub fn config(at: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Config { at: at.into(), message: message.into() }
+    }
+
+    /// A fault of the host in `subject`.
+    pub fn internal(subject: impl Into<String>, message: impl std::fmt::Display) -> Error {
+        Error::Internal { subject: subject.into(), message: message.to_string() }
     }
 
     /// How to fix it, in one line, where the fix is known.

@@ -1,18 +1,31 @@
-//! The [`Host`]: the only place the stages are wired together.
+//! The [`Host`]: the one place the stages are wired together.
+//!
+//! [`HostBuilder::build`] composes the configuration into the stages'
+//! settings and connects them: the [Wasm runtime](crate::runtime) and the
+//! saved-list backend behind the [invocation seam](crate::invoke), the
+//! [reloader](crate::reload) that scans the folders and publishes catalog
+//! snapshots, and what every [`Session`] shares. Everything else the host
+//! offers is a short delegation to one of them.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
-use crate::catalog::{Catalog, Category, Embedded, Sources};
+use serde_json::Value;
+
+use crate::catalog::{Catalog, Category, Embedded, Status, ToolRecord};
 use crate::config::{self, Config};
 use crate::disclosure::meta_tools::View;
-use crate::disclosure::policy::Policy;
-use crate::disclosure::search::SearchIndex;
-use crate::disclosure::select::Selector;
+use crate::disclosure::policy::{Policy, PolicySettings};
+use crate::disclosure::search::SearchCache;
 use crate::disclosure::tokens::{self, TokenReport};
-use crate::load::{LoadStats, Loader, Manifest, Origin, Plugin, Stub};
-use crate::sandbox::limits;
-use crate::{Error, Result, runtime};
+use crate::invoke::{Backend, Backends, SavedLists};
+use crate::load::{LoadStats, Manifest, Origin, Plugin, stub};
+use crate::reload::watch::Watcher;
+use crate::reload::{Folders, Reloader};
+use crate::runtime::WasmRuntime;
+use crate::session::{Services, Session, SessionState};
+use crate::{Error, Result};
 
 /// Builds a [`Host`]. Nothing is compiled by `build`: it creates the engine
 /// and reads the stubs of the plugins.
@@ -79,33 +92,32 @@ impl HostBuilder {
 
     /// Create the engine and scan the plugins.
     pub fn build(self) -> Result<Host> {
-        self.config.validate()?;
+        let config = self.config;
+        config.validate()?;
         let cache_dir = match self.cache_dir {
             Some(dir) => dir,
-            None => match &self.config.cache_dir {
+            None => match &config.cache_dir {
                 Some(dir) if dir.as_os_str().is_empty() => None,
                 Some(dir) => Some(dir.clone()),
                 None => config::default_cache_dir(),
             },
         };
-        let engine = limits::engine(&self.config.engine).map_err(|e| Error::Internal(format!("engine: {e:#}")))?;
-        let loader = Loader::new(engine, cache_dir, self.config.engine.max_concurrency as usize)?;
-        let selector = self.config.selector.build()?;
-        let catalog = Catalog::scan(1, &sources(&self.embedded, &self.config), &self.config, None, self.keep_bytes)?;
-        tracing::info!(plugins = catalog.len(), rejected = catalog.rejected().len(), "catalog ready");
-        Ok(Host {
-            inner: Arc::new(Inner {
-                loader,
-                selector,
-                search: std::sync::Mutex::new(None),
-                catalog: RwLock::new(Arc::new(catalog)),
-                versions: tokio::sync::watch::Sender::new(1),
-                keep_bytes: std::sync::atomic::AtomicBool::new(self.keep_bytes),
-                reloading: tokio::sync::Mutex::new(()),
-                embedded: self.embedded,
-                config: self.config,
-            }),
-        })
+        let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir)?);
+        let folders = Folders {
+            embedded: self.embedded,
+            plugins: config.plugins_dir.clone(),
+            skills: config.skills_dir.clone(),
+            mcp: config.mcp_dir.clone(),
+        };
+        let reloader = Arc::new(Reloader::start(folders, config.plugin_settings(), runtime.clone(), self.keep_bytes)?);
+        let services = Arc::new(Services {
+            live: reloader.live().clone(),
+            backend: Backends::new(runtime.clone(), Arc::new(SavedLists)),
+            selector: config.selector.build()?,
+            search: SearchCache::default(),
+        });
+        let inner = Inner { services, reloader, runtime, disclosure: config.disclosure, agents: config.agents };
+        Ok(Host { inner: Arc::new(inner) })
     }
 }
 
@@ -117,19 +129,12 @@ pub struct Host {
 }
 
 struct Inner {
-    loader: Loader,
-    selector: Box<dyn Selector>,
-    /// The search index of the latest catalog version searched.
-    search: std::sync::Mutex<Option<(u64, Arc<SearchIndex>)>>,
-    catalog: RwLock<Arc<Catalog>>,
-    /// The version of the catalog last published.
-    versions: tokio::sync::watch::Sender<u64>,
-    /// Held by the one reload running.
-    reloading: tokio::sync::Mutex<()>,
-    /// Whether scans keep folder plugins' bytes (see [`Origin`]).
-    keep_bytes: std::sync::atomic::AtomicBool,
-    embedded: Vec<Embedded>,
-    config: Config,
+    services: Arc<Services>,
+    reloader: Arc<Reloader>,
+    runtime: Arc<WasmRuntime>,
+    /// The policy layers below the environment (see [`Policy::resolve`]).
+    disclosure: PolicySettings,
+    agents: BTreeMap<String, PolicySettings>,
 }
 
 impl Host {
@@ -140,130 +145,105 @@ impl Host {
 
     /// The current catalog snapshot.
     pub fn catalog(&self) -> Arc<Catalog> {
-        self.inner.catalog.read().expect("catalog lock").clone()
+        self.inner.services.live.current()
     }
 
-    /// Rescan the folders and publish a new catalog version if anything
-    /// changed (see [`reload`](crate::catalog::reload) for what replaces
-    /// what). Files that did not change are not read again and keep their
-    /// compiled form; replacements are validated before the swap. Returns
-    /// the catalog now served.
+    /// Every catalog snapshot published from now on: wait on it
+    /// (`changed`, `wait_for`) instead of polling [`catalog`](Self::catalog).
+    /// Its [`version`](Catalog::version) tells whether the tools changed.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<Arc<Catalog>> {
+        self.inner.services.live.subscribe()
+    }
+
+    /// What the host serves and what it refused.
+    pub fn status(&self) -> Status {
+        self.catalog().status()
+    }
+
+    /// Rescan the folders and publish a new catalog snapshot if anything
+    /// changed (see [`reload`](crate::reload)). Returns the snapshot now served.
     pub async fn reload(&self) -> Result<Arc<Catalog>> {
-        let _one_at_a_time = self.inner.reloading.lock().await;
-        let old = self.catalog();
-        let sources = sources(&self.inner.embedded, &self.inner.config);
-        let keep_bytes = self.inner.keep_bytes.load(std::sync::atomic::Ordering::Relaxed);
-        let fresh = Catalog::scan(old.version() + 1, &sources, &self.inner.config, Some(&old), keep_bytes)?;
-        let next = crate::catalog::reload::reconcile(&old, fresh, &self.inner.loader).await;
-        if crate::catalog::reload::same_contents(&old, &next) {
-            return Ok(old);
-        }
-        let next = Arc::new(next);
-        *self.inner.catalog.write().expect("catalog lock") = next.clone();
-        self.inner.versions.send_replace(next.version());
-        tracing::info!(
-            version = next.version(),
-            plugins = next.len(),
-            rejected = next.rejected().len(),
-            stale = next.stale().count(),
-            "catalog reloaded"
-        );
-        Ok(next)
+        self.inner.reloader.reload().await
     }
 
-    /// From now on, keep folder plugins' bytes (the next reload reads the
-    /// unchanged ones that lack them).
-    pub(crate) fn keep_plugin_bytes(&self) {
-        self.inner.keep_bytes.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// The folders a watcher follows: (folder, recursive).
-    pub(crate) fn watched_folders(&self) -> Vec<(PathBuf, bool)> {
-        let config = &self.inner.config;
-        [(&config.plugins_dir, false), (&config.skills_dir, true), (&config.mcp_dir, false)]
-            .into_iter()
-            .filter_map(|(dir, recursive)| dir.clone().map(|d| (d, recursive)))
-            .collect()
-    }
-
-    /// The catalog version, as it changes: wait on it (`changed`,
-    /// `wait_for`) instead of polling [`catalog`](Self::catalog).
-    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.inner.versions.subscribe()
+    /// Watch the plugins, skills and MCP folders and reload on every
+    /// change until the returned [`Watcher`] is dropped. Call it from
+    /// within a tokio runtime (reloads run on it).
+    pub fn watch(&self) -> Result<Watcher> {
+        Watcher::start(self.inner.reloader.clone())
     }
 
     /// Counters of compilations and cache hits.
     pub fn load_stats(&self) -> &LoadStats {
-        &self.inner.loader.stats
+        self.inner.runtime.stats()
     }
 
-    fn plugin(&self, name: &str) -> Result<Arc<Plugin>> {
-        let catalog = self.catalog();
-        catalog
-            .get(name)
-            .cloned()
-            .ok_or_else(|| Error::UnknownPlugin { plugin: name.to_owned(), known: catalog.names() })
+    /// The disclosure policy for `agent` (its profile, the environment, the
+    /// config's defaults).
+    pub fn policy(&self, agent: Option<&str>) -> Result<Policy> {
+        Policy::resolve(&self.inner.disclosure, &self.inner.agents, agent, &|var| std::env::var(var).ok())
+    }
+
+    /// Start a session for `agent` (its profile in the config file), or
+    /// with no profile. The environment is read now.
+    pub fn session(&self, agent: Option<&str>) -> Result<Session> {
+        let state = SessionState { agent: agent.map(str::to_owned), ..Default::default() };
+        Ok(Session::new(self.inner.services.clone(), Arc::new(self.policy(agent)?), state, false))
+    }
+
+    /// A session for a stateless face (MCP, REST), where the tool list
+    /// never changes: every tool `agent`'s policy allows is callable by its
+    /// name, and `request_tools` / `search_tools` only return schemas.
+    /// Clone it for each request: the policy is resolved once.
+    pub fn open_session(&self, agent: Option<&str>) -> Result<Session> {
+        let state = SessionState { agent: agent.map(str::to_owned), ..Default::default() };
+        Ok(Session::new(self.inner.services.clone(), Arc::new(self.policy(agent)?), state, true))
+    }
+
+    /// Resume a session from its saved state.
+    pub fn resume(&self, state: SessionState) -> Result<Session> {
+        let policy = self.policy(state.agent.as_deref())?;
+        Ok(Session::new(self.inner.services.clone(), Arc::new(policy), state, false))
+    }
+
+    fn plugin(&self, catalog: &Catalog, name: &str) -> Result<Arc<Plugin>> {
+        let known = || catalog.names();
+        catalog.get(name).cloned().ok_or_else(|| Error::UnknownPlugin { plugin: name.to_owned(), known: known() })
     }
 
     /// The full manifest (Tier 2) of `plugin`, compiling it on first use.
     pub async fn describe(&self, plugin: &str) -> Result<Manifest> {
-        let plugin = self.plugin(plugin)?;
-        Ok(self.inner.loader.load(&plugin).await?.manifest.clone())
+        let plugin = self.plugin(&self.catalog(), plugin)?;
+        Ok(self.inner.runtime.prepare(&plugin).await?.manifest.clone())
     }
 
-    /// Call `action` of `plugin` with `input`, a JSON object as text.
-    ///
-    /// The input is checked against the action's schema before the plugin
-    /// sees it; the call runs in a fresh instance under the plugin's limits.
-    pub async fn call(&self, plugin: &str, action: &str, input: &str) -> Result<serde_json::Value> {
-        let plugin = self.plugin(plugin)?;
-        if !plugin.stub().action_names().any(|a| a == action) {
-            return Err(Error::UnknownAction {
-                plugin: plugin.name().to_owned(),
-                action: action.to_owned(),
-                known: plugin.stub().action_names().map(str::to_owned).collect(),
-            });
-        }
-        let loaded = self.inner.loader.load(&plugin).await?;
-        let spec = loaded.manifest.action(action).ok_or_else(|| Error::Internal("stub checked".into()))?;
-        let value: serde_json::Value = serde_json::from_str(input).map_err(|e| Error::InputNotJson {
-            plugin: plugin.name().to_owned(),
+    /// Call `action` of `plugin` with `input`, a JSON object as text. See
+    /// [`call_json`](Self::call_json).
+    pub async fn call(&self, plugin: &str, action: &str, input: &str) -> Result<Value> {
+        let catalog = self.catalog();
+        let tool = catalog.action(plugin, action)?;
+        let input: Value = serde_json::from_str(input).map_err(|e| Error::InputNotJson {
+            plugin: plugin.to_owned(),
             action: action.to_owned(),
             reason: e.to_string(),
         })?;
-        if !value.is_object() {
-            return Err(Error::InputNotJson {
-                plugin: plugin.name().to_owned(),
-                action: action.to_owned(),
-                reason: format!("got {}", json_type(&value)),
-            });
-        }
-        let errors: Vec<String> = spec
-            .validator
-            .iter_errors(&value)
-            .take(8)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                if at.is_empty() { e.to_string() } else { format!("at {at}: {e}") }
-            })
-            .collect();
-        if !errors.is_empty() {
-            return Err(Error::InputSchema { plugin: plugin.name().to_owned(), action: action.to_owned(), errors });
-        }
-        let _permit = self.inner.loader.permit().await?;
-        runtime::invoke(&self.inner.loader.engine, &loaded.pre, &plugin, action, input).await
+        self.inner.services.backend.call(&catalog, tool, input).await
     }
 
-    /// Like [`call`](Self::call), with the input as a JSON value.
-    pub async fn call_json(&self, plugin: &str, action: &str, input: &serde_json::Value) -> Result<serde_json::Value> {
-        self.call(plugin, action, &input.to_string()).await
+    /// Call `action` of `plugin` (or of an upstream MCP server) with
+    /// `input`: checked against the action's schema before the plugin sees
+    /// it, then run in a fresh instance under the plugin's limits.
+    pub async fn call_json(&self, plugin: &str, action: &str, input: &Value) -> Result<Value> {
+        let catalog = self.catalog();
+        let tool = catalog.action(plugin, action)?;
+        self.inner.services.backend.call(&catalog, tool, input.clone()).await
     }
 
     /// Load every plugin of the catalog now (filling the compile cache);
     /// `progress` is told of each one as it finishes.
     pub async fn preload(&self, mut progress: impl FnMut(&Plugin, &Result<()>)) {
         for plugin in self.catalog().plugins() {
-            let result = self.inner.loader.load(plugin).await.map(|_| ());
+            let result = self.inner.runtime.prepare(plugin).await.map(|_| ());
             progress(plugin, &result);
         }
     }
@@ -271,37 +251,11 @@ impl Host {
     /// Fully validate the plugin file at `path` (stub, world, compile,
     /// `describe()`, manifest against stub) without adding it to the catalog.
     pub async fn check(&self, path: &Path) -> Result<Manifest> {
-        let origin = Origin::file(path)?;
-        let stub = Stub::read(&origin.bytes()?, &origin.to_string())?;
-        let settings = self.inner.config.settings_for(&stub.name)?;
+        let origin = Origin::file(path, None)?;
+        let stub = stub::read(&origin.bytes()?, &origin.to_string())?;
+        let settings = self.inner.reloader.settings().resolve(&stub.name, None)?;
         let plugin = Plugin::new(stub, origin, settings);
-        Ok(self.inner.loader.load(&plugin).await?.manifest.clone())
-    }
-}
-
-impl Host {
-    /// The disclosure policy for `agent` (its profile, the environment, the
-    /// config's defaults).
-    pub fn policy(&self, agent: Option<&str>) -> Result<Policy> {
-        let config = &self.inner.config;
-        Policy::resolve(&config.disclosure, &config.agents, agent, &|var| std::env::var(var).ok())
-    }
-
-    pub(crate) fn selector(&self) -> &dyn Selector {
-        self.inner.selector.as_ref()
-    }
-
-    /// The search index of `catalog`, built once per catalog version.
-    pub(crate) fn search_index(&self, catalog: &Catalog) -> Arc<SearchIndex> {
-        let mut cached = self.inner.search.lock().expect("search index lock");
-        if let Some((version, index)) = cached.as_ref()
-            && *version == catalog.version()
-        {
-            return index.clone();
-        }
-        let index = Arc::new(SearchIndex::for_catalog(catalog));
-        *cached = Some((catalog.version(), index.clone()));
-        index
+        Ok(self.inner.runtime.prepare(&plugin).await?.manifest.clone())
     }
 
     /// Rank every tool and skill for `query`, as `search_tools` does (no
@@ -313,8 +267,7 @@ impl Host {
         agent: Option<&str>,
     ) -> Result<Vec<(String, Category, String, f32)>> {
         let policy = self.policy(agent)?;
-        let catalog = self.catalog();
-        let index = self.search_index(&catalog);
+        let index = self.inner.services.search.index(&self.catalog());
         Ok(index
             .search(query, limit, |e| policy.allows(e.category))
             .into_iter()
@@ -326,31 +279,21 @@ impl Host {
     /// Loads every plugin (the full cost needs their schemas).
     pub async fn token_report(&self, agent: Option<&str>) -> Result<TokenReport> {
         let policy = self.policy(agent)?;
-        self.preload(|_, _| {}).await;
         let catalog = self.catalog();
-        let records: Vec<_> = catalog.tools().into_iter().filter(|r| policy.allows(r.category)).collect();
-        let registry: Vec<_> = records.iter().filter(|r| r.category == Category::Builtin).cloned().collect();
+        let backend = &self.inner.services.backend;
+        let mut records: Vec<ToolRecord> = Vec::new();
+        let mut origins: Vec<&str> =
+            catalog.tools().iter().filter(|e| policy.allows(e.category)).map(|e| e.origin.as_str()).collect();
+        origins.dedup();
+        for origin in origins {
+            match backend.definitions(&catalog, origin).await {
+                Ok(full) => records.extend(full),
+                // Counted from its stub: a lower bound.
+                Err(_) => records.extend(catalog.tools_of(origin).iter().map(ToolRecord::of_entry)),
+            }
+        }
+        let registry: Vec<_> = catalog.tools().iter().filter(|e| e.category == Category::Builtin && policy.allows(e.category)).collect();
         let view = View { catalog: &catalog, policy: &policy, registry: &registry };
         Ok(tokens::report(&view, &records))
-    }
-}
-
-fn sources<'a>(embedded: &'a [Embedded], config: &'a Config) -> Sources<'a> {
-    Sources {
-        embedded,
-        plugins_dir: config.plugins_dir.as_deref(),
-        skills_dir: config.skills_dir.as_deref(),
-        mcp_dir: config.mcp_dir.as_deref(),
-    }
-}
-
-fn json_type(value: &serde_json::Value) -> &'static str {
-    match value {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
     }
 }

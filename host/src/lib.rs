@@ -7,16 +7,21 @@
 //! compiles, checks and instantiates a plugin only when it is first used.
 //! Every call runs in a fresh, sandboxed instance.
 //!
-//! The modules follow the data path:
+//! The modules follow the data path; each imports only the stages above
+//! it in this table:
 //!
 //! | stage | module |
 //! |---|---|
-//! | ① contract | [`contract`]: WIT bindings, kinds, naming rules |
-//! | ② loading | [`load`]: stub → `.cwasm` cache → compile → manifest |
-//! | ③ catalog | [`catalog`]: immutable snapshots of the plugins; reload, and [`Host::watch`] |
-//! | ④ disclosure | [`disclosure`]: modes, meta-tools, Tier-1 text, search, selection, tokens |
-//! | ⑤ faces | [`Host`] and [`Session`] (library), [`faces`] (MCP, REST), the `quiver` binary |
-//! | ⑥ sandbox | [`sandbox`]: WASI with nothing granted, HTTP allow-list, limits |
+//! | ① contract | [`contract`]: WIT bindings, kinds, the contract's rules (`quiver-contract`) |
+//! | ② sandbox | [`sandbox`]: one module per capability (WASI, log, config, http, sql), limits, secrets |
+//! | ③ loading | [`load`]: stub → `.cwasm` cache → compile; manifest; plugin settings |
+//! | ④ catalog | [`catalog`]: immutable snapshots of plugins, skills and upstream MCP lists |
+//! | ⑤ invocation | [`invoke`]: the [`Backend`](invoke::Backend) seam; [`runtime`]: the Wasm backend |
+//! | ⑥ disclosure | [`disclosure`]: modes, meta-tools, Tier-1 text, search, selection, tokens |
+//! | ⑦ sessions | [`session`]: one conversation |
+//! | side stage | [`reload`]: rescan, reconcile, publish; the folder watcher |
+//! | wiring | [`Host`] (and [`config`], the file it is built from) |
+//! | ⑧ faces | [`faces`] (MCP, REST) over sessions, and the `quiver` binary |
 //!
 //! ```no_run
 //! # async fn demo() -> quiver::Result<()> {
@@ -34,16 +39,17 @@ pub mod disclosure;
 mod error;
 pub mod faces;
 mod host;
+pub mod invoke;
 pub mod load;
-mod runtime;
+pub mod reload;
+pub mod runtime;
 pub mod sandbox;
 pub mod session;
-pub mod watch;
 
-pub use catalog::{Catalog, ToolRecord};
+pub use catalog::{Catalog, ToolEntry, ToolRecord};
 pub use config::Config;
 pub use error::{Error, ErrorKind, GuestErrorKind, Result};
 pub use host::{Host, HostBuilder};
 pub use load::{Manifest, Plugin, Stub};
-pub use session::{CallOutcome, Session, SessionState, Turn};
-pub use watch::Watcher;
+pub use reload::watch::Watcher;
+pub use session::{CallOutcome, Listing, Session, SessionState, Turn};

@@ -1,4 +1,4 @@
-//! ⑤a Sessions: how an embedder drives one conversation.
+//! ⑦ Sessions: how an embedder (and every face) drives one conversation.
 //!
 //! ```no_run
 //! # async fn demo(host: quiver::Host) -> anyhow::Result<()> {
@@ -13,21 +13,35 @@
 //! # Ok(()) }
 //! ```
 //!
-//! A session is cheap (nothing is compiled to create one) and independent
-//! of others. Its state is what the model has unlocked so far; it
-//! serializes, so a conversation can resume in another process.
+//! A session is cheap (nothing is compiled to create one, and cloning one
+//! shares its resolved policy) and independent of others. Its state is
+//! what the model has unlocked so far; it serializes, so a conversation
+//! can resume in another process. Each operation works on the catalog
+//! snapshot current when it starts, from its first lookup to its last.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::catalog::{Catalog, Category, ToolRecord};
-use crate::contract::Kind;
+use crate::catalog::{Catalog, Category, Live, ToolEntry};
 use crate::disclosure::formats::ToolDef;
 use crate::disclosure::meta_tools::{self, CallContext, View};
-use crate::disclosure::policy::{ListMode, Policy, SkillMode};
-use crate::{Error, Host, Result};
+use crate::disclosure::policy::Policy;
+use crate::disclosure::search::SearchCache;
+use crate::disclosure::select::Selector;
+use crate::disclosure::tier1;
+use crate::invoke::{Backend, Backends, definition};
+use crate::{Error, Result};
+
+/// What every session of a host shares.
+pub(crate) struct Services {
+    pub(crate) live: Arc<Live>,
+    pub(crate) backend: Backends,
+    pub(crate) selector: Box<dyn Selector>,
+    pub(crate) search: SearchCache,
+}
 
 /// What survives between turns and across processes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,9 +55,10 @@ pub struct SessionState {
 }
 
 /// One conversation with a model.
+#[derive(Clone)]
 pub struct Session {
-    host: Host,
-    policy: Policy,
+    services: Arc<Services>,
+    policy: Arc<Policy>,
     state: SessionState,
     /// Every tool the policy allows is callable by name (stateless faces).
     open: bool,
@@ -59,17 +74,17 @@ pub struct Turn {
 impl Turn {
     /// As MCP `Tool` objects.
     pub fn mcp(&self) -> Vec<Value> {
-        self.tools.iter().map(|t| serde_json::to_value(t.to_mcp()).expect("serializes")).collect()
+        self.tools.iter().map(|t| meta_tools::to_value(t.to_mcp())).collect()
     }
 
     /// As OpenAI function tools.
     pub fn openai(&self) -> Vec<Value> {
-        self.tools.iter().map(|t| serde_json::to_value(t.to_openai()).expect("serializes")).collect()
+        self.tools.iter().map(|t| meta_tools::to_value(t.to_openai())).collect()
     }
 
     /// As Anthropic tools (none deferred: the meta-tools disclose the rest).
     pub fn anthropic(&self) -> Vec<Value> {
-        self.tools.iter().map(|t| serde_json::to_value(t.to_anthropic(false)).expect("serializes")).collect()
+        self.tools.iter().map(|t| meta_tools::to_value(t.to_anthropic(false))).collect()
     }
 
     /// The names offered, in order.
@@ -117,9 +132,34 @@ impl CallOutcome {
     }
 }
 
+/// The tools a session may see in one catalog snapshot (discovery levels
+/// 1 and 2), without loading anything.
+pub struct Listing {
+    catalog: Arc<Catalog>,
+    policy: Arc<Policy>,
+}
+
+impl Listing {
+    /// The catalog version it lists.
+    pub fn version(&self) -> u64 {
+        self.catalog.version()
+    }
+
+    /// The tools the policy allows, in catalog order.
+    pub fn tools(&self) -> impl Iterator<Item = &ToolEntry> {
+        self.catalog.tools().iter().filter(|e| self.policy.allows(e.category))
+    }
+
+    /// The categories the policy allows (what, with the version, decides
+    /// what is listed).
+    pub fn categories(&self) -> impl Iterator<Item = Category> + '_ {
+        self.policy.categories.iter().copied()
+    }
+}
+
 impl Session {
-    pub(crate) fn new(host: Host, policy: Policy, state: SessionState) -> Session {
-        Session { host, policy, state, open: false }
+    pub(crate) fn new(services: Arc<Services>, policy: Arc<Policy>, state: SessionState, open: bool) -> Session {
+        Session { services, policy, state, open }
     }
 
     /// The resolved disclosure policy.
@@ -132,29 +172,38 @@ impl Session {
         &self.state
     }
 
-    fn builtins(&self, catalog: &Catalog) -> Vec<ToolRecord> {
+    /// The version of the current catalog (the tool list changes with it).
+    pub fn version(&self) -> u64 {
+        self.services.live.current().version()
+    }
+
+    /// What this session may see of the current catalog.
+    pub fn listing(&self) -> Listing {
+        Listing { catalog: self.services.live.current(), policy: self.policy.clone() }
+    }
+
+    /// The built-in tools the policy allows.
+    fn builtins<'c>(&self, catalog: &'c Catalog) -> Vec<&'c ToolEntry> {
         if !self.policy.allows(Category::Builtin) {
             return Vec::new();
         }
-        catalog.tools().into_iter().filter(|r| r.category == Category::Builtin).collect()
+        catalog.tools().iter().filter(|r| r.category == Category::Builtin).collect()
     }
 
     /// Built-in tools not resident and not unlocked: what `request_tools` lists.
-    fn registry(&self, builtins: Vec<ToolRecord>) -> Vec<ToolRecord> {
+    fn registry<'c>(&self, builtins: &[&'c ToolEntry]) -> Vec<&'c ToolEntry> {
         builtins
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|r| !self.state.resident.contains(&r.name) && !self.state.unlocked.contains(&r.name))
             .collect()
     }
 
     /// Which built-in tools are resident when no selection has run: all of
     /// them under the threshold, else the pinned ones.
-    fn default_resident(&self, builtins: &[ToolRecord]) -> BTreeSet<String> {
-        if builtins.len() <= self.policy.selection_threshold {
-            builtins.iter().map(|r| r.name.clone()).collect()
-        } else {
-            builtins.iter().filter(|r| self.policy.pinned.contains(&r.name)).map(|r| r.name.clone()).collect()
-        }
+    fn default_resident(&self, builtins: &[&ToolEntry]) -> BTreeSet<String> {
+        let all = builtins.len() <= self.policy.selection_threshold;
+        builtins.iter().filter(|r| all || self.policy.pinned.contains(&r.name)).map(|r| r.name.clone()).collect()
     }
 
     /// The tool definitions for the next model request, given the user's
@@ -175,88 +224,67 @@ impl Session {
     }
 
     async fn assemble(&mut self, user_query: Option<&str>) -> Turn {
-        let catalog = self.host.catalog();
+        let catalog = self.services.live.current();
         let builtins = self.builtins(&catalog);
-        self.state.resident = if builtins.len() <= self.policy.selection_threshold {
-            builtins.iter().map(|r| r.name.clone()).collect()
-        } else if let Some(user_query) = user_query {
-            let selected = match self.host.selector().select(user_query, &builtins, self.policy.selection_max).await {
-                Ok(names) => names,
-                Err(reason) => {
-                    tracing::warn!(%reason, "tool selector failed; offering every built-in tool this turn");
-                    builtins.iter().map(|r| r.name.clone()).collect()
-                }
-            };
-            let mut resident: BTreeSet<String> = selected.into_iter().collect();
-            resident.extend(self.default_resident(&builtins));
-            resident
-        } else {
-            self.default_resident(&builtins)
+        self.state.resident = match user_query {
+            Some(query) if builtins.len() > self.policy.selection_threshold => {
+                let max = self.policy.selection_max;
+                let mut resident: BTreeSet<String> = match self.services.selector.select(query, &builtins, max).await {
+                    Ok(names) => names.into_iter().collect(),
+                    Err(reason) => {
+                        tracing::warn!(%reason, "tool selector failed; offering every built-in tool this turn");
+                        builtins.iter().map(|r| r.name.clone()).collect()
+                    }
+                };
+                resident.extend(self.default_resident(&builtins));
+                resident
+            }
+            _ => self.default_resident(&builtins),
         };
-        let registry = self.registry(builtins);
+        let registry = self.registry(&builtins);
         let view = View { catalog: &catalog, policy: &self.policy, registry: &registry };
         let mut tools: Vec<ToolDef> = meta_tools::ALL.iter().filter_map(|m| m.definition(&view)).collect();
 
-        let mut direct: BTreeSet<String> = self.state.resident.clone();
+        let mut direct: BTreeSet<&String> = self.state.resident.iter().collect();
         if user_query.is_some() {
-            direct.extend(self.state.unlocked.iter().cloned());
+            direct.extend(self.state.unlocked.iter());
         }
-        for name in &direct {
-            match self.definition(&catalog, name).await {
-                Ok(Some(def)) => tools.push(def),
-                Ok(None) => {}
-                Err(error) => tracing::warn!(tool = %name, %error, "tool left out of this turn"),
+        for entry in direct.into_iter().filter_map(|name| catalog.tool(name)) {
+            if entry.category != Category::Mcp {
+                self.push_definition(&catalog, entry, &mut tools).await;
             }
         }
-        for def in self.flattened(&catalog).await {
-            if !tools.iter().any(|t| t.name == def.name) {
-                tools.push(def);
+        // Legacy modes: every action of those kinds, one origin at a time.
+        let mut origins: Vec<&str> = catalog
+            .tools()
+            .iter()
+            .filter(|e| self.policy.flattens(e.category) && self.policy.allows(e.category))
+            .map(|e| e.origin.as_str())
+            .collect();
+        origins.dedup();
+        for origin in origins {
+            match self.services.backend.definitions(&catalog, origin).await {
+                Ok(records) => {
+                    for def in records.iter().filter_map(ToolDef::of) {
+                        if !tools.iter().any(|t| t.name == def.name) {
+                            tools.push(def);
+                        }
+                    }
+                }
+                Err(error) => tracing::warn!(%origin, %error, "tools left out of this turn"),
             }
         }
         Turn { tools }
     }
 
-    /// The definition of a directly callable tool (loading its plugin);
-    /// `None` for tools that cannot be called (read-only MCP entries).
-    async fn definition(&self, catalog: &Catalog, name: &str) -> Result<Option<ToolDef>> {
-        let Some(record) = catalog.tool(name) else { return Ok(None) };
-        if record.category == Category::Mcp {
-            return Ok(None);
+    /// Add the definition of `entry` to `tools` (loading its plugin), or
+    /// log why it is left out.
+    async fn push_definition(&self, catalog: &Catalog, entry: &ToolEntry, tools: &mut Vec<ToolDef>) {
+        match definition(&self.services.backend, catalog, entry).await.map(|r| ToolDef::of(&r)) {
+            Ok(Some(def)) => tools.push(def),
+            Ok(None) => tracing::warn!(tool = %entry.name, "tool left out of this turn: no input schema"),
+            Err(error) => tracing::warn!(tool = %entry.name, %error, "tool left out of this turn"),
         }
-        self.host.describe(&record.origin).await?;
-        Ok(self.host.catalog().tool(name).and_then(|r| r.to_def()))
-    }
-
-    /// Tools of the kinds in legacy mode, each action a tool of its own.
-    async fn flattened(&self, catalog: &Catalog) -> Vec<ToolDef> {
-        let mut defs = Vec::new();
-        let modes = [
-            (Kind::Connector, Category::Connector, self.policy.connectors),
-            (Kind::Database, Category::Database, self.policy.databases),
-        ];
-        for (kind, category, mode) in modes {
-            if mode != ListMode::Legacy || !self.policy.allows(category) {
-                continue;
-            }
-            for plugin in catalog.plugins_of(kind) {
-                if let Err(error) = self.host.describe(plugin.name()).await {
-                    tracing::warn!(plugin = plugin.name(), %error, "plugin left out of this turn");
-                }
-            }
-        }
-        let catalog = self.host.catalog();
-        for record in catalog.tools() {
-            let legacy = match record.category {
-                Category::Connector => self.policy.connectors == ListMode::Legacy,
-                Category::Database => self.policy.databases == ListMode::Legacy,
-                Category::Mcp => self.policy.mcp == ListMode::Legacy,
-                _ => false,
-            };
-            if legacy && self.policy.allows(record.category) {
-                defs.extend(record.to_def());
-            }
-        }
-        defs
     }
 
     /// The Tier-1 text: what exists, in one short block per kind, and (in
@@ -265,33 +293,58 @@ impl Session {
     /// every tool that is not pinned, resident or not), so it stays
     /// byte-identical across turns and provider prompt caches keep hitting.
     pub fn system_prompt(&self) -> String {
-        let catalog = self.host.catalog();
-        let registry: Vec<ToolRecord> =
+        let catalog = self.services.live.current();
+        let registry: Vec<&ToolEntry> =
             self.builtins(&catalog).into_iter().filter(|r| !self.policy.pinned.contains(&r.name)).collect();
-        let view = View { catalog: &catalog, policy: &self.policy, registry: &registry };
-        crate::disclosure::tier1::render(&view, &self.policy)
+        tier1::render(&View { catalog: &catalog, policy: &self.policy, registry: &registry })
     }
 
-    /// Whether `name` may be called directly in this session.
-    fn is_callable(&self, catalog: &Catalog, record: &ToolRecord) -> bool {
-        let name = &record.name;
+    /// The full definition of the tool called `name` (discovery level 3),
+    /// loading its plugin; an error if this session may not see it.
+    pub async fn definition(&self, name: &str) -> Result<ToolDef> {
+        let catalog = self.services.live.current();
+        let Some(entry) = catalog.tool(name).filter(|e| self.policy.allows(e.category)) else {
+            return Err(Error::UnknownTool { name: name.to_owned(), hint: "list the tools first".into() });
+        };
+        let record = definition(&self.services.backend, &catalog, entry).await?;
+        ToolDef::of(&record).ok_or_else(|| Error::internal("session", format!("`{name}` has no input schema")))
+    }
+
+    /// The full definition of every callable tool this session may see, in
+    /// catalog order (loading every plugin); tools whose plugin fails to
+    /// load are left out and logged.
+    pub async fn definitions(&self) -> Vec<ToolDef> {
+        let catalog = self.services.live.current();
+        let mut defs = Vec::new();
+        let mut origins: Vec<&str> = catalog
+            .tools()
+            .iter()
+            .filter(|e| self.policy.allows(e.category) && e.category != Category::Mcp)
+            .map(|e| e.origin.as_str())
+            .collect();
+        origins.dedup();
+        for origin in origins {
+            match self.services.backend.definitions(&catalog, origin).await {
+                Ok(records) => defs.extend(records.iter().filter_map(ToolDef::of)),
+                Err(error) => tracing::warn!(%origin, %error, "left out of the definitions"),
+            }
+        }
+        defs
+    }
+
+    /// Whether `entry` may be called directly in this session.
+    fn is_callable(&self, catalog: &Catalog, entry: &ToolEntry) -> bool {
+        let name = &entry.name;
         if self.open || self.state.unlocked.contains(name) || self.policy.pinned.contains(name) {
             return true;
         }
-        match record.category {
-            Category::Builtin => {
-                let builtins = self.builtins(catalog);
-                let resident = if self.state.resident.is_empty() {
-                    self.default_resident(&builtins)
-                } else {
-                    self.state.resident.clone()
-                };
-                resident.contains(name)
+        match entry.category {
+            Category::Builtin if self.state.resident.is_empty() => {
+                self.default_resident(&self.builtins(catalog)).contains(name)
             }
-            Category::Connector => self.policy.connectors == ListMode::Legacy,
-            Category::Database => self.policy.databases == ListMode::Legacy,
-            Category::Mcp => self.policy.mcp == ListMode::Legacy,
+            Category::Builtin => self.state.resident.contains(name),
             Category::Skill => false,
+            flat => self.policy.flattens(flat),
         }
     }
 
@@ -304,28 +357,26 @@ impl Session {
     }
 
     async fn dispatch(&mut self, name: &str, args: Value) -> Result<Value> {
-        let catalog = self.host.catalog();
+        let catalog = self.services.live.current();
         if let Some(meta) = meta_tools::find(name) {
             let builtins = self.builtins(&catalog);
-            let registry = self.registry(builtins);
-            let offered = meta.definition(&View { catalog: &catalog, policy: &self.policy, registry: &registry });
-            // `request_tools` may be asked for a tool that is already
-            // resident, and search works on any catalog size.
-            if offered.is_some() || name == "request_tools" || name == "search_tools" {
+            let registry = self.registry(&builtins);
+            if meta.callable(&View { catalog: &catalog, policy: &self.policy, registry: &registry }) {
                 let cx = CallContext {
-                    host: &self.host,
                     catalog: &catalog,
                     policy: &self.policy,
+                    backend: &self.services.backend,
+                    search: &self.services.search,
                     unlocked: &mut self.state.unlocked,
                 };
                 return meta.call(cx, args).await;
             }
         }
-        let Some(record) = catalog.tool(name).filter(|r| self.policy.allows(r.category)) else {
+        let Some(entry) = catalog.tool(name).filter(|r| self.policy.allows(r.category)) else {
             return Err(Error::UnknownTool { name: name.to_owned(), hint: self.offered_hint(&catalog) });
         };
-        if !self.is_callable(&catalog, &record) {
-            let hint = match record.category {
+        if !self.is_callable(&catalog, entry) {
+            let hint = match entry.category {
                 Category::Builtin => "load it first with request_tools (or find it with search_tools)",
                 Category::Connector => "run it with the connector tool (`execute`), or unlock it with search_tools",
                 Category::Database => "use it through the database tool",
@@ -333,19 +384,13 @@ impl Session {
             };
             return Err(Error::UnknownTool { name: name.to_owned(), hint: format!("it is not active; {hint}") });
         }
-        if record.category == Category::Mcp {
-            return Err(Error::NotCallable {
-                name: name.to_owned(),
-                reason: "its server is a saved tools/list (read-only); there is no live connection to it".into(),
-            });
-        }
         let input = if args.is_null() { Value::Object(Default::default()) } else { args };
-        self.host.call_json(&record.origin, &record.action, &input).await
+        self.services.backend.call(&catalog, entry, input).await
     }
 
     fn offered_hint(&self, catalog: &Catalog) -> String {
         let builtins = self.builtins(catalog);
-        let registry = self.registry(builtins);
+        let registry = self.registry(&builtins);
         let view = View { catalog, policy: &self.policy, registry: &registry };
         let metas: Vec<&str> =
             meta_tools::ALL.iter().filter(|m| m.definition(&view).is_some()).map(|m| m.name()).collect();
@@ -355,33 +400,4 @@ impl Session {
             format!("find tools with: {}", metas.join(", "))
         }
     }
-}
-
-impl Host {
-    /// Start a session for `agent` (its profile in the config file), or
-    /// with no profile. The environment is read now.
-    pub fn session(&self, agent: Option<&str>) -> Result<Session> {
-        let policy = self.policy(agent)?;
-        Ok(Session::new(self.clone(), policy, SessionState { agent: agent.map(str::to_owned), ..Default::default() }))
-    }
-
-    /// A session for a stateless face (MCP, REST), where the tool list
-    /// never changes: every tool `agent`'s policy allows is callable by its
-    /// name, and `request_tools` / `search_tools` only return schemas.
-    pub fn open_session(&self, agent: Option<&str>) -> Result<Session> {
-        let mut session = self.session(agent)?;
-        session.open = true;
-        Ok(session)
-    }
-
-    /// Resume a session from its saved state.
-    pub fn resume(&self, state: SessionState) -> Result<Session> {
-        let policy = self.policy(state.agent.as_deref())?;
-        Ok(Session::new(self.clone(), policy, state))
-    }
-}
-
-/// Whether a skill mode shows bodies in the prompt.
-pub(crate) fn inline_skills(policy: &Policy) -> bool {
-    policy.skills == SkillMode::Inline && policy.allows(Category::Skill)
 }

@@ -34,7 +34,7 @@ async fn a_watched_folder_adds_replaces_and_removes_plugins() {
 
     // A settings file beside the plugin reloads with it.
     std::fs::write(dir.join("versioned.toml"), "timeout_ms = 1234\n").unwrap();
-    wait_for(host, |c| c.get("versioned").is_some_and(|p| p.settings().limits.timeout_ms == 1234)).await;
+    wait_for(host, |c| c.get("versioned").is_some_and(|p| p.settings().grants.limits.timeout_ms == 1234)).await;
     assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0002");
 
     // A rename within the folder keeps the plugin, now from the new file.

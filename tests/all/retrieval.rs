@@ -27,7 +27,7 @@ async fn progressive_disclosure_saves_99_percent_of_the_mcp_corpus_tokens() {
     assert_eq!(catalog.mcp_servers().count(), 28);
     assert_eq!(catalog.tools().len(), 950);
     // Every model-facing name is valid for every provider, and unique.
-    let names: std::collections::BTreeSet<String> = catalog.tools().into_iter().map(|r| r.name).collect();
+    let names: std::collections::BTreeSet<String> = catalog.tools().iter().map(|r| r.name.clone()).collect();
     assert_eq!(names.len(), 950);
     assert!(names.iter().all(|n| quiver::catalog::names::is_valid(n)));
 

@@ -3,7 +3,8 @@
 use std::fmt::Write as _;
 
 use quiver::Host;
-use quiver::catalog::ToolRecord;
+use quiver::catalog::{ToolEntry, ToolRecord};
+use quiver::disclosure::formats::ToolDef;
 use quiver::disclosure::search::SearchIndex;
 use quiver::disclosure::select::{Bm25Selector, Selector};
 use quiver::disclosure::tokens::{Cost, TokenReport};
@@ -73,8 +74,14 @@ pub(crate) fn tokens(runtime: &tokio::runtime::Runtime, report: &mut String) {
     table(report, &tokens);
 
     // What a discover → execute round trip costs, to see the break-even.
-    let mut per_tool: Vec<usize> =
-        host.catalog().tools().iter().filter_map(ToolRecord::to_def).map(|d| Cost::of_def(&d).o200k).collect();
+    let catalog = host.catalog();
+    let mut per_tool: Vec<usize> = catalog
+        .tools()
+        .iter()
+        .filter_map(|entry| catalog.record(entry))
+        .filter_map(|record| ToolDef::of(&record))
+        .map(|d| Cost::of_def(&d).o200k)
+        .collect();
     per_tool.sort();
     let median_tool = per_tool[per_tool.len() / 2];
     let mut per_server: Vec<usize> = tokens.rows.iter().map(|r| r.full.o200k).collect();
@@ -127,7 +134,8 @@ pub(crate) fn retrieval(options: &crate::Options, runtime: &tokio::runtime::Runt
 
     let corpus_host = Host::builder().mcp_dir(corpus("mcp-tools")).cache_dir(None).build().unwrap();
     let mut with_distractors = tools.clone();
-    with_distractors.extend(corpus_host.catalog().tools());
+    let corpus = corpus_host.catalog();
+    with_distractors.extend(corpus.tools().iter().filter_map(|entry| corpus.record(entry)));
     let index = SearchIndex::for_records(&with_distractors);
     row("`search_tools` + MCP distractors", with_distractors.len(), recall(&index, &queries));
     writeln!(report).unwrap();
@@ -140,8 +148,10 @@ fn selector_recall(
 ) -> ([f64; 4], f64) {
     let mut hits = [0usize; 4];
     let mut mrr = 0.0;
+    let entries: Vec<ToolEntry> = tools.iter().map(ToolRecord::entry).collect();
+    let candidates: Vec<&ToolEntry> = entries.iter().collect();
     for (query, expected) in queries {
-        let picked = runtime.block_on(Bm25Selector.select(query, tools, 10)).unwrap();
+        let picked = runtime.block_on(Bm25Selector.select(query, &candidates, 10)).unwrap();
         if let Some(rank) = picked.iter().position(|n| n == expected) {
             mrr += 1.0 / (rank + 1) as f64;
             for (i, k) in [1, 3, 6, 10].into_iter().enumerate() {

@@ -122,7 +122,7 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
             report,
             "| {} | {} | {} / {} | {} / {} | {} / {} | {} / {} | {} / {} |",
             catalog.len(),
-            catalog.listing().len(),
+            catalog.tools().len(),
             us(l1.median()),
             us(l1.pct(0.99)),
             us(l2.median()),

@@ -5,7 +5,8 @@ use std::time::Instant;
 
 use quiver::load::cache::ArtifactCache;
 use quiver::sandbox::limits::{self, EngineSettings};
-use quiver::{Host, Stub};
+use quiver::Host;
+use quiver::load::stub;
 
 use crate::{Options, SAMPLE_CALLS, Stats, ms, time, us};
 
@@ -35,10 +36,10 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
 
     for bundled in quiver_bundled::PLUGINS {
         let bytes = bundled.bytes;
-        let stub = Stub::read(bytes, bundled.file_name).expect("bundled stub");
+        let stub = stub::read(bytes, bundled.file_name).expect("bundled stub");
         let reads = options.reps(2000);
         let stub_read =
-            Stats::new((0..reads).map(|_| time(|| std::hint::black_box(Stub::read(bytes, "x").unwrap())).1).collect());
+            Stats::new((0..reads).map(|_| time(|| std::hint::black_box(stub::read(bytes, "x").unwrap())).1).collect());
         let cold = Stats::new(
             (0..options.reps(5)).map(|_| time(|| no_cache.load_or_compile(&engine, bytes).unwrap()).1).collect(),
         );

@@ -71,8 +71,8 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
          compiles it: tens of ms where a bundled plugin takes hundreds; see the loading table). The \
          replaced plugin has been called, so its new build is compiled, checked and `describe()`d \
          before the swap; calls running meanwhile finish on the old build.\n",
-        quiver::watch::DEBOUNCE.as_millis(),
-        quiver::watch::SETTLE.as_millis(),
+        quiver::reload::watch::DEBOUNCE.as_millis(),
+        quiver::reload::watch::SETTLE.as_millis(),
     )
     .unwrap();
     writeln!(report, "| change | p50 (ms) | p95 (ms) |\n|---|---:|---:|").unwrap();

@@ -13,6 +13,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use quiver::Host;
+use quiver::disclosure::formats::ToolDef;
 
 use crate::{Options, Stats, ms, us};
 
@@ -170,17 +171,19 @@ pub(crate) fn discovery(options: &Options, runtime: &tokio::runtime::Runtime, re
         };
         let l1 = sample(&|| {
             let catalog = host.catalog();
-            let names: Vec<&str> = catalog.listing().iter().map(|l| l.name.as_str()).collect();
+            let names: Vec<&str> = catalog.tools().iter().map(|l| l.name.as_str()).collect();
             std::hint::black_box(names);
         });
         let l2 = sample(&|| {
             let catalog = host.catalog();
             let lines: Vec<(&str, &str, &str)> =
-                catalog.listing().iter().map(|l| (l.name.as_str(), l.category.as_str(), l.summary.as_str())).collect();
+                catalog.tools().iter().map(|l| (l.name.as_str(), l.category.as_str(), l.summary.as_str())).collect();
             std::hint::black_box(lines);
         });
         let l3 = sample(&|| {
-            let def = host.catalog().tool("calc__evaluate").and_then(|r| r.to_def()).expect("calc is loaded");
+            let catalog = host.catalog();
+            let record = catalog.tool("calc__evaluate").and_then(|e| catalog.record(e)).expect("calc is loaded");
+            let def = ToolDef::of(&record).expect("a schema");
             std::hint::black_box(serde_json::to_string(&def.to_mcp()).unwrap());
         });
         let tools = host.catalog().tools().len();

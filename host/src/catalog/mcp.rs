@@ -1,23 +1,25 @@
-//! MCP servers as catalog entries, from saved `tools/list` results.
+//! Upstream MCP servers as catalog entries, from saved `tools/list` results.
 //!
-//! A folder of `<server>.json` files, each the `tools` array a server
-//! returned (or an object with a `tools` field), becomes one read-only
-//! server per file: searchable, countable and discoverable through the
-//! `mcp` meta-tool, but not callable (no client connection is made).
-//! `_meta` and `icons` are dropped, as a client would drop them before
-//! showing tools to a model.
+//! (Upstream: a server Quiver is a client of. Quiver's own MCP server is
+//! [`faces::mcp`](crate::faces::mcp).) A folder of `<server>.json` files,
+//! each the `tools` array a server returned (or an object with a `tools`
+//! field), becomes one read-only server per file: searchable, countable and
+//! discoverable through the `mcp` meta-tool, but not callable (no client
+//! connection is made). `_meta` and `icons` are dropped, as a client would
+//! drop them before showing tools to a model.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::contract::Access;
 use crate::{Error, Result};
 
-/// One tool of an MCP server, as a client shows it to a model.
+/// One tool of an upstream MCP server, as a client shows it to a model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct McpTool {
+pub struct UpstreamTool {
     /// Its name on the server.
     pub name: String,
     /// Its description (may be long).
@@ -36,13 +38,13 @@ pub struct McpTool {
     pub output_schema: Option<Value>,
 }
 
-/// A server and its tools.
+/// An upstream server and its tools.
 #[derive(Debug, Clone, PartialEq)]
-pub struct McpServer {
+pub struct UpstreamServer {
     /// Its name (the file stem).
     pub name: String,
     /// Its tools, in the order the server listed them.
-    pub tools: Vec<McpTool>,
+    pub tools: Vec<UpstreamTool>,
     /// Where it was read from.
     pub origin: PathBuf,
 }
@@ -54,9 +56,24 @@ enum ToolsList {
     Result { tools: Vec<Value> },
 }
 
-impl McpServer {
+impl UpstreamTool {
+    /// Its access level, from its annotations and MCP's defaults (a tool is
+    /// not read-only and is destructive unless it says otherwise).
+    pub fn access(&self) -> Access {
+        let hint = |key: &str| self.annotations.as_ref().and_then(|a| a.get(key)).and_then(Value::as_bool);
+        if hint("readOnlyHint") == Some(true) {
+            Access::Read
+        } else if hint("destructiveHint") == Some(false) {
+            Access::Write
+        } else {
+            Access::Admin
+        }
+    }
+}
+
+impl UpstreamServer {
     /// Read one saved `tools/list` result.
-    pub fn load(path: &Path) -> Result<McpServer> {
+    pub fn load(path: &Path) -> Result<UpstreamServer> {
         let invalid = |reason: String| Error::InvalidMcpList { path: path.display().to_string(), reason };
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
@@ -72,15 +89,19 @@ impl McpServer {
                 object.remove("_meta");
                 object.remove("icons");
             }
-            let tool: McpTool = serde_json::from_value(tool).map_err(|e| invalid(format!("tool #{i}: {e}")))?;
+            let tool: UpstreamTool =
+                serde_json::from_value(tool).map_err(|e| invalid(format!("tool #{i}: {e}")))?;
+            if !tool.input_schema.is_object() {
+                return Err(invalid(format!("tool #{i}: its inputSchema is not a JSON object")));
+            }
             tools.push(tool);
         }
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("server").to_owned();
-        Ok(McpServer { name, tools, origin: path.to_owned() })
+        Ok(UpstreamServer { name, tools, origin: path.to_owned() })
     }
 
     /// The tool called `name`.
-    pub fn tool(&self, name: &str) -> Option<&McpTool> {
+    pub fn tool(&self, name: &str) -> Option<&UpstreamTool> {
         self.tools.iter().find(|t| t.name == name)
     }
 }
@@ -111,15 +132,17 @@ mod tests {
             r#"[{"name":"now","description":"Current time","inputSchema":{"type":"object"},"_meta":{"x":1},"icons":[{"src":"data:"}]}]"#,
         )
         .unwrap();
-        let server = McpServer::load(&path).unwrap();
+        let server = UpstreamServer::load(&path).unwrap();
         assert_eq!(server.name, "time");
         assert_eq!(server.tools[0].name, "now");
         let shown = serde_json::to_value(&server.tools[0]).unwrap();
         assert!(shown.get("_meta").is_none() && shown.get("icons").is_none());
 
         std::fs::write(&path, r#"{"tools":[{"name":"a","inputSchema":{}}]}"#).unwrap();
-        assert_eq!(McpServer::load(&path).unwrap().tools.len(), 1);
+        assert_eq!(UpstreamServer::load(&path).unwrap().tools.len(), 1);
+        std::fs::write(&path, r#"[{"name":"a","inputSchema":1}]"#).unwrap();
+        assert_eq!(UpstreamServer::load(&path).unwrap_err().kind(), crate::ErrorKind::InvalidMcpList);
         std::fs::write(&path, r#"{"not":"a list"}"#).unwrap();
-        assert_eq!(McpServer::load(&path).unwrap_err().kind(), crate::ErrorKind::InvalidMcpList);
+        assert_eq!(UpstreamServer::load(&path).unwrap_err().kind(), crate::ErrorKind::InvalidMcpList);
     }
 }

@@ -1,12 +1,14 @@
-//! The unified tool record: one shape for every kind of resource.
+//! One shape for every kind of resource, at two levels: [`ToolEntry`]
+//! (what a stub or a saved list says: name, one line, access; computed once
+//! per catalog snapshot) and [`ToolRecord`] (with the full description and
+//! the input schema, once known).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::catalog::mcp::{McpServer, McpTool};
-use crate::contract::{Access, Kind};
-use crate::disclosure::formats::{model_schema, one_line};
-use crate::load::Plugin;
+use crate::catalog::mcp::{UpstreamServer, UpstreamTool};
+use crate::contract::{Access, Kind, MAX_SUMMARY_CHARS, one_line};
+use crate::load::{Manifest, Plugin};
 
 /// Which meta-tool discloses a resource, and which per-agent filter applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -52,8 +54,28 @@ impl From<Kind> for Category {
     }
 }
 
-/// Longest summary of a record.
-pub const SUMMARY_CHARS: usize = 120;
+/// Longest summary of a record (the contract's limit for stubs).
+pub const SUMMARY_CHARS: usize = MAX_SUMMARY_CHARS;
+
+/// A tool as a stub or a saved list describes it: enough to list, rank
+/// and route it, not to call it (discovery levels 1 and 2).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct ToolEntry {
+    /// Name shown to models (`origin__action`, made valid and unique).
+    pub name: String,
+    /// The plugin or MCP server it belongs to.
+    pub origin: String,
+    /// The action (or server tool) within it.
+    #[serde(skip)]
+    pub action: String,
+    /// Its category.
+    pub category: Category,
+    /// One line, at most 120 characters.
+    pub summary: String,
+    /// What calling it may change.
+    #[serde(skip)]
+    pub access: Access,
+}
 
 /// One callable tool, as every face and meta-tool sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -77,50 +99,90 @@ pub struct ToolRecord {
     pub input_schema: Option<Value>,
 }
 
-impl ToolRecord {
-    /// The records of every action of `plugin`; `name` gives each its
+impl ToolEntry {
+    /// The entries of every action of `plugin`; `name` gives each its
     /// model-facing name.
-    pub fn of_plugin(plugin: &Plugin, name: impl Fn(&str) -> String) -> Vec<ToolRecord> {
+    pub(crate) fn of_plugin(plugin: &Plugin, mut name: impl FnMut(&str) -> String) -> Vec<ToolEntry> {
         let stub = plugin.stub();
-        let manifest = plugin.manifest();
-        stub.actions
-            .iter()
-            .map(|a| {
-                let spec = manifest.and_then(|m| m.action(&a.name));
-                ToolRecord {
-                    name: name(&a.name),
-                    origin: stub.name.clone(),
-                    action: a.name.clone(),
-                    summary: a.summary.clone(),
-                    description: spec.map(|s| s.description.clone()).unwrap_or_else(|| a.summary.clone()),
-                    category: stub.kind.into(),
-                    access: a.access,
-                    input_schema: spec.map(|s| model_schema(s.input_schema.clone())),
-                }
-            })
-            .collect()
+        let entry = |a: &crate::load::StubAction, name: String| ToolEntry {
+            name,
+            origin: stub.name.clone(),
+            action: a.name.clone(),
+            category: stub.kind.into(),
+            summary: a.summary.clone(),
+            access: a.access,
+        };
+        stub.actions.iter().map(|a| entry(a, name(&a.name))).collect()
     }
 
-    /// The record of one tool of an MCP server.
-    pub fn of_mcp(server: &McpServer, tool: &McpTool, name: String) -> ToolRecord {
-        let hint = |key: &str| tool.annotations.as_ref().and_then(|a| a.get(key)).and_then(Value::as_bool);
-        // MCP's defaults: not read-only, destructive.
-        let access = if hint("readOnlyHint") == Some(true) {
-            Access::Read
-        } else if hint("destructiveHint") == Some(false) {
-            Access::Write
-        } else {
-            Access::Admin
-        };
-        ToolRecord {
+    /// The entry of one tool of an MCP server.
+    pub(crate) fn of_upstream(server: &UpstreamServer, tool: &UpstreamTool, name: String) -> ToolEntry {
+        ToolEntry {
             name,
             origin: server.name.clone(),
             action: tool.name.clone(),
+            category: Category::Mcp,
             summary: one_line(&tool.description, SUMMARY_CHARS),
+            access: tool.access(),
+        }
+    }
+}
+
+impl ToolRecord {
+    /// The full record of `entry`, an action of the plugin whose checked
+    /// manifest is `manifest`.
+    pub fn of_action(entry: &ToolEntry, manifest: &Manifest) -> Option<ToolRecord> {
+        let spec = manifest.action(&entry.action)?;
+        Some(ToolRecord {
+            name: entry.name.clone(),
+            origin: entry.origin.clone(),
+            action: entry.action.clone(),
+            summary: entry.summary.clone(),
+            description: spec.description.clone(),
+            category: entry.category,
+            access: spec.access,
+            input_schema: Some(model_schema(spec.input_schema.clone())),
+        })
+    }
+
+    /// The full record of `entry`, a tool of `server`.
+    pub fn of_upstream(entry: &ToolEntry, tool: &UpstreamTool) -> ToolRecord {
+        ToolRecord {
+            name: entry.name.clone(),
+            origin: entry.origin.clone(),
+            action: entry.action.clone(),
+            summary: entry.summary.clone(),
             description: tool.description.clone(),
-            category: crate::catalog::Category::Mcp,
-            access,
+            category: Category::Mcp,
+            access: entry.access,
             input_schema: Some(model_schema(tool.input_schema.clone())),
+        }
+    }
+
+    /// The record of `entry` as far as its stub knows it: no schema, the
+    /// summary as the description.
+    pub fn of_entry(entry: &ToolEntry) -> ToolRecord {
+        ToolRecord {
+            name: entry.name.clone(),
+            origin: entry.origin.clone(),
+            action: entry.action.clone(),
+            summary: entry.summary.clone(),
+            description: entry.summary.clone(),
+            category: entry.category,
+            access: entry.access,
+            input_schema: None,
+        }
+    }
+
+    /// Its listing entry.
+    pub fn entry(&self) -> ToolEntry {
+        ToolEntry {
+            name: self.name.clone(),
+            origin: self.origin.clone(),
+            action: self.action.clone(),
+            category: self.category,
+            summary: self.summary.clone(),
+            access: self.access,
         }
     }
 
@@ -133,4 +195,14 @@ impl ToolRecord {
             .map(|p| p.keys().map(String::as_str).collect())
             .unwrap_or_default()
     }
+}
+
+/// A tool's input schema as models see it: the `$schema` and `title`
+/// keywords (noise to a model, and tokens) removed at the root.
+pub fn model_schema(mut schema: Value) -> Value {
+    if let Some(root) = schema.as_object_mut() {
+        root.remove("$schema");
+        root.remove("title");
+    }
+    schema
 }

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::catalog::Category;
+use crate::catalog::{Category, ToolRecord};
 use crate::contract::Access;
 
 /// One tool as a model is offered it.
@@ -70,9 +70,21 @@ pub struct AnthropicTool<'a> {
 }
 
 impl ToolDef {
+    /// The definition of `record`, if its input schema is known.
+    pub fn of(record: &ToolRecord) -> Option<ToolDef> {
+        Some(ToolDef {
+            name: record.name.clone(),
+            description: record.description.clone(),
+            input_schema: record.input_schema.clone()?,
+            category: record.category,
+            access: Some(record.access),
+            meta: false,
+        })
+    }
+
     /// As an MCP `Tool`.
     pub fn to_mcp(&self) -> McpTool<'_> {
-        let access = self.access.unwrap_or(crate::contract::Access::Read);
+        let access = self.access.unwrap_or(Access::Read);
         McpTool {
             name: &self.name,
             description: &self.description,
@@ -110,55 +122,9 @@ impl ToolDef {
     }
 }
 
-impl crate::catalog::ToolRecord {
-    /// Its definition, if its input schema is known.
-    pub fn to_def(&self) -> Option<ToolDef> {
-        Some(ToolDef {
-            name: self.name.clone(),
-            description: self.description.clone(),
-            input_schema: self.input_schema.clone()?,
-            category: self.category,
-            access: Some(self.access),
-            meta: false,
-        })
-    }
-}
-
-/// A tool's input schema as models see it: the `$schema` and `title`
-/// keywords (noise to a model, and tokens) removed at the root.
-pub fn model_schema(mut schema: Value) -> Value {
-    if let Some(root) = schema.as_object_mut() {
-        root.remove("$schema");
-        root.remove("title");
-    }
-    schema
-}
-
-/// Cut `text` to one line of at most `max` characters, ending with `…` if cut.
-pub fn one_line(text: &str, max: usize) -> String {
-    let line = text.split(['\n', '\r']).map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-    if line.chars().count() <= max {
-        return line.to_owned();
-    }
-    let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
-    if let Some(space) = cut.rfind(' ').filter(|&i| i > max / 2) {
-        cut.truncate(space);
-    }
-    cut.push('…');
-    cut
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn one_line_cuts_at_a_word() {
-        assert_eq!(one_line("Short.\nMore", 80), "Short.");
-        let cut = one_line("word ".repeat(40).trim(), 30);
-        assert!(cut.chars().count() <= 30 && cut.ends_with('…'), "{cut}");
-        assert_eq!(one_line("\n\n  first real line  \nsecond", 80), "first real line");
-    }
 
     #[test]
     fn formats_follow_each_api() {

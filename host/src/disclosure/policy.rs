@@ -97,7 +97,7 @@ impl Policy {
         let profile = match agent {
             Some(name) => Some(agents.get(name).ok_or_else(|| {
                 let known: Vec<&str> = agents.keys().map(String::as_str).collect();
-                Error::Config(format!("no agent profile `{name}` (profiles: {})", known.join(", ")))
+                Error::config("--agent", format!("no agent profile `{name}` (profiles: {})", known.join(", ")))
             })?),
             None => None,
         };
@@ -116,7 +116,7 @@ impl Policy {
             }
             if let Some(raw) = env {
                 return serde_json::from_value(raw.clone())
-                    .map_err(|_| Error::Config(format!("{var}={raw}: expected {}", T::EXPECTED)));
+                    .map_err(|_| Error::config(format!("{var}={raw}"), format!("expected {}", T::EXPECTED)));
             }
             Ok(defaults.unwrap_or(fallback))
         }
@@ -128,7 +128,7 @@ impl Policy {
                 return raw
                     .trim()
                     .parse()
-                    .map_err(|_| Error::Config(format!("{var}={raw}: expected a non-negative integer")));
+                    .map_err(|_| Error::config(format!("{var}={raw}"), "expected a non-negative integer"));
             }
             Ok(defaults.unwrap_or(fallback))
         };
@@ -183,6 +183,30 @@ impl Policy {
     /// Whether the agent may see `category`.
     pub fn allows(&self, category: Category) -> bool {
         self.categories.contains(&category)
+    }
+
+    /// Whether `category` is disclosed through its meta-tool (progressive
+    /// mode; built-in tools always are, beyond the resident ones).
+    pub fn progressive(&self, category: Category) -> bool {
+        match category {
+            Category::Builtin => true,
+            Category::Skill => self.skills == SkillMode::Progressive,
+            Category::Connector | Category::Database | Category::Mcp => self.list_mode(category) == ListMode::Progressive,
+        }
+    }
+
+    /// Whether each action of `category` is a tool of its own (legacy mode).
+    pub fn flattens(&self, category: Category) -> bool {
+        self.list_mode(category) == ListMode::Legacy
+    }
+
+    fn list_mode(&self, category: Category) -> ListMode {
+        match category {
+            Category::Connector => self.connectors,
+            Category::Database => self.databases,
+            Category::Mcp => self.mcp,
+            Category::Builtin | Category::Skill => ListMode::Progressive,
+        }
     }
 }
 

@@ -15,7 +15,8 @@ use bm25::{DefaultTokenizer, Language, SearchEngine, SearchEngineBuilder, Tokeni
 type DefaultTokenEmbedder = u32;
 use serde_json::Value;
 
-use crate::catalog::{Catalog, Category, Skill, ToolRecord};
+use crate::catalog::{Catalog, Category, Skill, ToolEntry, ToolRecord};
+use crate::contract::one_line;
 
 /// What a search hit points at.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,24 +60,29 @@ impl SearchIndex {
         SearchIndex { engine, entries }
     }
 
-    /// Index every tool record and skill of `catalog`. Plugins are indexed
-    /// by their stubs only (name, summary), so the index does not depend on
+    /// Index every tool and skill of `catalog`. Plugins are indexed by
+    /// their stubs only (name, summary), so the index does not depend on
     /// which plugins happen to be loaded; MCP tools with their full
     /// descriptions and parameters.
     pub fn for_catalog(catalog: &Catalog) -> SearchIndex {
         let mut documents: Vec<(Entry, String)> = catalog
             .tools()
-            .into_iter()
-            .map(|mut r| {
-                if r.category != Category::Mcp {
-                    r.input_schema = None;
-                    r.description = r.summary.clone();
-                }
-                (Entry::of_record(&r), document_text(&r))
+            .iter()
+            .map(|entry| {
+                let text = match catalog.record(entry).filter(|_| entry.category == Category::Mcp) {
+                    Some(record) => document_text(&record),
+                    None => entry_text(entry),
+                };
+                (Entry::of_entry(entry), text)
             })
             .collect();
         documents.extend(catalog.skills().map(|s| (Entry::of_skill(s), skill_text(s))));
         SearchIndex::new(documents)
+    }
+
+    /// Index tool entries (names and one-line summaries).
+    pub fn for_entries(entries: &[&ToolEntry]) -> SearchIndex {
+        SearchIndex::new(entries.iter().map(|e| (Entry::of_entry(e), entry_text(e))).collect())
     }
 
     /// Index tool records only.
@@ -120,13 +126,23 @@ impl Entry {
         }
     }
 
+    /// The entry of a catalog tool.
+    pub fn of_entry(entry: &ToolEntry) -> Entry {
+        Entry {
+            name: entry.name.clone(),
+            category: entry.category,
+            origin: entry.origin.clone(),
+            summary: entry.summary.clone(),
+        }
+    }
+
     /// The entry of a skill.
     pub fn of_skill(skill: &Skill) -> Entry {
         Entry {
             name: skill.name.clone(),
             category: Category::Skill,
             origin: skill.name.clone(),
-            summary: crate::disclosure::formats::one_line(&skill.description, crate::catalog::SUMMARY_CHARS),
+            summary: one_line(&skill.description, crate::catalog::SUMMARY_CHARS),
         }
     }
 }
@@ -146,6 +162,20 @@ pub fn document_text(record: &ToolRecord) -> String {
     if let Some(schema) = &record.input_schema {
         parameters_text(schema, 0, &mut text);
     }
+    text
+}
+
+/// The text a tool known from its stub is matched by: its action name
+/// (twice), its origin and its summary.
+fn entry_text(entry: &ToolEntry) -> String {
+    let mut text = String::new();
+    for _ in 0..NAME_WEIGHT {
+        text.push_str(&entry.action);
+        text.push(' ');
+    }
+    text.push_str(&entry.origin);
+    text.push(' ');
+    text.push_str(&entry.summary);
     text
 }
 
@@ -183,6 +213,28 @@ fn parameters_text(schema: &Value, depth: usize, text: &mut String) {
 
 fn skill_text(skill: &Skill) -> String {
     format!("{0} {0} {1}", skill.name, skill.description)
+}
+
+/// The search index of the latest catalog version searched, built once
+/// per version and shared by every session.
+#[derive(Debug, Default)]
+pub struct SearchCache {
+    latest: std::sync::Mutex<Option<(u64, std::sync::Arc<SearchIndex>)>>,
+}
+
+impl SearchCache {
+    /// The index of `catalog`.
+    pub fn index(&self, catalog: &Catalog) -> std::sync::Arc<SearchIndex> {
+        let mut latest = self.latest.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((version, index)) = latest.as_ref()
+            && *version == catalog.version()
+        {
+            return index.clone();
+        }
+        let index = std::sync::Arc::new(SearchIndex::for_catalog(catalog));
+        *latest = Some((catalog.version(), index.clone()));
+        index
+    }
 }
 
 /// Splits identifiers (`camelCase`, `snake_case`, `kebab-case`, `dotted.names`)

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::ToolRecord;
+use crate::catalog::ToolEntry;
 use crate::disclosure::search::SearchIndex;
 use crate::{Error, Result};
 
@@ -23,7 +23,7 @@ pub type SelectFuture<'a> = Pin<Box<dyn Future<Output = std::result::Result<Vec<
 /// Picks at most `max` of `candidates` for `query`, by name.
 pub trait Selector: Send + Sync {
     /// The chosen tool names, most relevant first; an error explains a failure.
-    fn select<'a>(&'a self, query: &'a str, candidates: &'a [ToolRecord], max: usize) -> SelectFuture<'a>;
+    fn select<'a>(&'a self, query: &'a str, candidates: &'a [&'a ToolEntry], max: usize) -> SelectFuture<'a>;
 }
 
 /// Which selector a host uses.
@@ -58,7 +58,7 @@ impl SelectorConfig {
     /// Check that an `llm` selector has what it needs.
     pub fn validate(&self) -> Result<()> {
         if self.kind == SelectorKind::Llm && (self.url.is_none() || self.model.is_none()) {
-            return Err(Error::Config("[selector] kind = \"llm\" needs `url` and `model`".into()));
+            return Err(Error::config("[selector]", "kind = \"llm\" needs `url` and `model`"));
         }
         Ok(())
     }
@@ -83,9 +83,9 @@ impl SelectorConfig {
 pub struct Bm25Selector;
 
 impl Selector for Bm25Selector {
-    fn select<'a>(&'a self, query: &'a str, candidates: &'a [ToolRecord], max: usize) -> SelectFuture<'a> {
+    fn select<'a>(&'a self, query: &'a str, candidates: &'a [&'a ToolEntry], max: usize) -> SelectFuture<'a> {
         Box::pin(async move {
-            let index = SearchIndex::for_records(candidates);
+            let index = SearchIndex::for_entries(candidates);
             Ok(index.search(query, max, |_| true).into_iter().map(|(entry, _)| entry.name.clone()).collect())
         })
     }
@@ -142,14 +142,14 @@ impl LlmSelector {
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .build()
-            .map_err(|e| Error::Config(format!("[selector]: cannot build the HTTP client: {e}")))?;
+            .map_err(|e| Error::config("[selector]", format!("cannot build the HTTP client: {e}")))?;
         Ok(LlmSelector { client, url, model, api_key })
     }
 
     async fn ask(
         &self,
         query: &str,
-        candidates: &[ToolRecord],
+        candidates: &[&ToolEntry],
         max: usize,
     ) -> std::result::Result<Vec<String>, String> {
         let catalog: String = candidates.iter().map(|c| format!("{}: {}\n", c.name, c.summary)).collect();
@@ -190,7 +190,7 @@ impl LlmSelector {
 }
 
 impl Selector for LlmSelector {
-    fn select<'a>(&'a self, query: &'a str, candidates: &'a [ToolRecord], max: usize) -> SelectFuture<'a> {
+    fn select<'a>(&'a self, query: &'a str, candidates: &'a [&'a ToolEntry], max: usize) -> SelectFuture<'a> {
         Box::pin(self.ask(query, candidates, max))
     }
 }

@@ -15,6 +15,11 @@ use crate::catalog::{Category, ToolRecord};
 use crate::disclosure::formats::ToolDef;
 use crate::disclosure::meta_tools::{self, View};
 
+/// The Tier-1 lines of every meta-tool of `category`.
+fn lines_of(view: &View<'_>, category: Category) -> Vec<String> {
+    meta_tools::ALL.iter().filter(|m| m.category() == category).flat_map(|m| m.lines(view)).collect()
+}
+
 /// A token count under both encodings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Cost {
@@ -91,12 +96,11 @@ pub(crate) fn report(view: &View<'_>, records: &[ToolRecord]) -> TokenReport {
     let mut rows: Vec<TokenRow> = Vec::new();
     let mut full_total = Cost::default();
     let mut names_total = Cost::default();
-    let stubs: Vec<(Category, Vec<String>)> = vec![
-        (Category::Connector, meta_tools::connector_lines(view)),
-        (Category::Database, meta_tools::database_lines(view)),
-        (Category::Mcp, meta_tools::mcp_lines(view)),
-        (Category::Builtin, meta_tools::builtin_lines(view)),
-    ];
+    let stubs: Vec<(Category, Vec<String>)> =
+        [Category::Connector, Category::Database, Category::Mcp, Category::Builtin]
+            .into_iter()
+            .map(|c| (c, lines_of(view, c)))
+            .collect();
     let mut origins: Vec<(String, Category)> = records.iter().map(|r| (r.origin.clone(), r.category)).collect();
     origins.dedup();
     for (origin, category) in origins {
@@ -140,7 +144,7 @@ pub(crate) fn report(view: &View<'_>, records: &[ToolRecord]) -> TokenReport {
             ));
             names += Cost::of(&format!("{}\n", skill.name));
         }
-        let progressive = meta_tools::skill_lines(view).iter().fold(Cost::default(), |mut acc, l| {
+        let progressive = lines_of(view, Category::Skill).iter().fold(Cost::default(), |mut acc, l| {
             acc += Cost::of(&format!("{l}\n"));
             acc
         });
@@ -182,7 +186,7 @@ pub(crate) fn report(view: &View<'_>, records: &[ToolRecord]) -> TokenReport {
 /// A record as a flat tool; if its schema is unknown (its plugin failed to
 /// load) it counts with a `null` schema, a lower bound.
 fn flat(record: &ToolRecord) -> ToolDef {
-    record.to_def().unwrap_or_else(|| ToolDef {
+    ToolDef::of(record).unwrap_or_else(|| ToolDef {
         name: record.name.clone(),
         description: record.description.clone(),
         input_schema: serde_json::Value::Null,

@@ -65,10 +65,10 @@ pub fn router_with<E: ServerHandler>(
 ) -> Result<axum::Router> {
     let loopback = options.addr.ip().is_loopback();
     if !loopback && options.token.is_none() {
-        return Err(Error::Config(format!(
-            "serving on {} (not loopback) needs a bearer token: pass --token or set QUIVER_TOKEN",
-            options.addr
-        )));
+        return Err(Error::config(
+            format!("--http {}", options.addr),
+            "serving off loopback needs a bearer token: pass --token or set QUIVER_TOKEN",
+        ));
     }
     let mcp = McpServer::with_extras(host.clone(), options.agent.clone(), extras)?;
     let mut origins: Vec<String> =
@@ -87,7 +87,7 @@ pub fn router_with<E: ServerHandler>(
     }
     let service = StreamableHttpService::new(move || Ok(mcp.clone()), LocalSessionManager::default().into(), config);
     let guard = Arc::new(Guard { token: options.token.clone(), origins });
-    let router = super::rest::router(host.clone(), options.agent.clone())
+    let router = super::rest::router(host, options.agent.as_deref())?
         .nest_service("/mcp", service)
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         .layer(middleware::from_fn(move |request: Request, next: Next| {
@@ -121,13 +121,13 @@ pub async fn serve_with<E: ServerHandler>(
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .map_err(|e| Error::Io { path: options.addr.to_string(), message: format!("cannot listen: {e}") })?;
-    let addr = listener.local_addr().map_err(|e| Error::Internal(e.to_string()))?;
+    let addr = listener.local_addr().map_err(|e| Error::internal("HTTP server", e))?;
     tracing::info!(%addr, "serving MCP at /mcp and REST at /v1");
     bound(addr);
     axum::serve(listener, router)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
-        .map_err(|e| Error::Internal(format!("HTTP server: {e}")))
+        .map_err(|e| Error::internal("HTTP server", e))
 }
 
 struct Guard {

@@ -41,7 +41,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::disclosure::formats::ToolDef;
-use crate::{ErrorKind, Host, Result};
+use crate::{ErrorKind, Host, Result, Session};
 
 /// The name of the generic call tool.
 pub const CALL_TOOL: &str = "call_tool";
@@ -68,20 +68,25 @@ impl ServerHandler for NoExtras {}
 /// to clone: one per HTTP session is fine.
 pub struct McpServer<E = NoExtras> {
     host: Host,
-    agent: Option<String>,
+    /// An open session with the agent's policy, resolved once: each request
+    /// works on a clone of it.
+    session: Session,
     extras: Arc<E>,
     /// The Tier-1 text of the last catalog version it was rendered for:
     /// rmcp asks for the server info on every stateless request.
     instructions: Arc<Mutex<Option<(u64, String)>>>,
+    /// Quiver's part of `tools/list` for the last catalog version.
+    tools: Arc<Mutex<Option<(u64, Arc<Vec<Tool>>)>>>,
 }
 
 impl<E> Clone for McpServer<E> {
     fn clone(&self) -> Self {
         McpServer {
             host: self.host.clone(),
-            agent: self.agent.clone(),
+            session: self.session.clone(),
             extras: self.extras.clone(),
             instructions: self.instructions.clone(),
+            tools: self.tools.clone(),
         }
     }
 }
@@ -96,29 +101,39 @@ impl McpServer {
 impl<E: ServerHandler> McpServer<E> {
     /// Serve `host` and, beside it, whatever `extras` serves.
     pub fn with_extras(host: Host, agent: Option<String>, extras: E) -> Result<McpServer<E>> {
-        host.policy(agent.as_deref())?;
-        Ok(McpServer { host, agent, extras: Arc::new(extras), instructions: Arc::default() })
+        let session = host.open_session(agent.as_deref())?;
+        Ok(McpServer {
+            host,
+            session,
+            extras: Arc::new(extras),
+            instructions: Arc::default(),
+            tools: Arc::default(),
+        })
     }
 
-    /// Quiver's part of `tools/list`: stable for a catalog version.
-    pub async fn tools(&self) -> Result<Vec<Tool>> {
-        let mut session = self.host.open_session(self.agent.as_deref())?;
+    /// Quiver's part of `tools/list`: stable for a catalog version, so it
+    /// is assembled once per version.
+    pub async fn tools(&self) -> Arc<Vec<Tool>> {
+        let version = self.session.version();
+        if let Some((_, tools)) = lock(&self.tools).as_ref().filter(|(v, _)| *v == version) {
+            return tools.clone();
+        }
+        let mut session = self.session.clone();
         let mut defs = session.listed_tools().await.tools;
         defs.push(call_tool_def());
-        Ok(defs.iter().map(to_rmcp).collect())
+        let tools = Arc::new(defs.iter().filter_map(to_rmcp).collect::<Vec<_>>());
+        *lock(&self.tools) = Some((version, tools.clone()));
+        tools
     }
 
     /// The Tier-1 text, rendered once per catalog version.
     fn instructions(&self) -> String {
-        let version = self.host.catalog().version();
-        let mut cached = self.instructions.lock().expect("instructions lock");
+        let version = self.session.version();
+        let mut cached = lock(&self.instructions);
         if let Some((_, text)) = cached.as_ref().filter(|(v, _)| *v == version) {
             return text.clone();
         }
-        let text = match self.host.session(self.agent.as_deref()) {
-            Ok(session) => session.system_prompt(),
-            Err(error) => return format!("Quiver could not render its catalog: {error}"),
-        };
+        let text = self.session.system_prompt();
         *cached = Some((version, text.clone()));
         text
     }
@@ -137,11 +152,7 @@ impl<E: ServerHandler> McpServer<E> {
         } else {
             (name.to_owned(), arguments)
         };
-        let mut session = self
-            .host
-            .open_session(self.agent.as_deref())
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let outcome = session.call(&name, arguments).await;
+        let outcome = self.session.clone().call(&name, arguments).await;
         if outcome.error.as_ref().is_some_and(|e| e.kind() == ErrorKind::UnknownTool) {
             // Not a tool of this server: a protocol error (-32602), as the spec asks.
             return Err(ErrorData::invalid_params(outcome.text, None));
@@ -168,6 +179,11 @@ impl<E: ServerHandler> McpServer<E> {
     }
 }
 
+/// A cache's lock: a panic elsewhere leaves its value usable.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn call_tool_def() -> ToolDef {
     let schema = crate::disclosure::meta_tools::args_schema::<CallToolArgs>(&[]);
     ToolDef {
@@ -182,21 +198,30 @@ fn call_tool_def() -> ToolDef {
     }
 }
 
-/// One definition as an rmcp `Tool` (through its MCP JSON form).
-fn to_rmcp(def: &ToolDef) -> Tool {
-    let json = serde_json::to_value(def.to_mcp()).expect("tool definitions serialize");
-    serde_json::from_value(json).expect("our MCP tool JSON is a valid MCP Tool")
+/// One definition as an rmcp `Tool` (through its MCP JSON form); a
+/// definition rmcp cannot represent is left out, and logged.
+fn to_rmcp(def: &ToolDef) -> Option<Tool> {
+    let converted = serde_json::to_value(def.to_mcp()).and_then(serde_json::from_value);
+    converted.inspect_err(|error| tracing::warn!(tool = %def.name, %error, "tool left out of tools/list")).ok()
 }
 
-/// Tell `notify` of every catalog change until it fails (the client left).
+/// Tell `notify` of every change of the tool list (a new catalog
+/// version; a snapshot that changed only the status is not one) until it
+/// fails (the client left).
 fn forward_catalog_changes<F, Fut>(host: &Host, notify: F) -> tokio::task::JoinHandle<()>
 where
     F: Fn() -> Fut + Send + 'static,
     Fut: Future<Output = bool> + Send,
 {
-    let mut versions = host.subscribe();
+    let mut snapshots = host.subscribe();
+    let mut seen = snapshots.borrow_and_update().version();
     tokio::spawn(async move {
-        while versions.changed().await.is_ok() {
+        while snapshots.changed().await.is_ok() {
+            let version = snapshots.borrow_and_update().version();
+            if version == seen {
+                continue;
+            }
+            seen = version;
             if !notify().await {
                 break;
             }
@@ -224,7 +249,7 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, ErrorData> {
-        let mut tools = self.tools().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let mut tools: Vec<Tool> = self.tools().await.as_ref().clone();
         tools.extend(self.extras.list_tools(request, context).await?.tools);
         Ok(ListToolsResult::with_all_items(tools))
     }

@@ -1,6 +1,9 @@
-//! ⑤ Faces: how clients reach the host besides the library ([`Host`],
+//! ⑧ Faces: how clients reach the host besides the library ([`Host`],
 //! [`Session`](crate::Session)): an MCP server ([`mcp`], over stdio or
 //! streamable HTTP) and a REST API ([`rest`]), served together by [`http`].
+//! Faces work through sessions (one open session per face, resolved once
+//! and cloned per request) and the host's public API; they parse, call and
+//! map results to their protocol, nothing more.
 
 pub mod http;
 pub mod mcp;
@@ -13,8 +16,7 @@ use crate::{Error, Host, Result};
 pub async fn serve_stdio(host: &Host, agent: Option<String>) -> Result<()> {
     use rmcp::ServiceExt;
     let server = mcp::McpServer::new(host.clone(), agent)?;
-    let running =
-        server.serve(rmcp::transport::stdio()).await.map_err(|e| Error::Internal(format!("MCP on stdio: {e}")))?;
-    running.waiting().await.map_err(|e| Error::Internal(format!("MCP on stdio: {e}")))?;
+    let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| Error::internal("MCP on stdio", e))?;
+    running.waiting().await.map_err(|e| Error::internal("MCP on stdio", e))?;
     Ok(())
 }

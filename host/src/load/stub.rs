@@ -6,118 +6,17 @@
 //! walks the section headers only: code sections are skipped whole, so the
 //! cost is a few microseconds whatever the plugin's size.
 
-use serde::{Deserialize, Serialize};
 use wasmparser::{Chunk, Parser, Payload};
 
-use crate::contract::{self, Access, Kind};
+pub use crate::contract::{Stub, StubAction};
+use crate::contract::STUB_SECTION as SECTION;
 use crate::{Error, Result};
 
-/// Name of the custom section that carries the stub.
-pub const SECTION: &str = "quiver:stub";
-
-/// The stub format this host reads.
-pub const FORMAT: u32 = 1;
-
-/// The most actions a plugin may declare.
-pub const MAX_ACTIONS: usize = 256;
-
-/// Tier-1 metadata of a plugin: enough to list it, not enough to call it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stub {
-    /// Stub format version ([`FORMAT`]).
-    pub format: u32,
-    /// The WIT package the plugin was built against, e.g. `quiver:plugin@0.1.0`.
-    pub contract: String,
-    /// Plugin name, unique in a catalog.
-    pub name: String,
-    /// Plugin version.
-    pub version: String,
-    /// Which world it targets.
-    pub kind: Kind,
-    /// One line, at most 120 characters.
-    pub description: String,
-    /// Tags for search and per-agent filters.
-    #[serde(default)]
-    pub categories: Vec<String>,
-    /// The actions, in the author's order.
-    pub actions: Vec<StubAction>,
-}
-
-/// One action as the stub lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StubAction {
-    /// Action name.
-    pub name: String,
-    /// One-line summary, at most 120 characters.
-    pub summary: String,
-    /// What calling it may change.
-    pub access: Access,
-}
-
-impl Stub {
-    /// Read and validate the stub of the component in `bytes`. `origin`
-    /// names the file in errors.
-    pub fn read(bytes: &[u8], origin: &str) -> Result<Stub> {
-        let data = stub_section(bytes, origin)?;
-        let stub: Stub = serde_json::from_slice(data).map_err(|e| Error::InvalidStub {
-            origin: origin.to_owned(),
-            reason: format!("not the expected JSON: {e}"),
-        })?;
-        stub.validate().map_err(|reason| Error::InvalidStub { origin: origin.to_owned(), reason })?;
-        Ok(stub)
-    }
-
-    /// Check every rule; the first broken one is the error.
-    fn validate(&self) -> std::result::Result<(), String> {
-        if self.format != FORMAT {
-            return Err(format!("stub format {} is not supported (this host reads {FORMAT})", self.format));
-        }
-        if !contract_compatible(&self.contract) {
-            return Err(format!(
-                "built against contract `{}`, this host implements `{}`",
-                self.contract,
-                contract::CONTRACT
-            ));
-        }
-        if let Some(p) = contract::plugin_name_problem(&self.name) {
-            return Err(p);
-        }
-        if let Some(p) = contract::summary_problem(&format!("plugin `{}`", self.name), &self.description) {
-            return Err(p);
-        }
-        for c in &self.categories {
-            if let Some(p) = contract::category_problem(c) {
-                return Err(p);
-            }
-        }
-        if self.actions.is_empty() || self.actions.len() > MAX_ACTIONS {
-            return Err(format!("declares {} actions; a plugin has 1 to {MAX_ACTIONS}", self.actions.len()));
-        }
-        let mut seen = std::collections::BTreeSet::new();
-        for a in &self.actions {
-            if let Some(p) = contract::action_name_problem(&a.name) {
-                return Err(p);
-            }
-            if !seen.insert(a.name.as_str()) {
-                return Err(format!("action `{}` is declared twice", a.name));
-            }
-            if let Some(p) = contract::summary_problem(&format!("action `{}`", a.name), &a.summary) {
-                return Err(p);
-            }
-        }
-        Ok(())
-    }
-
-    /// The names of the actions, in order.
-    pub fn action_names(&self) -> impl Iterator<Item = &str> {
-        self.actions.iter().map(|a| a.name.as_str())
-    }
-}
-
-/// Same package and, for 0.x versions, the same minor version.
-fn contract_compatible(contract: &str) -> bool {
-    let compatible_prefix = |c: &str| c.rsplit_once('.').map(|(prefix, _)| prefix.to_owned());
-    compatible_prefix(contract).is_some_and(|p| Some(p) == compatible_prefix(contract::CONTRACT))
+/// Read and validate the stub of the component in `bytes`. `origin` names
+/// the file in errors.
+pub fn read(bytes: &[u8], origin: &str) -> Result<Stub> {
+    let data = stub_section(bytes, origin)?;
+    Stub::from_json(data).map_err(|reason| Error::InvalidStub { origin: origin.to_owned(), reason })
 }
 
 /// The payload of the one `quiver:stub` section in `bytes`, at any depth.
@@ -199,21 +98,24 @@ mod tests {
         bytes
     }
 
+    fn kind(bytes: &[u8]) -> crate::ErrorKind {
+        read(bytes, "t.wasm").unwrap_err().kind()
+    }
+
     const GOOD: &str = r#"{"format":1,"contract":"quiver:plugin@0.1.0","name":"calc","version":"1.0.0",
         "kind":"tool","description":"Math","categories":["math"],
         "actions":[{"name":"eval","summary":"Evaluate","access":"read"}]}"#;
 
     #[test]
     fn reads_a_valid_stub() {
-        let stub = Stub::read(&component_with_section(SECTION, GOOD.as_bytes()), "t.wasm").unwrap();
+        let stub = read(&component_with_section(SECTION, GOOD.as_bytes()), "t.wasm").unwrap();
         assert_eq!(stub.name, "calc");
-        assert_eq!(stub.kind, Kind::Tool);
+        assert_eq!(stub.kind, crate::contract::Kind::Tool);
         assert_eq!(stub.action_names().collect::<Vec<_>>(), ["eval"]);
     }
 
     #[test]
     fn rejects_what_is_not_a_plugin() {
-        let kind = |bytes: &[u8]| Stub::read(bytes, "t.wasm").unwrap_err().kind();
         assert_eq!(kind(b"hello"), crate::ErrorKind::NotWasm);
         assert_eq!(kind(b"\0asm\x01\x00\x00\x00"), crate::ErrorKind::CoreModule);
         assert_eq!(kind(&component_with_section("other", b"x")), crate::ErrorKind::MissingStub);
@@ -224,13 +126,5 @@ mod tests {
         let mut truncated = component_with_section(SECTION, GOOD.as_bytes());
         truncated.truncate(truncated.len() - 10);
         assert_eq!(kind(&truncated), crate::ErrorKind::NotWasm);
-    }
-
-    #[test]
-    fn contract_versions_match_on_minor() {
-        assert!(contract_compatible("quiver:plugin@0.1.0"));
-        assert!(contract_compatible("quiver:plugin@0.1.7"));
-        assert!(!contract_compatible("quiver:plugin@0.2.0"));
-        assert!(!contract_compatible("other:plugin@0.1.0"));
     }
 }

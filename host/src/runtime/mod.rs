@@ -1,137 +1,154 @@
-//! Invocation: a fresh `Store` per call, under the plugin's limits.
+//! The Wasm runtime: the [`Backend`] that runs plugins.
 //!
-//! Each call instantiates the plugin from its `InstancePre` (microseconds
-//! with the pooling allocator), runs one export under an epoch deadline and
-//! a memory cap, and drops the store. A trap, timeout or OOM ends that store
-//! only; nothing is shared between calls.
+//! [`WasmRuntime::prepare`] turns a scanned [`Plugin`] into a runnable one,
+//! once per plugin version: compiled (or loaded from the `.cwasm` cache),
+//! linked against its kind's world by the [sandbox](crate::sandbox),
+//! `describe()`d in a fresh instance and checked against its stub. A call
+//! checks its input against the action's schema, waits for an instance
+//! slot, and runs in a fresh store ([`call`]).
 
-mod store;
+mod call;
 
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
-use wasmtime::{Store, Trap, UpdateDeadline};
-use wasmtime_wasi_http::WasiHttpCtx;
+use serde_json::Value;
+use wasmtime::Engine;
 
-pub(crate) use store::StoreData;
-
-use crate::contract::{guest_error, tool::ToolPre};
-use crate::load::{Manifest, Plugin};
-use crate::sandbox::http::HttpPolicy;
-use crate::sandbox::limits::Limiter;
-use crate::sandbox::wasi::{self, GuestLog};
+use crate::catalog::{Catalog, ToolEntry, ToolRecord};
+use crate::invoke::{Backend, BoxFuture};
+use crate::load::cache::ArtifactCache;
+use crate::load::compile::Compiler;
+use crate::load::{ActionSpec, LoadStats, Plugin, Prepared};
+use crate::sandbox::Linkers;
+use crate::sandbox::limits::{self, EngineSettings};
 use crate::{Error, Result};
 
-/// Extra wall-clock time past the CPU deadline before the call is dropped
-/// (covers time blocked in host calls, which epochs cannot interrupt).
-const WALL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
-
-fn new_store(engine: &wasmtime::Engine, plugin: &Plugin) -> Store<StoreData> {
-    let settings = plugin.settings();
-    let log = GuestLog::new(Arc::from(plugin.name()), settings.limits.log_bytes());
-    let data = StoreData {
-        wasi: wasi::context(&log),
-        http: WasiHttpCtx::new(),
-        http_policy: HttpPolicy::new(settings.allow_http.clone()),
-        table: wasmtime::component::ResourceTable::new(),
-        limiter: Limiter::new(&settings.limits),
-        log,
-        config: settings.config.clone(),
-    };
-    let mut store = Store::new(engine, data);
-    store.limiter(|data| &mut data.limiter);
-    let deadline = Instant::now() + settings.limits.timeout();
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |_| {
-        Ok(if Instant::now() >= deadline { UpdateDeadline::Interrupt } else { UpdateDeadline::Yield(1) })
-    });
-    store
+/// Runs plugins: one engine, its linkers, its compile cache and its pool
+/// of instance slots, shared by every catalog version.
+pub struct WasmRuntime {
+    engine: Engine,
+    compiler: Compiler,
+    linkers: Linkers,
+    /// One permit per instance slot of the engine's pool: every
+    /// instantiation (calls and `describe()` checks) holds one.
+    permits: tokio::sync::Semaphore,
 }
 
-/// Run `describe()` in a fresh instance and check the manifest.
-pub(crate) async fn describe(engine: &wasmtime::Engine, pre: &ToolPre<StoreData>, plugin: &Plugin) -> Result<Manifest> {
-    let mut store = new_store(engine, plugin);
-    let limit = plugin.settings().limits.timeout();
-    let outcome = tokio::time::timeout(limit + WALL_GRACE, async {
-        let instance = pre.instantiate_async(&mut store).await?;
-        instance.quiver_plugin_plugin().call_describe(&mut store).await
-    })
-    .await;
-    let manifest = settle(&mut store, plugin, "describe", outcome)?;
-    Manifest::from_wit(manifest, plugin.name())
-}
+impl WasmRuntime {
+    /// Create the engine (see [`limits::engine`]) and its linkers, with
+    /// compiled components kept in `cache_dir` (`None`: no cache).
+    pub fn new(settings: &EngineSettings, cache_dir: Option<PathBuf>) -> Result<WasmRuntime> {
+        let engine = limits::engine(settings).map_err(|e| Error::internal("engine", format!("{e:#}")))?;
+        let linkers = Linkers::new(&engine)?;
+        let cache = ArtifactCache::new(&engine, cache_dir);
+        let permits = tokio::sync::Semaphore::new(settings.max_concurrency.max(1) as usize);
+        Ok(WasmRuntime { compiler: Compiler::new(engine.clone(), cache), engine, linkers, permits })
+    }
 
-/// Run `invoke(action, input)` in a fresh instance; `input` was validated.
-pub(crate) async fn invoke(
-    engine: &wasmtime::Engine,
-    pre: &ToolPre<StoreData>,
-    plugin: &Plugin,
-    action: &str,
-    input: &str,
-) -> Result<serde_json::Value> {
-    let mut store = new_store(engine, plugin);
-    let limits = plugin.settings().limits;
-    let outcome = tokio::time::timeout(limits.timeout() + WALL_GRACE, async {
-        let instance = pre.instantiate_async(&mut store).await?;
-        instance.quiver_plugin_plugin().call_invoke(&mut store, action, input).await
-    })
-    .await;
-    let output = settle(&mut store, plugin, action, outcome)?.map_err(|e| {
-        let (kind, message) = guest_error(e);
-        Error::Guest { plugin: plugin.name().to_owned(), action: action.to_owned(), kind, message }
-    })?;
-    if output.len() > limits.output_bytes() {
-        return Err(Error::OutputTooLarge {
+    /// Counters of compilations and cache hits.
+    pub fn stats(&self) -> &LoadStats {
+        &self.compiler.stats
+    }
+
+    /// `plugin`, compiled, linked and checked: done once per plugin version
+    /// (concurrent first uses share it; a failure is remembered).
+    pub async fn prepare(&self, plugin: &Plugin) -> Result<Arc<Prepared>> {
+        plugin.prepared(self.prepare_uncached(plugin)).await
+    }
+
+    async fn prepare_uncached(&self, plugin: &Plugin) -> Result<Arc<Prepared>> {
+        let component = self.compiler.compile(plugin).await?;
+        let origin = plugin.origin().to_string();
+        let kind = plugin.stub().kind;
+        let pre = self.linkers.instantiate_pre(&self.engine, &component, kind, plugin.name(), &origin)?;
+        let manifest = {
+            let _permit = self.permit().await?;
+            call::describe(&self.engine, &pre, plugin).await?
+        };
+        manifest.check_against(plugin.stub(), &origin)?;
+        Ok(Arc::new(Prepared { pre, manifest }))
+    }
+
+    /// Wait for a free instance slot.
+    async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
+        self.permits.acquire().await.map_err(|_| Error::internal("runtime", "the host is shutting down"))
+    }
+
+    /// Run `action` of `plugin` with `input`, after checking it against
+    /// the action's schema.
+    pub async fn invoke(&self, plugin: &Plugin, action: &str, input: &Value) -> Result<Value> {
+        let prepared = self.prepare(plugin).await?;
+        let spec = prepared.manifest.action(action).ok_or_else(|| Error::UnknownAction {
             plugin: plugin.name().to_owned(),
             action: action.to_owned(),
-            size: output.len(),
-            limit: limits.output_bytes(),
-        });
+            known: plugin.stub().action_names().map(str::to_owned).collect(),
+        })?;
+        validate(plugin, spec, input)?;
+        let input = input.to_string();
+        let _permit = self.permit().await?;
+        call::invoke(&self.engine, &prepared.pre, plugin, action, &input).await
     }
-    serde_json::from_str(&output).map_err(|e| Error::InvalidOutput {
-        plugin: plugin.name().to_owned(),
-        action: action.to_owned(),
-        reason: e.to_string(),
-    })
 }
 
-/// Turn the outcome of a guest call into our result, naming the cause of a
-/// failure: the deadline, the memory cap, or a crash (with the panic
-/// message when the guest reported one).
-fn settle<T>(
-    store: &mut Store<StoreData>,
-    plugin: &Plugin,
-    action: &str,
-    outcome: std::result::Result<wasmtime::Result<T>, tokio::time::error::Elapsed>,
-) -> Result<T> {
-    let log = store.data().log.clone();
-    let mut log = log.lock().expect("guest log lock");
-    log.finish();
-    let limits = plugin.settings().limits;
-    let timeout =
-        || Error::Timeout { plugin: plugin.name().to_owned(), action: action.to_owned(), limit: limits.timeout() };
-    let error = match outcome {
-        Ok(Ok(value)) => return Ok(value),
-        Err(_elapsed) => return Err(timeout()),
-        Ok(Err(error)) => error,
-    };
-    if store.data().limiter.memory_hit {
-        return Err(Error::MemoryLimit {
+/// Check `input` against the input schema of `spec`: a JSON object, and
+/// every violation (up to 8) named with where it is.
+fn validate(plugin: &Plugin, spec: &ActionSpec, input: &Value) -> Result<()> {
+    if !input.is_object() {
+        return Err(Error::InputNotJson {
             plugin: plugin.name().to_owned(),
-            action: action.to_owned(),
-            limit_bytes: limits.memory_bytes(),
+            action: spec.name.clone(),
+            reason: format!("got {}", json_type(input)),
         });
     }
-    let trap = error.downcast_ref::<Trap>().copied();
-    if trap == Some(Trap::Interrupt) {
-        return Err(timeout());
+    let errors: Vec<String> = spec
+        .validator
+        .iter_errors(input)
+        .take(8)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() { e.to_string() } else { format!("at {at}: {e}") }
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::InputSchema { plugin: plugin.name().to_owned(), action: spec.name.clone(), errors })
     }
-    let message = log
-        .panic
-        .take()
-        .or_else(|| trap.is_some().then(|| log.last_stderr.take()).flatten())
-        .or_else(|| trap.map(|t| t.to_string()))
-        .unwrap_or_else(|| format!("{error:#}"));
-    tracing::warn!(plugin = plugin.name(), action, error = %format!("{error:#}"), "guest call failed");
-    Err(Error::Trap { plugin: plugin.name().to_owned(), action: action.to_owned(), message })
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl Backend for WasmRuntime {
+    fn definitions<'a>(&'a self, catalog: &'a Catalog, origin: &'a str) -> BoxFuture<'a, Result<Vec<ToolRecord>>> {
+        Box::pin(async move {
+            let plugin = catalog
+                .get(origin)
+                .ok_or_else(|| Error::UnknownPlugin { plugin: origin.to_owned(), known: catalog.names() })?;
+            let prepared = self.prepare(plugin).await?;
+            Ok(catalog
+                .tools_of(origin)
+                .iter()
+                .filter_map(|e| ToolRecord::of_action(e, &prepared.manifest))
+                .collect())
+        })
+    }
+
+    fn call<'a>(&'a self, catalog: &'a Catalog, tool: &'a ToolEntry, input: Value) -> BoxFuture<'a, Result<Value>> {
+        Box::pin(async move {
+            let plugin = catalog
+                .get(&tool.origin)
+                .ok_or_else(|| Error::UnknownPlugin { plugin: tool.origin.clone(), known: catalog.names() })?;
+            self.invoke(plugin, &tool.action, &input).await
+        })
+    }
 }

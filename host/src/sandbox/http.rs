@@ -1,19 +1,61 @@
-//! Outbound HTTP for connectors: deny by default, allow what the operator
-//! listed.
+//! The `http` capability: outbound HTTP for connectors, deny by default,
+//! allow what the operator listed.
 //!
-//! `wasi:http/outgoing-handler` is a connector's only way out (raw sockets
-//! are never granted). Every request, including each redirect hop the guest
-//! follows itself, passes [`HttpPolicy::send_request`], which checks scheme,
-//! host and port against the plugin's allow-list before any connection is
-//! made. A refused request reaches the guest as the typed WASI error
-//! `HTTP-request-denied`, not as a trap.
+//! Grant: [`HttpGrant`], the plugin's `allow_http` list. Per-call state:
+//! [`HttpState`], wasi-http's context plus [`HttpPolicy`], the hooks every
+//! request passes. `wasi:http/outgoing-handler` is a connector's only way
+//! out (raw sockets are never granted) and only connectors are linked with
+//! it. Every request, including each redirect hop the guest follows itself,
+//! passes [`HttpPolicy::send_request`], which checks scheme, host and port
+//! against the allow-list before any connection is made. A refused request
+//! reaches the guest as the typed WASI error `HTTP-request-denied`, not as a
+//! trap.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::uri::Scheme;
 use http_body_util::BodyExt;
-use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+use wasmtime::component::Linker;
+use wasmtime_wasi_http::{
+    Error as HttpError, RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView,
+};
+
+use super::GuestState;
+
+/// Add `wasi:http/outgoing-handler` to `linker` (connectors only; it goes
+/// on top of the [WASI baseline](super::wasi)).
+pub(crate) fn link(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)
+}
+
+/// Where a plugin may send requests: its `allow_http` list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HttpGrant {
+    allowed: Arc<[AllowedHost]>,
+}
+
+impl HttpGrant {
+    /// Allow exactly `allowed`.
+    pub fn new(allowed: Vec<AllowedHost>) -> HttpGrant {
+        HttpGrant { allowed: allowed.into() }
+    }
+
+    /// Parse `allow_http` entries; the error names the bad entry.
+    pub fn parse(entries: &[String]) -> Result<HttpGrant, String> {
+        entries.iter().map(|e| e.parse()).collect::<Result<Vec<AllowedHost>, String>>().map(HttpGrant::new)
+    }
+
+    /// The allowed destinations.
+    pub fn allowed(&self) -> &[AllowedHost] {
+        &self.allowed
+    }
+
+    fn allows(&self, uri: &http::Uri) -> bool {
+        self.allowed.iter().any(|a| a.matches(uri))
+    }
+}
 
 /// One allowed destination: scheme, host and port, e.g.
 /// `https://api.github.com` or `http://127.0.0.1:8080`.
@@ -62,16 +104,28 @@ impl AllowedHost {
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const BYTE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The `wasi:http` policy of one call.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct HttpPolicy {
-    allowed: std::sync::Arc<[AllowedHost]>,
+/// The `http` capability's per-call state.
+pub(crate) struct HttpState {
+    ctx: WasiHttpCtx,
+    policy: HttpPolicy,
 }
 
-impl HttpPolicy {
-    pub(crate) fn new(allowed: std::sync::Arc<[AllowedHost]>) -> Self {
-        Self { allowed }
+impl HttpState {
+    pub(crate) fn new(grant: &HttpGrant) -> HttpState {
+        HttpState { ctx: WasiHttpCtx::new(), policy: HttpPolicy { grant: grant.clone() } }
     }
+}
+
+impl WasiHttpView for GuestState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http.ctx, table: &mut self.table, hooks: &mut self.http.policy }
+    }
+}
+
+/// The `wasi:http` hooks of one call: the embedder's seam in wasi-http.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HttpPolicy {
+    grant: HttpGrant,
 }
 
 type SendFuture = Box<
@@ -91,8 +145,7 @@ impl WasiHttpHooks for HttpPolicy {
         fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> SendFuture {
         drop(fut);
-        let allowed = self.allowed.iter().any(|a| a.matches(request.uri()));
-        if !allowed {
+        if !self.grant.allows(request.uri()) {
             tracing::info!(uri = %request.uri(), "outbound request denied: not in the plugin's allow-list");
             return Box::new(async { Err(HttpError::HttpRequestDenied) });
         }
@@ -118,6 +171,16 @@ fn clamp(requested: Option<Duration>, max: Duration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_grant_allows_only_its_entries() {
+        let grant = HttpGrant::parse(&["http://127.0.0.1:8080".to_owned()]).unwrap();
+        assert!(grant.allows(&"http://127.0.0.1:8080/x".parse().unwrap()));
+        assert!(!grant.allows(&"http://127.0.0.1:8081/x".parse().unwrap()));
+        assert!(!HttpGrant::default().allows(&"http://127.0.0.1:8080/x".parse().unwrap()));
+        let error = HttpGrant::parse(&["ftp://x".to_owned()]).unwrap_err();
+        assert!(error.contains("ftp://x"), "{error}");
+    }
 
     #[test]
     fn parses_and_matches_allow_entries() {

@@ -2,7 +2,7 @@
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
-use quote::{format_ident, quote};
+use quote::quote;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Attribute, Expr, ExprArray, ExprLit, FnArg, Item, ItemFn, ItemMod, Lit, Meta, ReturnType, Token, Type};
@@ -12,8 +12,7 @@ mod stub;
 /// Directory of the `quiver:plugin` WIT package, fixed when this crate is built.
 const WIT_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../wit");
 
-/// Longest one-line description, for plugins and action summaries.
-const MAX_SUMMARY: usize = 120;
+use quiver_contract::MAX_SUMMARY_CHARS;
 
 /// Turn a module of functions into a Quiver plugin component.
 ///
@@ -29,22 +28,7 @@ pub fn plugin(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Tool,
-    Connector,
-    Database,
-}
-
-impl Kind {
-    fn as_str(self) -> &'static str {
-        match self {
-            Kind::Tool => "tool",
-            Kind::Connector => "connector",
-            Kind::Database => "database",
-        }
-    }
-}
+use quiver_contract::{Access, Kind};
 
 struct Options {
     name: Option<String>,
@@ -58,7 +42,7 @@ struct Action {
     func: syn::Ident,
     description: String,
     summary: String,
-    access: String,
+    access: Access,
     takes_input: bool,
     fallible: bool,
 }
@@ -105,7 +89,8 @@ fn expand(args: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
 
     // Natively the glue is compiled out (see `glue`), so nothing calls the actions.
     module.attrs.push(syn::parse_quote!(#[cfg_attr(not(target_family = "wasm"), allow(dead_code))]));
-    let stub = stub::encode(&name, &version, options.kind.as_str(), &description, &options.categories, &actions);
+    let stub = stub::encode(&name, &version, options.kind, &description, &options.categories, &actions)
+        .map_err(|problem| syn::Error::new_spanned(&module.ident, problem))?;
     let glue = glue(&options, &mod_ident, &name, &version, &description, &actions, &stub);
     Ok(quote! {
         #module
@@ -125,17 +110,13 @@ fn parse_options(args: TokenStream2) -> syn::Result<Options> {
             "name" => options.name = Some(string_lit(&nv.value)?),
             "version" => options.version = Some(string_lit(&nv.value)?),
             "kind" => {
-                options.kind = match string_lit(&nv.value)?.as_str() {
-                    "tool" => Kind::Tool,
-                    "connector" => Kind::Connector,
-                    "database" => Kind::Database,
-                    other => {
-                        return Err(syn::Error::new_spanned(
-                            &nv.value,
-                            format!("unknown kind `{other}`: use \"tool\", \"connector\" or \"database\""),
-                        ));
-                    }
-                }
+                let kind = string_lit(&nv.value)?;
+                options.kind = Kind::parse(&kind).ok_or_else(|| {
+                    syn::Error::new_spanned(
+                        &nv.value,
+                        format!("unknown kind `{kind}`: use \"tool\", \"connector\" or \"database\""),
+                    )
+                })?;
             }
             "categories" => {
                 let Expr::Array(ExprArray { elems, .. }) = &nv.value else {
@@ -143,11 +124,8 @@ fn parse_options(args: TokenStream2) -> syn::Result<Options> {
                 };
                 for e in elems {
                     let c = string_lit(e)?;
-                    if c.is_empty()
-                        || c.len() > 32
-                        || !c.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-')
-                    {
-                        return Err(syn::Error::new_spanned(e, "a category is 1-32 characters of a-z, 0-9 and -"));
+                    if let Some(problem) = quiver_contract::category_problem(&c) {
+                        return Err(syn::Error::new_spanned(e, problem));
                     }
                     options.categories.push(c);
                 }
@@ -171,33 +149,16 @@ fn string_lit(expr: &Expr) -> syn::Result<String> {
 }
 
 fn check_plugin_name(name: &str, span: Span) -> syn::Result<()> {
-    let ok = (1..=30).contains(&name.len())
-        && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !name.ends_with('-')
-        && !name.contains("--");
-    if ok {
-        Ok(())
-    } else {
-        Err(syn::Error::new(
-            span,
-            format!("plugin name `{name}` must be 1-30 characters of a-z, 0-9 and single `-`, starting with a letter"),
-        ))
+    match quiver_contract::plugin_name_problem(name) {
+        None => Ok(()),
+        Some(problem) => Err(syn::Error::new(span, problem)),
     }
 }
 
 fn check_action_name(name: &str, span: Span) -> syn::Result<()> {
-    let ok = (1..=32).contains(&name.len())
-        && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && !name.contains("__");
-    if ok {
-        Ok(())
-    } else {
-        Err(syn::Error::new(
-            span,
-            format!("action name `{name}` must be 1-32 characters of a-z, 0-9 and single `_`, starting with a letter"),
-        ))
+    match quiver_contract::action_name_problem(name) {
+        None => Ok(()),
+        Some(problem) => Err(syn::Error::new(span, problem)),
     }
 }
 
@@ -218,18 +179,18 @@ fn docs(attrs: &[Attribute]) -> String {
 
 /// The first paragraph of a doc comment, on one line, checked for length.
 fn summary_of(docs: &str, span: Span, what: &str) -> syn::Result<String> {
-    let summary = docs.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect::<Vec<_>>().join(" ");
+    let summary = quiver_contract::summary_of(docs);
     if summary.is_empty() {
         return Err(syn::Error::new(
             span,
             format!("{what} needs a doc comment: its first paragraph is the one-line description models see"),
         ));
     }
-    if summary.chars().count() > MAX_SUMMARY {
+    if summary.chars().count() > MAX_SUMMARY_CHARS {
         return Err(syn::Error::new(
             span,
             format!(
-                "the first paragraph of the doc comment of {what} is {} characters; keep it to {MAX_SUMMARY} \
+                "the first paragraph of the doc comment of {what} is {} characters; keep it to {MAX_SUMMARY_CHARS} \
                  (put details in a second paragraph)",
                 summary.chars().count()
             ),
@@ -249,17 +210,15 @@ fn take_action(func: &mut ItemFn) -> syn::Result<Option<Action>> {
         return Ok(None);
     }
     let mut name = func.sig.ident.to_string();
-    let mut access = "read".to_owned();
+    let mut access = Access::Read;
     if let Some(i) = marker {
         let attr = func.attrs.remove(i);
         if let Meta::List(_) = attr.meta {
             attr.parse_nested_meta(|meta| {
                 let value: syn::LitStr = meta.value()?.parse()?;
                 if meta.path.is_ident("access") {
-                    access = value.value();
-                    if !matches!(access.as_str(), "read" | "write" | "admin") {
-                        return Err(meta.error("access is \"read\", \"write\" or \"admin\""));
-                    }
+                    access = Access::parse(&value.value())
+                        .ok_or_else(|| meta.error("access is \"read\", \"write\" or \"admin\""))?;
                 } else if meta.path.is_ident("name") {
                     name = value.value();
                 } else {
@@ -348,10 +307,11 @@ fn glue(
     actions: &[Action],
     stub: &[u8],
 ) -> TokenStream2 {
-    let (world, kind_variant) = match options.kind {
-        Kind::Tool => ("quiver:plugin/tool", quote!(Tool)),
-        Kind::Connector => ("quiver:plugin/connector", quote!(Connector)),
-        Kind::Database => ("quiver:plugin/database-adapter", quote!(Database)),
+    let world = options.kind.world();
+    let kind_variant = match options.kind {
+        Kind::Tool => quote!(Tool),
+        Kind::Connector => quote!(Connector),
+        Kind::Database => quote!(Database),
     };
     let mut with = quote! {
         "quiver:plugin/types@0.1.0": ::quiver_sdk::wit::quiver::plugin::types,
@@ -378,7 +338,11 @@ fn glue(
     let manifest_actions = actions.iter().map(|a| {
         let name = &a.name;
         let description = &a.description;
-        let access = format_ident!("{}", capitalize(&a.access));
+        let access = match a.access {
+            Access::Read => quote!(Read),
+            Access::Write => quote!(Write),
+            Access::Admin => quote!(Admin),
+        };
         let f = callable(mod_ident, a, options.kind);
         quote! {{
             let f = #f;
@@ -493,7 +457,3 @@ fn database_export(mod_ident: &syn::Ident) -> TokenStream2 {
     }
 }
 
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
-}

@@ -1,42 +1,27 @@
 //! The `quiver:stub` custom section: the Tier-1 metadata the host reads
-//! without compiling the component. Its format is documented in the README
-//! and parsed by the host's `load::stub` module.
+//! without compiling the component, built and checked with the same
+//! `quiver_contract::Stub` the host parses it with.
+
+use quiver_contract::{Kind, Stub, StubAction};
 
 use crate::Action;
 
-/// Version of the stub format written here.
-const STUB_FORMAT: u32 = 1;
-
-/// The WIT package the generated glue implements.
-const CONTRACT: &str = "quiver:plugin@0.1.0";
-
+/// The JSON of the stub section, or why the plugin's declarations break a
+/// rule the host would enforce at load time.
 pub(crate) fn encode(
     name: &str,
     version: &str,
-    kind: &str,
+    kind: Kind,
     description: &str,
     categories: &[String],
     actions: &[Action],
-) -> Vec<u8> {
-    let actions: Vec<serde_json::Value> = actions
+) -> Result<Vec<u8>, String> {
+    let mut stub = Stub::new(name, version, kind, description);
+    stub.categories = categories.to_vec();
+    stub.actions = actions
         .iter()
-        .map(|a| {
-            serde_json::json!({
-                "name": a.name,
-                "summary": a.summary,
-                "access": a.access,
-            })
-        })
+        .map(|a| StubAction { name: a.name.clone(), summary: a.summary.clone(), access: a.access })
         .collect();
-    let stub = serde_json::json!({
-        "format": STUB_FORMAT,
-        "contract": CONTRACT,
-        "name": name,
-        "version": version,
-        "kind": kind,
-        "description": description,
-        "categories": categories,
-        "actions": actions,
-    });
-    serde_json::to_vec(&stub).expect("a JSON value always serializes")
+    stub.validate()?;
+    Ok(stub.to_json())
 }

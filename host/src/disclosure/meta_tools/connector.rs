@@ -5,22 +5,18 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{CallContext, CallFuture, MetaTool, View, definition, first_names, missing, parse_args, unknown};
+use super::{CallContext, CallFuture, MetaTool, View, first_names, missing, named, to_value};
 use crate::catalog::Category;
 use crate::contract::{Access, Kind};
-use crate::disclosure::formats::{ToolDef, model_schema};
-use crate::disclosure::policy::ListMode;
 
 pub(crate) struct Connector;
-
-const NAME: &str = "connector";
 
 /// Action names listed per connector in Tier 1.
 const SHOWN_ACTIONS: usize = 8;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-enum Subcommand {
+pub(crate) enum Subcommand {
     /// List the connector's actions with their input schemas.
     Discover,
     /// Run one action.
@@ -29,7 +25,7 @@ enum Subcommand {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     /// `discover` lists the connector's actions with their input schemas; `execute` runs one.
     subcommand: Subcommand,
     /// The connector.
@@ -42,100 +38,73 @@ struct Args {
 
 /// An action as `discover` returns it.
 #[derive(Serialize)]
-pub(crate) struct ActionSchema {
-    pub name: String,
-    pub description: String,
-    pub input_schema: Value,
-    pub access: Access,
+struct ActionSchema {
+    name: String,
+    description: String,
+    input_schema: Value,
+    access: Access,
 }
 
 #[derive(Serialize)]
-struct Discovered {
-    connector: String,
-    description: String,
+struct Discovered<'a> {
+    connector: &'a str,
+    description: &'a str,
     actions: Vec<ActionSchema>,
 }
 
-/// The Tier-1 lines: name, one line, action names.
-pub(crate) fn stub_lines(view: &View<'_>) -> Vec<String> {
-    view.catalog
-        .plugins_of(Kind::Connector)
-        .map(|p| {
-            let stub = p.stub();
-            format!(
-                "- {}: {} Actions: {}",
-                stub.name,
-                stub.description,
-                first_names(
-                    stub.actions.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().into_iter(),
-                    SHOWN_ACTIONS
-                )
-            )
-        })
-        .collect()
-}
-
 impl MetaTool for Connector {
-    fn name(&self) -> &'static str {
-        NAME
+    type Args = Args;
+    const NAME: &'static str = "connector";
+    const CATEGORY: Category = Category::Connector;
+    const SECTION: &'static str = "Connectors";
+    const PURPOSE: &'static str = "Use an API connector. `discover` returns its actions with their input schemas; \
+                                   `execute` runs `action` with `parameters`.";
+    const LABEL: &'static str = "Connectors";
+    const CHOICE: Option<&'static str> = Some("connector");
+
+    /// Name, one line, action names.
+    fn lines(view: &View<'_>) -> Vec<String> {
+        view.catalog
+            .plugins_of(Kind::Connector)
+            .map(|p| {
+                let stub = p.stub();
+                let actions: Vec<&str> = stub.action_names().collect();
+                let actions = first_names(actions.into_iter(), SHOWN_ACTIONS);
+                format!("- {}: {} Actions: {actions}", stub.name, stub.description)
+            })
+            .collect()
     }
 
-    fn definition(&self, view: &View<'_>) -> Option<ToolDef> {
-        let offered = view.policy.allows(Category::Connector) && view.policy.connectors == ListMode::Progressive;
-        let lines = stub_lines(view);
-        if !offered || lines.is_empty() {
-            return None;
-        }
-        let names: Vec<String> = view.catalog.plugins_of(Kind::Connector).map(|p| p.name().to_owned()).collect();
-        let description = format!(
-            "Use an API connector. `discover` returns its actions with their input schemas; `execute` runs \
-             `action` with `parameters`.\nConnectors:\n{}",
-            lines.join("\n")
-        );
-        Some(definition::<Args>(NAME, description, Category::Connector, &[("connector", &names)]))
+    fn choices(view: &View<'_>) -> Vec<String> {
+        view.catalog.plugins_of(Kind::Connector).map(|p| p.name().to_owned()).collect()
     }
 
-    fn call<'a>(&'a self, cx: CallContext<'a>, args: Value) -> CallFuture<'a> {
+    fn run<'a>(cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
         Box::pin(async move {
-            let args: Args = parse_args(NAME, args)?;
-            let plugin = cx
-                .catalog
-                .get(&args.connector)
-                .filter(|p| p.stub().kind == Kind::Connector && cx.policy.allows(Category::Connector))
-                .ok_or_else(|| {
-                    unknown(
-                        NAME,
-                        "connector",
-                        &args.connector,
-                        cx.catalog.plugins_of(Kind::Connector).map(|p| p.name().to_owned()),
-                    )
-                })?;
+            let connectors = || cx.catalog.plugins_of(Kind::Connector).map(|p| p.name().to_owned());
+            let found = cx.catalog.get(&args.connector).filter(|p| p.stub().kind == Kind::Connector);
+            let plugin = named(Self::NAME, "connector", &args.connector, found, connectors())?;
             match args.subcommand {
                 Subcommand::Discover => {
-                    let manifest = cx.host.describe(plugin.name()).await?;
-                    let discovered = Discovered {
-                        connector: manifest.name.clone(),
-                        description: manifest.description.clone(),
-                        actions: manifest
-                            .actions
-                            .iter()
-                            .map(|a| ActionSchema {
-                                name: a.name.clone(),
-                                description: a.description.clone(),
-                                input_schema: model_schema(a.input_schema.clone()),
-                                access: a.access,
-                            })
-                            .collect(),
-                    };
-                    Ok(serde_json::to_value(discovered).expect("plain data serializes"))
+                    let records = cx.backend.definitions(cx.catalog, plugin.name()).await?;
+                    let actions = records
+                        .into_iter()
+                        .map(|r| ActionSchema {
+                            name: r.action,
+                            description: r.description,
+                            input_schema: r.input_schema.unwrap_or_default(),
+                            access: r.access,
+                        })
+                        .collect();
+                    let stub = plugin.stub();
+                    Ok(to_value(Discovered { connector: &stub.name, description: &stub.description, actions }))
                 }
                 Subcommand::Execute => {
-                    let action = args.action.ok_or_else(|| missing(NAME, "action", "execute"))?;
-                    if !plugin.stub().action_names().any(|a| a == action) {
-                        return Err(unknown(NAME, "action", &action, plugin.stub().action_names().map(str::to_owned)));
-                    }
-                    let input = Value::Object(args.parameters.unwrap_or_default());
-                    cx.host.call_json(plugin.name(), &action, &input).await
+                    let action = args.action.ok_or_else(|| missing(Self::NAME, "action", "execute"))?;
+                    let tools = cx.catalog.tools_of(plugin.name());
+                    let known = || tools.iter().map(|t| t.action.clone());
+                    let tool = named(Self::NAME, "action", &action, tools.iter().find(|t| t.action == action), known())?;
+                    cx.backend.call(cx.catalog, tool, Value::Object(args.parameters.unwrap_or_default())).await
                 }
             }
         })

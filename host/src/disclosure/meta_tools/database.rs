@@ -5,22 +5,20 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{CallContext, CallFuture, MetaTool, View, definition, first_names, missing, parse_args, unknown};
+use super::{CallContext, CallFuture, MetaTool, View, first_names, missing, named};
 use crate::catalog::Category;
 use crate::contract::Kind;
-use crate::disclosure::formats::ToolDef;
-use crate::disclosure::policy::ListMode;
+use crate::load::Plugin;
+use crate::{Error, Result};
 
 pub(crate) struct Database;
-
-const NAME: &str = "database";
 
 /// Table names listed per database in Tier 1.
 const SHOWN_TABLES: usize = 10;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-enum Subcommand {
+pub(crate) enum Subcommand {
     /// List the tables.
     ListTables,
     /// The columns of a table.
@@ -31,7 +29,7 @@ enum Subcommand {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     /// `list_tables` lists tables with descriptions and column counts; `discover` returns the columns of
     /// `table` (or of every table); `query` runs one read-only `sql` statement.
     subcommand: Subcommand,
@@ -43,86 +41,80 @@ struct Args {
     sql: Option<String>,
 }
 
-/// The Tier-1 lines: name, one line, and the tables once they are known.
-pub(crate) fn stub_lines(view: &View<'_>) -> Vec<String> {
-    view.catalog
-        .plugins_of(Kind::Database)
-        .map(|p| {
-            let tables = match p.tables() {
-                Some(tables) => format!(
-                    "Tables ({}): {}",
-                    tables.len(),
-                    first_names(tables.iter().map(String::as_str).collect::<Vec<_>>().into_iter(), SHOWN_TABLES)
-                ),
-                None => "Tables: see list_tables".to_owned(),
-            };
-            format!("- {}: {} {tables}", p.name(), p.stub().description)
-        })
-        .collect()
-}
-
 impl MetaTool for Database {
-    fn name(&self) -> &'static str {
-        NAME
+    type Args = Args;
+    const NAME: &'static str = "database";
+    const CATEGORY: Category = Category::Database;
+    const SECTION: &'static str = "Databases";
+    const PURPOSE: &'static str =
+        "Query a database: `list_tables`, then `discover` a table's columns, then `query` with read-only SQL.";
+    const LABEL: &'static str = "Databases";
+    const CHOICE: Option<&'static str> = Some("database");
+
+    /// Name, one line, and the tables once they are known.
+    fn lines(view: &View<'_>) -> Vec<String> {
+        view.catalog
+            .plugins_of(Kind::Database)
+            .map(|p| {
+                let tables = match p.tables() {
+                    Some(tables) => {
+                        let names = first_names(tables.iter().map(String::as_str), SHOWN_TABLES);
+                        format!("Tables ({}): {names}", tables.len())
+                    }
+                    None => "Tables: see list_tables".to_owned(),
+                };
+                format!("- {}: {} {tables}", p.name(), p.stub().description)
+            })
+            .collect()
     }
 
-    fn definition(&self, view: &View<'_>) -> Option<ToolDef> {
-        let offered = view.policy.allows(Category::Database) && view.policy.databases == ListMode::Progressive;
-        let lines = stub_lines(view);
-        if !offered || lines.is_empty() {
-            return None;
-        }
-        let names: Vec<String> = view.catalog.plugins_of(Kind::Database).map(|p| p.name().to_owned()).collect();
-        let description = format!(
-            "Query a database: `list_tables`, then `discover` a table's columns, then `query` with read-only SQL.\n\
-             Databases:\n{}",
-            lines.join("\n")
-        );
-        Some(definition::<Args>(NAME, description, Category::Database, &[("database", &names)]))
+    fn choices(view: &View<'_>) -> Vec<String> {
+        view.catalog.plugins_of(Kind::Database).map(|p| p.name().to_owned()).collect()
     }
 
-    fn call<'a>(&'a self, cx: CallContext<'a>, args: Value) -> CallFuture<'a> {
+    fn run<'a>(cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
         Box::pin(async move {
-            let args: Args = parse_args(NAME, args)?;
-            let plugin = cx
-                .catalog
-                .get(&args.database)
-                .filter(|p| p.stub().kind == Kind::Database && cx.policy.allows(Category::Database))
-                .ok_or_else(|| {
-                    unknown(
-                        NAME,
-                        "database",
-                        &args.database,
-                        cx.catalog.plugins_of(Kind::Database).map(|p| p.name().to_owned()),
-                    )
-                })?;
-            let db = plugin.name();
+            let databases = || cx.catalog.plugins_of(Kind::Database).map(|p| p.name().to_owned());
+            let found = cx.catalog.get(&args.database).filter(|p| p.stub().kind == Kind::Database);
+            let plugin = named(Self::NAME, "database", &args.database, found, databases())?;
             match args.subcommand {
                 Subcommand::ListTables => list_tables(&cx, plugin).await,
                 Subcommand::Discover => match args.table {
-                    Some(table) => cx.host.call_json(db, "describe_table", &json!({ "table": table })).await,
+                    Some(table) => action(&cx, plugin, "describe_table", json!({ "table": table })).await,
                     None => {
                         let tables = list_tables(&cx, plugin).await?;
                         let mut schemas = Vec::new();
                         for table in tables.as_array().into_iter().flatten() {
                             let name = table.get("name").cloned().unwrap_or_default();
-                            schemas.push(cx.host.call_json(db, "describe_table", &json!({ "table": name })).await?);
+                            schemas.push(action(&cx, plugin, "describe_table", json!({ "table": name })).await?);
                         }
                         Ok(Value::Array(schemas))
                     }
                 },
                 Subcommand::Query => {
-                    let sql = args.sql.ok_or_else(|| missing(NAME, "sql", "query"))?;
-                    cx.host.call_json(db, "query", &json!({ "sql": sql })).await
+                    let sql = args.sql.ok_or_else(|| missing(Self::NAME, "sql", "query"))?;
+                    action(&cx, plugin, "query", json!({ "sql": sql })).await
                 }
             }
         })
     }
 }
 
+/// Call the adapter's `name` action with `input`.
+async fn action(cx: &CallContext<'_>, plugin: &Plugin, name: &str, input: Value) -> Result<Value> {
+    let tool = cx.catalog.tools_of(plugin.name()).iter().find(|t| t.action == name).ok_or_else(|| {
+        Error::UnknownAction {
+            plugin: plugin.name().to_owned(),
+            action: name.to_owned(),
+            known: plugin.stub().action_names().map(str::to_owned).collect(),
+        }
+    })?;
+    cx.backend.call(cx.catalog, tool, input).await
+}
+
 /// Call the adapter's `list_tables`, remembering the names for Tier 1.
-async fn list_tables(cx: &CallContext<'_>, plugin: &crate::load::Plugin) -> crate::Result<Value> {
-    let tables = cx.host.call_json(plugin.name(), "list_tables", &json!({})).await?;
+async fn list_tables(cx: &CallContext<'_>, plugin: &Plugin) -> Result<Value> {
+    let tables = action(cx, plugin, "list_tables", json!({})).await?;
     let names: Vec<String> = tables
         .as_array()
         .into_iter()

@@ -1,26 +1,21 @@
 //! `mcp(subcommand, server, tool?, parameters?)`: discover the tools of an
-//! MCP server, or call one.
+//! upstream MCP server, or call one.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{CallContext, CallFuture, MetaTool, View, definition, first_names, missing, parse_args, unknown};
-use crate::Error;
+use super::{CallContext, CallFuture, MetaTool, View, first_names, missing, named, to_value};
 use crate::catalog::Category;
-use crate::disclosure::formats::{ToolDef, model_schema};
-use crate::disclosure::policy::ListMode;
 
 pub(crate) struct Mcp;
-
-const NAME: &str = "mcp";
 
 /// Tool names listed per server in Tier 1.
 const SHOWN_TOOLS: usize = 3;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-enum Subcommand {
+pub(crate) enum Subcommand {
     /// The server's tools with their input schemas.
     Discover,
     /// Call one tool.
@@ -29,7 +24,7 @@ enum Subcommand {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     /// `discover` returns the server's tools with their input schemas (only `tool`, if given); `call` runs `tool`.
     subcommand: Subcommand,
     /// The MCP server.
@@ -41,80 +36,66 @@ struct Args {
 }
 
 #[derive(Serialize)]
-struct DiscoveredTool<'a> {
-    name: &'a str,
-    description: &'a str,
+struct DiscoveredTool {
+    name: String,
+    description: String,
     input_schema: Value,
 }
 
-/// The Tier-1 lines: name, tool count, first tool names.
-pub(crate) fn stub_lines(view: &View<'_>) -> Vec<String> {
-    view.catalog
-        .mcp_servers()
-        .map(|s| {
-            let names: Vec<&str> = s.tools.iter().map(|t| t.name.as_str()).collect();
-            format!("- {} ({} tools): {}", s.name, s.tools.len(), first_names(names.into_iter(), SHOWN_TOOLS))
-        })
-        .collect()
-}
-
 impl MetaTool for Mcp {
-    fn name(&self) -> &'static str {
-        NAME
+    type Args = Args;
+    const NAME: &'static str = "mcp";
+    const CATEGORY: Category = Category::Mcp;
+    const SECTION: &'static str = "MCP servers";
+    const PURPOSE: &'static str = "Use the tools of MCP servers. `discover` returns a server's tools with their \
+                                   input schemas; `call` runs `tool` with `parameters`.";
+    const LABEL: &'static str = "Servers";
+    const CHOICE: Option<&'static str> = Some("server");
+
+    /// Name, tool count, first tool names.
+    fn lines(view: &View<'_>) -> Vec<String> {
+        view.catalog
+            .mcp_servers()
+            .map(|s| {
+                let names = first_names(s.tools.iter().map(|t| t.name.as_str()), SHOWN_TOOLS);
+                format!("- {} ({} tools): {names}", s.name, s.tools.len())
+            })
+            .collect()
     }
 
-    fn definition(&self, view: &View<'_>) -> Option<ToolDef> {
-        let offered = view.policy.allows(Category::Mcp) && view.policy.mcp == ListMode::Progressive;
-        let lines = stub_lines(view);
-        if !offered || lines.is_empty() {
-            return None;
-        }
-        let names: Vec<String> = view.catalog.mcp_servers().map(|s| s.name.clone()).collect();
-        let description = format!(
-            "Use the tools of MCP servers. `discover` returns a server's tools with their input schemas; `call` \
-             runs `tool` with `parameters`.\nServers:\n{}",
-            lines.join("\n")
-        );
-        Some(definition::<Args>(NAME, description, Category::Mcp, &[("server", &names)]))
+    fn choices(view: &View<'_>) -> Vec<String> {
+        view.catalog.mcp_servers().map(|s| s.name.clone()).collect()
     }
 
-    fn call<'a>(&'a self, cx: CallContext<'a>, args: Value) -> CallFuture<'a> {
+    fn run<'a>(cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
         Box::pin(async move {
-            let args: Args = parse_args(NAME, args)?;
-            let server =
-                cx.catalog.mcp_server(&args.server).filter(|_| cx.policy.allows(Category::Mcp)).ok_or_else(|| {
-                    unknown(NAME, "server", &args.server, cx.catalog.mcp_servers().map(|s| s.name.clone()))
-                })?;
+            let servers = || cx.catalog.mcp_servers().map(|s| s.name.clone());
+            let server = named(Self::NAME, "server", &args.server, cx.catalog.mcp_server(&args.server), servers())?;
+            let tools = cx.catalog.tools_of(&server.name);
             let tool = match &args.tool {
-                Some(name) => Some(
-                    server
-                        .tool(name)
-                        .ok_or_else(|| unknown(NAME, "tool", name, server.tools.iter().map(|t| t.name.clone())))?,
-                ),
+                Some(name) => {
+                    let known = || tools.iter().map(|t| t.action.clone());
+                    Some(named(Self::NAME, "tool", name, tools.iter().find(|t| &t.action == name), known())?)
+                }
                 None => None,
             };
             match args.subcommand {
                 Subcommand::Discover => {
-                    let tools: Vec<DiscoveredTool<'_>> = server
-                        .tools
-                        .iter()
-                        .filter(|t| tool.is_none_or(|one| one.name == t.name))
-                        .map(|t| DiscoveredTool {
-                            name: &t.name,
-                            description: &t.description,
-                            input_schema: model_schema(t.input_schema.clone()),
+                    let records = cx.backend.definitions(cx.catalog, &server.name).await?;
+                    let tools: Vec<DiscoveredTool> = records
+                        .into_iter()
+                        .filter(|r| tool.is_none_or(|one| one.action == r.action))
+                        .map(|r| DiscoveredTool {
+                            name: r.action,
+                            description: r.description,
+                            input_schema: r.input_schema.unwrap_or_default(),
                         })
                         .collect();
-                    Ok(serde_json::to_value(tools).expect("plain data serializes"))
+                    Ok(to_value(tools))
                 }
                 Subcommand::Call => {
-                    let tool = tool.ok_or_else(|| missing(NAME, "tool", "call"))?;
-                    let _ = args.parameters;
-                    Err(Error::NotCallable {
-                        name: format!("{}/{}", server.name, tool.name),
-                        reason: "this server is a saved tools/list (read-only); there is no live connection to it"
-                            .into(),
-                    })
+                    let tool = tool.ok_or_else(|| missing(Self::NAME, "tool", "call"))?;
+                    cx.backend.call(cx.catalog, tool, Value::Object(args.parameters.unwrap_or_default())).await
                 }
             }
         })

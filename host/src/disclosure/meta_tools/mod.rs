@@ -3,9 +3,12 @@
 //! result of a call, so the schemas enter the conversation only when asked
 //! for, and the tool list itself never changes.
 //!
-//! One small file per meta-tool; [`ALL`] lists them in the order they are
-//! offered. Argument schemas are derived from typed structs (schemars); the
-//! only thing added at run time is the `enum` of valid names.
+//! A meta-tool is one file: a [`MetaTool`] impl (its typed arguments, its
+//! Tier-1 lines, what a call does) plus one line in [`ALL`]. Everything
+//! else comes from the trait: whether it is offered (the policy's mode for
+//! its category), its definition (purpose, stub lines, argument schema
+//! derived with schemars plus the `enum` of valid names), its Tier-1
+//! section, and the parsing of a call's arguments.
 
 mod connector;
 mod database;
@@ -15,90 +18,188 @@ mod request_tools;
 mod search_tools;
 
 use std::collections::BTreeSet;
-use std::future::Future;
-use std::pin::Pin;
+use std::marker::PhantomData;
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::Host;
-use crate::catalog::{Catalog, Category, ToolRecord};
+use crate::catalog::{Catalog, Category, ToolEntry};
 use crate::disclosure::formats::ToolDef;
 use crate::disclosure::policy::Policy;
+use crate::disclosure::search::SearchCache;
+use crate::invoke::{Backend, BoxFuture};
 use crate::{Error, Result};
-
-pub(crate) use connector::stub_lines as connector_lines;
-pub(crate) use database::stub_lines as database_lines;
-pub(crate) use mcp::stub_lines as mcp_lines;
-pub(crate) use read_skill::stub_lines as skill_lines;
-pub(crate) use request_tools::stub_lines as builtin_lines;
 
 /// What a meta-tool's definition depends on.
 pub(crate) struct View<'a> {
     pub catalog: &'a Catalog,
     pub policy: &'a Policy,
     /// Built-in tools that are not resident this turn (what `request_tools` offers).
-    pub registry: &'a [ToolRecord],
+    pub registry: &'a [&'a ToolEntry],
 }
 
 /// What a meta-tool call may use and change.
 pub(crate) struct CallContext<'a> {
-    pub host: &'a Host,
     pub catalog: &'a Catalog,
     pub policy: &'a Policy,
+    /// Where full definitions and results come from.
+    pub backend: &'a dyn Backend,
+    /// The search index of each catalog version.
+    pub search: &'a SearchCache,
     /// Tools this session may call directly; `request_tools` and
     /// `search_tools` add to it.
     pub unlocked: &'a mut BTreeSet<String>,
 }
 
 /// The future of a meta-tool call.
-pub(crate) type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<Value>> + Send + 'a>>;
+pub(crate) type CallFuture<'a> = BoxFuture<'a, Result<Value>>;
 
-/// One meta-tool.
-pub(crate) trait MetaTool: Sync {
+/// One meta-tool, as its file declares it.
+pub(crate) trait MetaTool: Sync + 'static {
+    /// Its arguments; the schema models see is derived from this type.
+    type Args: DeserializeOwned + JsonSchema;
+    /// Its name.
+    const NAME: &'static str;
+    /// The category it discloses (and the per-agent filter that applies).
+    const CATEGORY: Category;
+    /// The heading of its Tier-1 section, e.g. `Connectors`.
+    const SECTION: &'static str;
+    /// What it does: the first part of its description.
+    const PURPOSE: &'static str;
+    /// The label of the stub list in its description, e.g. `Connectors`.
+    const LABEL: &'static str;
+    /// The argument that names a resource: its schema gets the `enum` of
+    /// [`choices`](Self::choices).
+    const CHOICE: Option<&'static str>;
+
+    /// The Tier-1 lines: one per resource it discloses.
+    fn lines(view: &View<'_>) -> Vec<String>;
+
+    /// The valid values of the [`CHOICE`](Self::CHOICE) argument.
+    fn choices(view: &View<'_>) -> Vec<String>;
+
+    /// Whether it is offered: the agent may see its category, the
+    /// category is shown progressively, and there is something to show.
+    fn offered(view: &View<'_>) -> bool {
+        view.policy.allows(Self::CATEGORY) && view.policy.progressive(Self::CATEGORY) && !Self::lines(view).is_empty()
+    }
+
+    /// Whether a call is accepted (by default: when it is offered).
+    fn callable(view: &View<'_>) -> bool {
+        Self::offered(view)
+    }
+
+    /// Text that replaces the section in the system prompt (inline modes).
+    fn inline(_view: &View<'_>) -> Option<String> {
+        None
+    }
+
+    /// A line after every section, when it is offered.
+    const FOOTER: Option<&'static str> = None;
+
+    /// Run it with parsed arguments.
+    fn run<'a>(cx: CallContext<'a>, args: Self::Args) -> CallFuture<'a>;
+}
+
+/// What sessions, Tier 1 and token accounting use of every meta-tool.
+pub(crate) trait Offered: Sync {
     /// Its name.
     fn name(&self) -> &'static str;
-
-    /// Its definition for this catalog and policy; `None` when it has
-    /// nothing to disclose (it is then not offered).
+    /// The category it discloses.
+    fn category(&self) -> Category;
+    /// Its Tier-1 lines, whether offered or not.
+    fn lines(&self, view: &View<'_>) -> Vec<String>;
+    /// Its Tier-1 section (heading, lines) when offered.
+    fn section(&self, view: &View<'_>) -> Option<(String, Vec<String>)>;
+    /// Text for the system prompt in an inline mode.
+    fn inline(&self, view: &View<'_>) -> Option<String>;
+    /// A line after every section, when offered.
+    fn footer(&self, view: &View<'_>) -> Option<&'static str>;
+    /// Its definition; `None` when it is not offered.
     fn definition(&self, view: &View<'_>) -> Option<ToolDef>;
-
-    /// Run it.
+    /// Whether a call is accepted now.
+    fn callable(&self, view: &View<'_>) -> bool;
+    /// Parse `args` and run it.
     fn call<'a>(&'a self, cx: CallContext<'a>, args: Value) -> CallFuture<'a>;
 }
 
-/// Every meta-tool, in the order they are offered.
-pub(crate) const ALL: &[&dyn MetaTool] = &[
-    &read_skill::ReadSkill,
-    &connector::Connector,
-    &database::Database,
-    &mcp::Mcp,
-    &request_tools::RequestTools,
-    &search_tools::SearchTools,
+/// The [`Offered`] face of a [`MetaTool`].
+pub(crate) struct Meta<M>(PhantomData<fn() -> M>);
+
+impl<M: MetaTool> Offered for Meta<M> {
+    fn name(&self) -> &'static str {
+        M::NAME
+    }
+
+    fn category(&self) -> Category {
+        M::CATEGORY
+    }
+
+    fn lines(&self, view: &View<'_>) -> Vec<String> {
+        M::lines(view)
+    }
+
+    fn section(&self, view: &View<'_>) -> Option<(String, Vec<String>)> {
+        M::offered(view).then(|| (format!("{} ({})", M::SECTION, M::NAME), M::lines(view)))
+    }
+
+    fn inline(&self, view: &View<'_>) -> Option<String> {
+        M::inline(view)
+    }
+
+    fn footer(&self, view: &View<'_>) -> Option<&'static str> {
+        M::FOOTER.filter(|_| M::offered(view))
+    }
+
+    fn definition(&self, view: &View<'_>) -> Option<ToolDef> {
+        if !M::offered(view) {
+            return None;
+        }
+        let lines = M::lines(view);
+        let description = if lines.is_empty() {
+            M::PURPOSE.to_owned()
+        } else {
+            format!("{}\n{}:\n{}", M::PURPOSE, M::LABEL, lines.join("\n"))
+        };
+        let choices = M::choices(view);
+        let enums: Vec<(&str, &[String])> = M::CHOICE.map(|c| (c, choices.as_slice())).into_iter().collect();
+        Some(ToolDef {
+            name: M::NAME.to_owned(),
+            description,
+            input_schema: args_schema::<M::Args>(&enums),
+            category: M::CATEGORY,
+            access: None,
+            meta: true,
+        })
+    }
+
+    fn callable(&self, view: &View<'_>) -> bool {
+        M::callable(view)
+    }
+
+    fn call<'a>(&'a self, cx: CallContext<'a>, args: Value) -> CallFuture<'a> {
+        match parse_args::<M::Args>(M::NAME, args) {
+            Ok(args) => M::run(cx, args),
+            Err(error) => Box::pin(async move { Err(error) }),
+        }
+    }
+}
+
+/// Every meta-tool, in the order they are offered (and their sections shown).
+pub(crate) const ALL: &[&dyn Offered] = &[
+    &Meta::<read_skill::ReadSkill>(PhantomData),
+    &Meta::<connector::Connector>(PhantomData),
+    &Meta::<database::Database>(PhantomData),
+    &Meta::<mcp::Mcp>(PhantomData),
+    &Meta::<request_tools::RequestTools>(PhantomData),
+    &Meta::<search_tools::SearchTools>(PhantomData),
 ];
 
 /// The meta-tool called `name`.
-pub(crate) fn find(name: &str) -> Option<&'static dyn MetaTool> {
+pub(crate) fn find(name: &str) -> Option<&'static dyn Offered> {
     ALL.iter().copied().find(|m| m.name() == name)
-}
-
-/// A meta-tool definition with a typed argument schema.
-pub(crate) fn definition<T: JsonSchema>(
-    name: &str,
-    description: String,
-    category: Category,
-    enums: &[(&str, &[String])],
-) -> ToolDef {
-    ToolDef {
-        name: name.to_owned(),
-        description,
-        input_schema: args_schema::<T>(enums),
-        category,
-        access: None,
-        meta: true,
-    }
 }
 
 /// The schema of `T` as a model should see it, with `enum` set on the named
@@ -161,22 +262,30 @@ fn tidy(schema: &mut Value) {
 }
 
 /// Parse a meta-tool's arguments, with a message a model can act on.
-pub(crate) fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
+fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
     let args = if args.is_null() { Value::Object(Default::default()) } else { args };
     serde_json::from_value(args)
         .map_err(|e| Error::InvalidArguments { tool: tool.to_owned(), reason: format!("{e}; see the tool's schema") })
 }
 
-/// The error for a name that is not among `known`.
-pub(crate) fn unknown(tool: &str, what: &str, name: &str, known: impl IntoIterator<Item = String>) -> Error {
-    let known: Vec<String> = known.into_iter().collect();
-    Error::InvalidArguments {
-        tool: tool.to_owned(),
-        reason: format!(
-            "no {what} `{name}`; {what}s: {}",
-            if known.is_empty() { "none".into() } else { known.join(", ") }
-        ),
-    }
+/// `found`, or the error for a `what` called `name` that is not among `known`.
+pub(crate) fn named<T>(
+    tool: &str,
+    what: &str,
+    name: &str,
+    found: Option<T>,
+    known: impl IntoIterator<Item = String>,
+) -> Result<T> {
+    found.ok_or_else(|| {
+        let known: Vec<String> = known.into_iter().collect();
+        Error::InvalidArguments {
+            tool: tool.to_owned(),
+            reason: format!(
+                "no {what} `{name}`; {what}s: {}",
+                if known.is_empty() { "none".into() } else { known.join(", ") }
+            ),
+        }
+    })
 }
 
 /// A required argument that is missing for this subcommand.
@@ -189,6 +298,11 @@ pub(crate) fn first_names<'a>(names: impl ExactSizeIterator<Item = &'a str>, max
     let total = names.len();
     let shown: Vec<&str> = names.take(max).collect();
     if total > max { format!("{}, … ({total})", shown.join(", ")) } else { shown.join(", ") }
+}
+
+/// JSON of plain data (structs of strings, numbers and values).
+pub(crate) fn to_value(data: impl serde::Serialize) -> Value {
+    serde_json::to_value(data).expect("plain data serializes")
 }
 
 #[cfg(test)]
@@ -224,5 +338,11 @@ mod tests {
     fn first_names_counts_the_rest() {
         assert_eq!(first_names(["a", "b"].into_iter(), 3), "a, b");
         assert_eq!(first_names(["a", "b", "c", "d"].into_iter(), 2), "a, b, … (4)");
+    }
+
+    #[test]
+    fn every_meta_tool_has_a_distinct_name() {
+        let names: BTreeSet<&str> = ALL.iter().map(|m| m.name()).collect();
+        assert_eq!(names.len(), ALL.len());
     }
 }

@@ -5,14 +5,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{CallContext, CallFuture, MetaTool, View, definition, parse_args};
+use super::{CallContext, CallFuture, MetaTool, View, to_value};
 use crate::catalog::Category;
-use crate::disclosure::formats::{ToolDef, one_line};
+use crate::contract::one_line;
+use crate::disclosure::formats::ToolDef;
+use crate::invoke::definition;
 use crate::{Error, Result};
 
 pub(crate) struct RequestTools;
-
-const NAME: &str = "request_tools";
 
 /// Characters of a built-in tool's description in the compact catalog.
 pub(crate) const COMPACT_CHARS: usize = 80;
@@ -22,78 +22,66 @@ const MAX_TOOLS: usize = 20;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     /// The tools to load, by name.
     tool_names: Vec<String>,
 }
 
-/// The Tier-1 lines: the compact catalog of tools not resident.
-pub(crate) fn stub_lines(view: &View<'_>) -> Vec<String> {
-    view.registry.iter().map(|r| format!("- {}: {}", r.name, one_line(&r.summary, COMPACT_CHARS))).collect()
-}
-
 impl MetaTool for RequestTools {
-    fn name(&self) -> &'static str {
-        NAME
+    type Args = Args;
+    const NAME: &'static str = "request_tools";
+    const CATEGORY: Category = Category::Builtin;
+    const SECTION: &'static str = "More built-in tools";
+    const PURPOSE: &'static str = "Load built-in tools by name: their full definitions are returned and you can \
+                                   call them directly from then on.";
+    const LABEL: &'static str = "Available";
+    const CHOICE: Option<&'static str> = Some("tool_names");
+
+    /// The compact catalog of the tools not resident.
+    fn lines(view: &View<'_>) -> Vec<String> {
+        view.registry.iter().map(|r| format!("- {}: {}", r.name, one_line(&r.summary, COMPACT_CHARS))).collect()
     }
 
-    fn definition(&self, view: &View<'_>) -> Option<ToolDef> {
-        if view.registry.is_empty() || !view.policy.allows(Category::Builtin) {
-            return None;
-        }
-        let names: Vec<String> = view.registry.iter().map(|r| r.name.clone()).collect();
-        let description = format!(
-            "Load built-in tools by name: their full definitions are returned and you can call them directly \
-             from then on.\nAvailable:\n{}",
-            stub_lines(view).join("\n")
-        );
-        Some(definition::<Args>(NAME, description, Category::Builtin, &[("tool_names", &names)]))
+    fn choices(view: &View<'_>) -> Vec<String> {
+        view.registry.iter().map(|r| r.name.clone()).collect()
     }
 
-    fn call<'a>(&'a self, cx: CallContext<'a>, args: Value) -> CallFuture<'a> {
+    /// It may also be asked for a tool that is already resident.
+    fn callable(view: &View<'_>) -> bool {
+        view.policy.allows(Category::Builtin)
+    }
+
+    fn run<'a>(cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
         Box::pin(async move {
-            let args: Args = parse_args(NAME, args)?;
             if args.tool_names.is_empty() || args.tool_names.len() > MAX_TOOLS {
                 return Err(Error::InvalidArguments {
-                    tool: NAME.into(),
+                    tool: Self::NAME.into(),
                     reason: format!("give 1 to {MAX_TOOLS} tool names"),
                 });
             }
             let mut definitions = Vec::new();
             let mut unknown = Vec::new();
             for name in &args.tool_names {
-                match cx.catalog.tool(name).filter(|r| r.category == Category::Builtin) {
-                    Some(record) if cx.policy.allows(Category::Builtin) => {
-                        definitions.push(load(&cx, &record.origin, &record.action, name).await?);
-                    }
-                    _ => unknown.push(name.clone()),
+                match cx.catalog.tool(name).filter(|e| e.category == Category::Builtin) {
+                    Some(entry) => definitions.push(full(&cx, entry).await?),
+                    None => unknown.push(name.clone()),
                 }
             }
             if !unknown.is_empty() {
                 return Err(Error::InvalidArguments {
-                    tool: NAME.into(),
+                    tool: Self::NAME.into(),
                     reason: format!("no built-in tool named {}; use search_tools to find tools", unknown.join(", ")),
                 });
             }
-            for name in &args.tool_names {
-                cx.unlocked.insert(name.clone());
-            }
+            cx.unlocked.extend(args.tool_names);
             Ok(Value::Array(definitions))
         })
     }
 }
 
-/// The definition of `action` of `plugin` (loading it), as a JSON object.
-pub(crate) async fn load(cx: &CallContext<'_>, plugin: &str, action: &str, name: &str) -> Result<Value> {
-    let manifest = cx.host.describe(plugin).await?;
-    let spec = manifest.action(action).ok_or_else(|| Error::Internal(format!("{plugin} lost action {action}")))?;
-    let def = ToolDef {
-        name: name.to_owned(),
-        description: spec.description.clone(),
-        input_schema: crate::disclosure::formats::model_schema(spec.input_schema.clone()),
-        category: manifest.kind.into(),
-        access: Some(spec.access),
-        meta: false,
-    };
-    Ok(serde_json::to_value(def.to_mcp()).expect("plain data serializes"))
+/// The full MCP definition of `entry` (loading its plugin), as JSON.
+pub(crate) async fn full(cx: &CallContext<'_>, entry: &crate::catalog::ToolEntry) -> Result<Value> {
+    let record = definition(cx.backend, cx.catalog, entry).await?;
+    let def = ToolDef::of(&record).ok_or_else(|| Error::internal("request_tools", "a definition without a schema"))?;
+    Ok(to_value(def.to_mcp()))
 }

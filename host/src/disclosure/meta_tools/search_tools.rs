@@ -5,14 +5,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{CallContext, CallFuture, MetaTool, View, definition, parse_args};
+use super::{CallContext, CallFuture, MetaTool, View, to_value};
 use crate::catalog::Category;
-use crate::disclosure::formats::ToolDef;
 use crate::{Error, Result};
 
 pub(crate) struct SearchTools;
-
-const NAME: &str = "search_tools";
 
 /// Default and largest number of results.
 const DEFAULT_LIMIT: u32 = 5;
@@ -37,7 +34,7 @@ fn default_limit() -> u32 {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     /// What you want to do, in a few words.
     query: String,
     /// `names`, `summary` (name, kind, one line) or `full` (with the input schema).
@@ -63,33 +60,46 @@ struct Hit {
 }
 
 impl MetaTool for SearchTools {
-    fn name(&self) -> &'static str {
-        NAME
+    type Args = Args;
+    const NAME: &'static str = "search_tools";
+    const CATEGORY: Category = Category::Builtin;
+    const SECTION: &'static str = "Search";
+    const PURPOSE: &'static str = "Search all tools and skills by what they do. Tools found can be called directly \
+                                   from then on; skills are read with read_skill.";
+    const LABEL: &'static str = "";
+    const CHOICE: Option<&'static str> = None;
+    const FOOTER: Option<&'static str> = Some("search_tools finds any tool or skill by what it does.");
+
+    /// It has no section of its own: it searches everything.
+    fn lines(_view: &View<'_>) -> Vec<String> {
+        Vec::new()
     }
 
-    fn definition(&self, view: &View<'_>) -> Option<ToolDef> {
-        // Offered when there is more than a resident set's worth to search.
-        let tools = view.catalog.tools().into_iter().filter(|r| view.policy.allows(r.category)).count()
+    fn choices(_view: &View<'_>) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Offered when there is more than a resident set's worth to search.
+    fn offered(view: &View<'_>) -> bool {
+        let tools = view.catalog.tools().iter().filter(|r| view.policy.allows(r.category)).count()
             + if view.policy.allows(Category::Skill) { view.catalog.skills().count() } else { 0 };
-        if tools <= view.policy.selection_threshold {
-            return None;
-        }
-        let description = "Search all tools and skills by what they do. Tools found can be called directly \
-                           from then on; skills are read with read_skill."
-            .to_owned();
-        Some(definition::<Args>(NAME, description, Category::Builtin, &[]))
+        tools > view.policy.selection_threshold
     }
 
-    fn call<'a>(&'a self, cx: CallContext<'a>, args: Value) -> CallFuture<'a> {
+    /// Search works on any catalog size.
+    fn callable(_view: &View<'_>) -> bool {
+        true
+    }
+
+    fn run<'a>(cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
         Box::pin(async move {
-            let args: Args = parse_args(NAME, args)?;
             if args.query.trim().is_empty() || !(1..=MAX_LIMIT).contains(&args.limit) {
                 return Err(Error::InvalidArguments {
-                    tool: NAME.into(),
+                    tool: Self::NAME.into(),
                     reason: format!("give a non-empty `query` and a `limit` from 1 to {MAX_LIMIT}"),
                 });
             }
-            let index = cx.host.search_index(cx.catalog);
+            let index = cx.search.index(cx.catalog);
             let found: Vec<(String, Category, String)> = index
                 .search(&args.query, args.limit as usize, |e| cx.policy.allows(e.category))
                 .into_iter()
@@ -102,7 +112,7 @@ impl MetaTool for SearchTools {
                     cx.unlocked.insert(name);
                 }
             }
-            Ok(serde_json::to_value(hits).expect("plain data serializes"))
+            Ok(to_value(hits))
         })
     }
 }
@@ -113,17 +123,9 @@ async fn hit(cx: &CallContext<'_>, name: &str, category: Category, summary: Stri
         Category::Mcp => "read-only entry: see it with the mcp tool's discover".to_owned(),
         _ => "call it directly".to_owned(),
     };
-    let definition = match (detail, category) {
-        (Detail::Full, Category::Skill) | (Detail::Names | Detail::Summary, _) => None,
-        (Detail::Full, Category::Mcp) => cx
-            .catalog
-            .tool(name)
-            .and_then(|r| r.to_def())
-            .map(|d| serde_json::to_value(d.to_mcp()).expect("plain data serializes")),
-        (Detail::Full, _) => match cx.catalog.tool(name) {
-            Some(record) => Some(super::request_tools::load(cx, &record.origin, &record.action, name).await?),
-            None => None,
-        },
+    let definition = match (detail, cx.catalog.tool(name)) {
+        (Detail::Full, Some(entry)) => Some(super::request_tools::full(cx, entry).await?),
+        _ => None,
     };
     Ok(Hit {
         name: name.to_owned(),

@@ -1,5 +1,5 @@
 //! Watching the folders: file-system events are hints that trigger a
-//! [`Host::reload`]; the rescan, not the event, decides what changed.
+//! [`Reloader::reload`]; the rescan, not the event, decides what changed.
 //!
 //! One thread per [`Watcher`] receives debounced `notify` events for the
 //! plugins, skills and MCP folders, waits for the files they name to settle
@@ -10,14 +10,15 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use notify_debouncer_full::notify::event::{AccessKind, AccessMode, EventKind};
 use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
-use crate::{Error, Host, Result};
+use super::Reloader;
+use crate::{Error, Result};
 
 /// Quiet time after the last event before a batch is handled.
 pub const DEBOUNCE: Duration = Duration::from_millis(50);
@@ -49,15 +50,16 @@ impl Drop for Watcher {
     }
 }
 
-impl Host {
-    /// Watch the plugins, skills and MCP folders and reload on every
-    /// change until the returned [`Watcher`] is dropped. Call it from
-    /// within a tokio runtime (reloads run on it).
-    pub fn watch(&self) -> Result<Watcher> {
+impl Watcher {
+    /// Watch the folders of `reloader` and reload on every change until the
+    /// returned `Watcher` is dropped. Call it from within a tokio runtime
+    /// (reloads run on it).
+    pub fn start(reloader: Arc<Reloader>) -> Result<Watcher> {
         let runtime = tokio::runtime::Handle::try_current()
-            .map_err(|_| Error::Internal("Host::watch must be called within a tokio runtime".into()))?;
-        let folders: Vec<(PathBuf, RecursiveMode)> = self
-            .watched_folders()
+            .map_err(|_| Error::internal("watcher", "it must be started within a tokio runtime"))?;
+        let folders: Vec<(PathBuf, RecursiveMode)> = reloader
+            .folders()
+            .watched()
             .into_iter()
             .map(|(dir, recursive)| {
                 let dir = std::path::absolute(&dir).unwrap_or(dir);
@@ -69,17 +71,16 @@ impl Host {
         let debouncer = new_debouncer(DEBOUNCE, None, move |result| {
             let _ = events.send(Message::Events(result));
         })
-        .map_err(|e| Error::Internal(format!("cannot watch the folders: {e}")))?;
+        .map_err(|e| Error::internal("watcher", format!("cannot watch the folders: {e}")))?;
         let mut state = WatchState { debouncer, folders, armed: HashMap::new() };
         state.arm();
         // From now on a replaced file must not take away what is served:
         // keep the plugins' bytes (the first reload reads them).
-        self.keep_plugin_bytes();
-        let host = self.clone();
+        reloader.keep_plugin_bytes();
         let thread = std::thread::Builder::new()
             .name("quiver-watch".into())
-            .spawn(move || state.run(&host, &runtime, &receiver))
-            .map_err(|e| Error::Internal(format!("cannot start the watcher thread: {e}")))?;
+            .spawn(move || state.run(&reloader, &runtime, &receiver))
+            .map_err(|e| Error::internal("watcher", format!("cannot start its thread: {e}")))?;
         Ok(Watcher { stop: sender, thread: Some(thread) })
     }
 }
@@ -92,10 +93,10 @@ struct WatchState {
 }
 
 impl WatchState {
-    fn run(&mut self, host: &Host, runtime: &tokio::runtime::Handle, receiver: &mpsc::Receiver<Message>) {
+    fn run(&mut self, reloader: &Reloader, runtime: &tokio::runtime::Handle, receiver: &mpsc::Receiver<Message>) {
         // Catch up with changes made before the watch began, and read the
         // bytes of the plugins scanned without them.
-        if let Err(error) = runtime.block_on(host.reload()) {
+        if let Err(error) = runtime.block_on(reloader.reload()) {
             tracing::warn!(%error, "reload failed; the current catalog keeps serving");
         }
         loop {
@@ -120,7 +121,7 @@ impl WatchState {
             }
             settle(&changed);
             self.arm();
-            if let Err(error) = runtime.block_on(host.reload()) {
+            if let Err(error) = runtime.block_on(reloader.reload()) {
                 tracing::warn!(%error, "reload failed; the current catalog keeps serving");
             }
         }

@@ -1,0 +1,38 @@
+//! The snapshot being served, and the news of the next one.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use super::Catalog;
+
+/// Holds the catalog snapshot the host serves. Readers take an `Arc` of
+/// it ([`current`](Live::current)) and keep it as long as they need (a
+/// call finishes on the snapshot it started with); [`publish`](Live::publish)
+/// swaps in the next one and wakes every [`subscribe`](Live::subscribe)r.
+#[derive(Debug)]
+pub struct Live {
+    sender: watch::Sender<Arc<Catalog>>,
+}
+
+impl Live {
+    /// Serve `first`.
+    pub fn new(first: Catalog) -> Live {
+        Live { sender: watch::Sender::new(Arc::new(first)) }
+    }
+
+    /// The snapshot served now.
+    pub fn current(&self) -> Arc<Catalog> {
+        self.sender.borrow().clone()
+    }
+
+    /// Serve `next` from now on.
+    pub fn publish(&self, next: Arc<Catalog>) {
+        self.sender.send_replace(next);
+    }
+
+    /// Every snapshot published from now on (wait with `changed`).
+    pub fn subscribe(&self) -> watch::Receiver<Arc<Catalog>> {
+        self.sender.subscribe()
+    }
+}

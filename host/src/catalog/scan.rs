@@ -1,0 +1,178 @@
+//! Scanning the sources into a snapshot: plugin stubs, skill front matter,
+//! saved MCP tool lists. Nothing is compiled.
+//!
+//! Plugins come from the embedded set (if enabled) and the plugins folder;
+//! a folder plugin with the name of an embedded one replaces it, two folder
+//! plugins with one name keep the first (by file name) and reject the
+//! second. A rescan (with the previous snapshot) reads only what changed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{Catalog, Rejection, Skill, UpstreamServer, mcp, skill};
+use crate::load::{FileStamp, Origin, Plugin, RawPluginSettings, SettingsResolver, stub};
+use crate::{Error, Result};
+
+/// An embedded plugin: a file name and its bytes.
+pub type Embedded = (&'static str, &'static [u8]);
+
+/// Where a catalog's resources come from.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sources<'a> {
+    /// Plugins embedded in the program.
+    pub embedded: &'a [Embedded],
+    /// Folder of `*.wasm` plugins.
+    pub plugins_dir: Option<&'a Path>,
+    /// Folder of skill folders.
+    pub skills_dir: Option<&'a Path>,
+    /// Folder of saved MCP `tools/list` results.
+    pub mcp_dir: Option<&'a Path>,
+}
+
+impl Catalog {
+    /// Scan every source: plugin stubs, skill front matter, MCP tool lists;
+    /// each plugin's settings are resolved by `settings`.
+    ///
+    /// With the `previous` snapshot it is a rescan: a plugin file whose
+    /// stamp (and settings file's) did not change is not read again, and
+    /// keeps its prepared form; a folder that vanished is an empty one.
+    /// `keep_bytes` keeps each folder plugin's bytes in memory (see
+    /// [`Origin`]); an unchanged plugin without them reads them now.
+    pub fn scan(
+        sources: &Sources<'_>,
+        settings: &SettingsResolver,
+        previous: Option<&Catalog>,
+        keep_bytes: bool,
+    ) -> Result<Catalog> {
+        let mut catalog = Catalog::default();
+        let present = |dir: &Path| previous.is_none() || dir.is_dir();
+        for (file_name, bytes) in sources.embedded {
+            let reused = previous.and_then(|p| {
+                p.plugins
+                    .values()
+                    .find(|plugin| matches!(plugin.origin(), Origin::Embedded { file_name: f, .. } if f == file_name))
+            });
+            match reused {
+                Some(plugin) => catalog.insert(plugin.clone(), false),
+                None => catalog.add(Origin::Embedded { file_name, bytes }, settings, None, false, true),
+            }
+        }
+        if let Some(dir) = sources.skills_dir.filter(|d| present(d)) {
+            for skill_dir in skill::skill_dirs(dir)? {
+                match Skill::load(&skill_dir) {
+                    Ok(skill) => {
+                        catalog.skills.insert(skill.name.clone(), skill);
+                    }
+                    Err(error) => catalog.refuse(skill_dir.display().to_string(), error),
+                }
+            }
+        }
+        if let Some(dir) = sources.mcp_dir.filter(|d| present(d)) {
+            for file in mcp::list_files(dir)? {
+                match UpstreamServer::load(&file) {
+                    Ok(server) => {
+                        catalog.mcp.insert(server.name.clone(), server);
+                    }
+                    Err(error) => catalog.refuse(file.display().to_string(), error),
+                }
+            }
+        }
+        if let Some(folder) = sources.plugins_dir.filter(|d| present(d)) {
+            for path in plugin_files(folder)? {
+                catalog.add_file(&path, settings, previous, keep_bytes);
+            }
+        }
+        Ok(catalog)
+    }
+
+    fn refuse(&mut self, origin: String, error: Error) {
+        tracing::warn!(%origin, %error, "rejected");
+        self.rejected.push(Rejection { origin, error });
+    }
+
+    /// Add the plugin file at `path` (and its settings file `NAME.toml`).
+    fn add_file(&mut self, path: &Path, settings: &SettingsResolver, previous: Option<&Catalog>, keep_bytes: bool) {
+        let origin = path.display().to_string();
+        let sidecar_path = path.with_extension("toml");
+        let sidecar = FileStamp::of(&sidecar_path).ok();
+        let stamp = match FileStamp::of(path) {
+            Ok(stamp) => stamp,
+            Err(error) => return self.refuse(origin, error),
+        };
+        // The same file version as before keeps its plugin (and what it
+        // compiled); a watched host reads the bytes it lacks into it.
+        if let Some(known) = previous.and_then(|p| p.version_of(path, stamp, sidecar))
+            && (!keep_bytes || known.is_loaded() || known.keep_bytes())
+        {
+            return self.insert(known, true);
+        }
+        let origin = match Origin::file(path, sidecar) {
+            Ok(origin) => origin,
+            Err(error) => return self.refuse(origin, error),
+        };
+        let sidecar = match sidecar.map(|_| RawPluginSettings::load(&sidecar_path)).transpose() {
+            Ok(sidecar) => sidecar,
+            Err(error) => return self.refuse(path.display().to_string(), error),
+        };
+        self.add(origin, settings, sidecar.as_ref(), true, keep_bytes);
+    }
+
+    /// The plugin (served, or a failed candidate) that was read from
+    /// `path` when it had these stamps.
+    fn version_of(&self, path: &Path, stamp: FileStamp, sidecar: Option<FileStamp>) -> Option<Arc<Plugin>> {
+        let candidates = self.stale.values().filter_map(|s| s.candidate.as_ref());
+        self.plugins.values().chain(candidates).find(|p| p.origin().is_file_version(path, stamp, sidecar)).cloned()
+    }
+
+    fn add(
+        &mut self,
+        origin: Origin,
+        settings: &SettingsResolver,
+        sidecar: Option<&RawPluginSettings>,
+        from_folder: bool,
+        keep_bytes: bool,
+    ) {
+        let stub = match origin.bytes().and_then(|bytes| stub::read(&bytes, &origin.to_string())) {
+            Ok(stub) => stub,
+            Err(error) => return self.refuse(origin.to_string(), error),
+        };
+        let origin = if keep_bytes { origin } else { origin.without_bytes() };
+        match settings.resolve(&stub.name, sidecar) {
+            Ok(settings) => self.insert(Arc::new(Plugin::new(stub, origin, settings)), from_folder),
+            Err(error) => self.refuse(origin.to_string(), error),
+        }
+    }
+
+    /// Serve `plugin` unless its name is taken (a folder plugin may take
+    /// the name of an embedded one).
+    fn insert(&mut self, plugin: Arc<Plugin>, from_folder: bool) {
+        if let Some(existing) = self.plugins.get(plugin.name()) {
+            if !(from_folder && existing.origin().is_embedded()) {
+                let error = Error::DuplicateName {
+                    name: plugin.name().to_owned(),
+                    origin: plugin.origin().to_string(),
+                    first: existing.origin().to_string(),
+                };
+                return self.refuse(plugin.origin().to_string(), error);
+            }
+            tracing::info!(plugin = %plugin.name(), origin = %plugin.origin(), "folder plugin replaces the bundled one");
+        }
+        self.plugins.insert(plugin.name().to_owned(), plugin);
+    }
+}
+
+/// The `*.wasm` files of `folder`, sorted; hidden and temporary files are skipped.
+fn plugin_files(folder: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(folder)
+        .map_err(|e| Error::Io { path: folder.display().to_string(), message: e.to_string() })?;
+    let mut files: Vec<_> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            !name.starts_with('.') && name.ends_with(".wasm") && p.is_file()
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}

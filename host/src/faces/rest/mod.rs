@@ -1,0 +1,322 @@
+//! The REST face: the catalog at three levels (names → summaries → full
+//! schema), calls, the Tier-1 text, provider exports and an OpenAPI
+//! document, with `ETag`s from the catalog version.
+//!
+//! ```text
+//! GET  /v1/tools               level 1: names (pages of 5,000)
+//! GET  /v1/tools/summary       level 2: name, category, origin, one line (pages of 500)
+//! GET  /v1/tools/{name}        level 3: the full MCP definition (loads its plugin)
+//! POST /v1/tools/{name}/call   call it with a JSON object
+//! GET  /v1/prompt              the Tier-1 text
+//! GET  /v1/status              plugins, rejected files, stale plugins
+//! GET  /v1/export/openai       every tool as OpenAI function tools (loads every plugin)
+//! GET  /v1/export/anthropic    every tool with `defer_loading`, plus a tool-search tool
+//! GET  /v1/openapi.json        this API
+//! ```
+//!
+//! [`ROUTES`] is the one table of these routes: the router and the OpenAPI
+//! document ([`openapi`]) are both made from it. Every request works on a
+//! clone of one open session whose policy was resolved when the router
+//! was made.
+
+mod openapi;
+mod pages;
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get, post};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use pages::{Level, Page, Pages};
+
+use crate::catalog::Status;
+use crate::{Error, ErrorKind, Host, Result, Session};
+
+struct Rest {
+    host: Host,
+    /// An open session with the face's policy: each request clones it.
+    session: Session,
+    /// An ETag suffix naming the agent whose policy applies.
+    agent: String,
+    pages: Pages,
+}
+
+/// How one route answers, for the router and the OpenAPI document.
+pub(crate) struct Route {
+    method: Method,
+    path: &'static str,
+    summary: &'static str,
+    /// Parameters beyond none: a `{name}` path parameter, or `Page` in the query.
+    params: Params,
+    /// The JSON answer's type (as a named schema), or its media type.
+    answer: Answer,
+    /// The statuses of failures, each answered with [`ApiError`].
+    failures: &'static [StatusCode],
+    handler: fn() -> MethodRouter<Arc<Rest>>,
+}
+
+#[derive(Clone, Copy)]
+enum Params {
+    None,
+    Name,
+    Page,
+}
+
+#[derive(Clone, Copy)]
+enum Answer {
+    /// A named schema derived from a type.
+    Schema(&'static str, fn() -> Value),
+    /// A document of this media type with no fixed schema.
+    Media(&'static str, &'static str),
+}
+
+/// Every route of the REST API.
+pub(crate) const ROUTES: &[Route] = &[
+    Route {
+        method: Method::GET,
+        path: "/v1/tools",
+        summary: "Level 1: every tool's name, a page at a time",
+        params: Params::Page,
+        answer: Answer::Schema("Names", openapi::schema::<pages::Names>),
+        failures: &[StatusCode::BAD_REQUEST],
+        handler: || get(names),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/tools/summary",
+        summary: "Level 2: every tool in one line, a page at a time",
+        params: Params::Page,
+        answer: Answer::Schema("Summaries", openapi::schema::<pages::Summaries>),
+        failures: &[StatusCode::BAD_REQUEST],
+        handler: || get(summaries),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/tools/{name}",
+        summary: "Level 3: one tool's full MCP definition",
+        params: Params::Name,
+        answer: Answer::Media("an MCP tool definition", "application/json"),
+        failures: &[StatusCode::NOT_FOUND],
+        handler: || get(full),
+    },
+    Route {
+        method: Method::POST,
+        path: "/v1/tools/{name}/call",
+        summary: "Call a tool with a JSON object",
+        params: Params::Name,
+        answer: Answer::Schema("CallAnswer", openapi::schema::<CallAnswer>),
+        failures: &[StatusCode::BAD_REQUEST, StatusCode::NOT_FOUND],
+        handler: || post(call),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/prompt",
+        summary: "The Tier-1 text",
+        params: Params::None,
+        answer: Answer::Media("the Tier-1 text", "text/plain"),
+        failures: &[],
+        handler: || get(prompt),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/status",
+        summary: "Plugins, rejected files, stale plugins",
+        params: Params::None,
+        answer: Answer::Schema("Status", openapi::schema::<Status>),
+        failures: &[],
+        handler: || get(status),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/export/openai",
+        summary: "Every tool as OpenAI function tools",
+        params: Params::None,
+        answer: Answer::Media("tools", "application/json"),
+        failures: &[],
+        handler: || get(export_openai),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/export/anthropic",
+        summary: "Every tool for Anthropic tool search (defer_loading)",
+        params: Params::None,
+        answer: Answer::Media("tools", "application/json"),
+        failures: &[],
+        handler: || get(export_anthropic),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/openapi.json",
+        summary: "This document",
+        params: Params::None,
+        answer: Answer::Media("OpenAPI 3.1", "application/json"),
+        failures: &[],
+        handler: || get(openapi),
+    },
+];
+
+/// The REST routes (under `/v1`) for `host`, with `agent`'s policy
+/// (resolved now).
+pub fn router(host: &Host, agent: Option<&str>) -> Result<axum::Router> {
+    let session = host.open_session(agent)?;
+    let state =
+        Arc::new(Rest { host: host.clone(), session, agent: agent.unwrap_or("default").to_owned(), pages: Pages::default() });
+    let router = ROUTES.iter().fold(axum::Router::new(), |router, route| router.route(route.path, (route.handler)()));
+    Ok(router.with_state(state))
+}
+
+/// The answer of a call.
+#[derive(Serialize, JsonSchema)]
+struct CallAnswer {
+    /// Whether the call failed (the text says why, for a model to read).
+    is_error: bool,
+    /// The result or the error, as a model would see it.
+    text: String,
+    /// The result as JSON, when the call succeeded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Value>,
+    /// The error's kind, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_kind: Option<String>,
+}
+
+/// An error of the API itself.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct ApiError {
+    /// What went wrong.
+    error: String,
+    /// How to fix it, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<String>,
+}
+
+/// The HTTP status of an error: the one place they are mapped.
+fn status_of(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::UnknownTool | ErrorKind::UnknownPlugin | ErrorKind::UnknownAction => StatusCode::NOT_FOUND,
+        ErrorKind::InputNotJson | ErrorKind::InputSchema | ErrorKind::InvalidArguments => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+fn error_response(error: &Error) -> Response {
+    let body = ApiError { error: error.to_string(), fix: error.remedy().map(str::to_owned) };
+    (status_of(error.kind()), Json(body)).into_response()
+}
+
+/// A cacheable answer: its `ETag` is the catalog version (and the agent),
+/// so it changes exactly when the catalog does.
+fn cached(rest: &Rest, version: impl std::fmt::Display, headers: &HeaderMap, body: impl IntoResponse) -> Response {
+    let tag = format!("\"v{version}-{}\"", rest.agent);
+    let matches = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).is_some_and(|v| {
+        v.split(',').any(|t| {
+            let t = t.trim();
+            t == "*" || t.trim_start_matches("W/") == tag
+        })
+    });
+    let Ok(etag) = HeaderValue::from_str(&tag) else { return body.into_response() };
+    if matches {
+        return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
+    }
+    let mut response = body.into_response();
+    response.headers_mut().insert(header::ETAG, etag);
+    response
+}
+
+fn listing(rest: &Rest, level: Level, page: &Page, headers: &HeaderMap) -> Response {
+    match rest.pages.page(&rest.session.listing(), level, page) {
+        Ok((version, json)) => cached(rest, version, headers, ([(header::CONTENT_TYPE, "application/json")], json)),
+        Err(error) => {
+            let fix = Some("start without a cursor and follow next_cursor".to_owned());
+            (StatusCode::BAD_REQUEST, Json(ApiError { error, fix })).into_response()
+        }
+    }
+}
+
+async fn names(State(rest): State<Arc<Rest>>, Query(page): Query<Page>, headers: HeaderMap) -> Response {
+    listing(&rest, Level::Names, &page, &headers)
+}
+
+async fn summaries(State(rest): State<Arc<Rest>>, Query(page): Query<Page>, headers: HeaderMap) -> Response {
+    listing(&rest, Level::Summaries, &page, &headers)
+}
+
+async fn full(State(rest): State<Arc<Rest>>, Path(name): Path<String>, headers: HeaderMap) -> Response {
+    let version = rest.session.version();
+    match rest.session.definition(&name).await {
+        Ok(def) => cached(&rest, version, &headers, Json(def.to_mcp())),
+        Err(Error::UnknownTool { name, .. }) => {
+            error_response(&Error::UnknownTool { name, hint: "list the tools at /v1/tools".into() })
+        }
+        Err(error) => error_response(&error),
+    }
+}
+
+async fn call(State(rest): State<Arc<Rest>>, Path(name): Path<String>, body: axum::body::Bytes) -> Response {
+    let arguments: Value = if body.is_empty() {
+        Value::Object(Default::default())
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(value) => value,
+            Err(e) => {
+                let error = Error::InvalidArguments { tool: name, reason: format!("the body is not JSON: {e}") };
+                return error_response(&error);
+            }
+        }
+    };
+    let outcome = rest.session.clone().call(&name, arguments).await;
+    if let Some(error) = outcome.error.as_ref().filter(|e| e.kind() == ErrorKind::UnknownTool) {
+        return error_response(error);
+    }
+    let answer = CallAnswer {
+        is_error: outcome.is_error,
+        text: outcome.text,
+        value: outcome.value,
+        error_kind: outcome.error.map(|e| format!("{:?}", e.kind())),
+    };
+    Json(answer).into_response()
+}
+
+async fn prompt(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
+    let version = rest.session.version();
+    let text = rest.session.system_prompt();
+    cached(&rest, version, &headers, ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
+}
+
+async fn status(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
+    let status = rest.host.status();
+    // The status changes without the tool list: its tag has the revision too.
+    let version = format!("{}.{}", status.version, status.revision);
+    cached(&rest, version, &headers, Json(status))
+}
+
+async fn export_openai(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
+    let version = rest.session.version();
+    let defs = rest.session.definitions().await;
+    let tools: Vec<_> = defs.iter().map(|d| d.to_openai()).collect();
+    cached(&rest, version, &headers, Json(tools))
+}
+
+async fn export_anthropic(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
+    let version = rest.session.version();
+    let pinned = &rest.session.policy().pinned;
+    // Anthropic's server-side tool search finds the deferred tools; the
+    // pinned ones stay in the prompt.
+    let mut tools = vec![serde_json::json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})];
+    for def in rest.session.definitions().await {
+        if let Ok(tool) = serde_json::to_value(def.to_anthropic(!pinned.contains(&def.name))) {
+            tools.push(tool);
+        }
+    }
+    cached(&rest, version, &headers, Json(tools))
+}
+
+async fn openapi(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
+    cached(&rest, concat!("api-", env!("CARGO_PKG_VERSION")), &headers, Json(openapi::document()))
+}

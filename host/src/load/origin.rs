@@ -1,0 +1,183 @@
+//! Where a plugin's bytes come from: a file of the plugins folder, as a
+//! scan saw it, or the program itself.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::SystemTime;
+
+use crate::{Error, Result};
+
+/// A file's identity as a scan saw it: size, modification time and (on
+/// Unix) inode, so that a file renamed into place is always a new one. A
+/// changed stamp means the file must be read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    /// Size in bytes.
+    pub len: u64,
+    /// Modification time, where the file system keeps one.
+    pub modified: Option<SystemTime>,
+    /// Inode number (0 off Unix).
+    pub inode: u64,
+}
+
+impl FileStamp {
+    /// The current stamp of the file at `path`.
+    pub fn of(path: &Path) -> Result<FileStamp> {
+        let meta = std::fs::metadata(path).map_err(|e| io_error(path, e))?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Ok(FileStamp { len: meta.len(), modified: meta.modified().ok(), inode })
+    }
+}
+
+pub(crate) fn io_error(path: &Path, e: std::io::Error) -> Error {
+    Error::Io { path: path.display().to_string(), message: e.to_string() }
+}
+
+/// Where a plugin's bytes come from.
+///
+/// A watched host keeps each folder plugin's bytes as the scan read them:
+/// what the catalog advertised is exactly what is compiled later, and a
+/// file replaced by a broken one never affects the version in the catalog
+/// (hot reload relies on this to keep the last good version serving, even
+/// one never called). The cost is memory equal to the folder's plugins, so
+/// a host that does not watch (a one-shot CLI command) reads the file
+/// again when it first loads the plugin, and refuses it if it changed.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    /// A file in the plugins folder, as it was when scanned.
+    File {
+        /// Its path.
+        path: PathBuf,
+        /// Its stamp when read.
+        stamp: FileStamp,
+        /// The stamp of its settings file (`NAME.toml` beside it), if any.
+        sidecar: Option<FileStamp>,
+        /// Its bytes as read, once kept.
+        bytes: OnceLock<bytes::Bytes>,
+    },
+    /// A plugin embedded in the binary.
+    Embedded {
+        /// The file name it would have in a folder.
+        file_name: &'static str,
+        /// Its bytes.
+        bytes: &'static [u8],
+    },
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::File { path, .. } => write!(f, "{}", path.display()),
+            Origin::Embedded { file_name, .. } => write!(f, "bundled:{file_name}"),
+        }
+    }
+}
+
+impl Origin {
+    /// Read the file at `path` whole, keeping its bytes. A file that
+    /// changes while it is read (a writer still copying) is an error; the
+    /// next scan tries again.
+    pub fn file(path: &Path, sidecar: Option<FileStamp>) -> Result<Origin> {
+        let (stamp, bytes) = read_stable(path)?;
+        Ok(Origin::File { path: path.to_owned(), stamp, sidecar, bytes: OnceLock::from(bytes) })
+    }
+
+    /// Its bytes: the kept ones, else the file read again (an error if it
+    /// no longer has the stamp the scan saw).
+    pub fn bytes(&self) -> Result<bytes::Bytes> {
+        match self {
+            Origin::File { bytes, path, stamp, .. } => match bytes.get() {
+                Some(bytes) => Ok(bytes.clone()),
+                None => read_unchanged(path, *stamp),
+            },
+            Origin::Embedded { bytes, .. } => Ok(bytes::Bytes::from_static(bytes)),
+        }
+    }
+
+    /// Whether its bytes are at hand without reading a file.
+    pub fn holds_bytes(&self) -> bool {
+        match self {
+            Origin::File { bytes, .. } => bytes.get().is_some(),
+            Origin::Embedded { .. } => true,
+        }
+    }
+
+    /// Keep `bytes` (read from this very file version) from now on.
+    pub(crate) fn keep(&self, kept: bytes::Bytes) {
+        if let Origin::File { bytes, .. } = self {
+            let _ = bytes.set(kept);
+        }
+    }
+
+    /// The same origin, without its kept bytes.
+    pub fn without_bytes(self) -> Origin {
+        match self {
+            Origin::File { path, stamp, sidecar, .. } => Origin::File { path, stamp, sidecar, bytes: OnceLock::new() },
+            embedded => embedded,
+        }
+    }
+
+    /// The file's path, for a folder plugin.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Origin::File { path, .. } => Some(path),
+            Origin::Embedded { .. } => None,
+        }
+    }
+
+    /// Whether it is a plugin embedded in the program.
+    pub fn is_embedded(&self) -> bool {
+        matches!(self, Origin::Embedded { .. })
+    }
+
+    /// Whether `self` and `other` are the same file (or embedded plugin),
+    /// unchanged, with the same settings file.
+    pub fn same_as(&self, other: &Origin) -> bool {
+        match (self, other) {
+            (
+                Origin::File { path: a, stamp: sa, sidecar: ca, .. },
+                Origin::File { path: b, stamp: sb, sidecar: cb, .. },
+            ) => a == b && sa == sb && ca == cb,
+            (Origin::Embedded { file_name: a, .. }, Origin::Embedded { file_name: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+
+    /// Whether it is the file at `path` with these stamps.
+    pub fn is_file_version(&self, path: &Path, stamp: FileStamp, sidecar: Option<FileStamp>) -> bool {
+        matches!(self, Origin::File { path: p, stamp: s, sidecar: c, .. } if p == path && *s == stamp && *c == sidecar)
+    }
+}
+
+/// The file's stamp and bytes, read whole, refusing a file that changed
+/// while it was read.
+fn read_stable(path: &Path) -> Result<(FileStamp, bytes::Bytes)> {
+    let stamp = FileStamp::of(path)?;
+    let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
+    if FileStamp::of(path)? != stamp || bytes.len() as u64 != stamp.len {
+        return Err(Error::Io {
+            path: path.display().to_string(),
+            message: "the file changed while it was read (still being written?)".into(),
+        });
+    }
+    Ok((stamp, bytes.into()))
+}
+
+/// The file's bytes if it still has `stamp`.
+pub(crate) fn read_unchanged(path: &Path, stamp: FileStamp) -> Result<bytes::Bytes> {
+    let changed = || Error::Io {
+        path: path.display().to_string(),
+        message: "the file changed since it was scanned; a reload will pick up the new version".into(),
+    };
+    if FileStamp::of(path)? != stamp {
+        return Err(changed());
+    }
+    let (now, bytes) = read_stable(path)?;
+    if now != stamp {
+        return Err(changed());
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,181 @@
+//! A plugin's settings: as the operator wrote them (a `[plugins.NAME]`
+//! section, or `NAME.toml` beside `NAME.wasm`), then resolved into the
+//! sandbox's grants.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::sandbox::config::ConfigGrant;
+use crate::sandbox::http::HttpGrant;
+use crate::sandbox::limits::Limits;
+use crate::sandbox::Grants;
+use crate::{Error, Result};
+
+/// One plugin's settings as written; unset limits fall back to `[limits]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPluginSettings {
+    /// Overrides `limits.timeout_ms`.
+    pub timeout_ms: Option<u64>,
+    /// Overrides `limits.memory_mb`.
+    pub memory_mb: Option<u64>,
+    /// Overrides `limits.max_output_kb`.
+    pub max_output_kb: Option<u64>,
+    /// Overrides `limits.max_log_kb`.
+    pub max_log_kb: Option<u64>,
+    /// Values the plugin reads through its `config` import (plain text the
+    /// plugin can read: settings, never credentials).
+    #[serde(default)]
+    pub config: BTreeMap<String, String>,
+    /// Destinations a connector may send HTTP requests to, e.g.
+    /// `https://api.github.com` or `http://127.0.0.1:8080`.
+    #[serde(default)]
+    pub allow_http: Vec<String>,
+    /// Compile it when it is added or replaced, not on first use.
+    pub preload: Option<bool>,
+}
+
+impl RawPluginSettings {
+    /// Read a plugin's settings file (`NAME.toml` beside `NAME.wasm`).
+    pub fn load(path: &Path) -> Result<RawPluginSettings> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
+        toml::from_str(&text).map_err(|e| Error::config(path.display().to_string(), e.to_string()))
+    }
+
+    /// These settings with every value `over` sets taking its place.
+    fn overlaid(&self, over: &RawPluginSettings) -> RawPluginSettings {
+        let mut config = self.config.clone();
+        config.extend(over.config.iter().map(|(k, v)| (k.clone(), v.clone())));
+        RawPluginSettings {
+            timeout_ms: over.timeout_ms.or(self.timeout_ms),
+            memory_mb: over.memory_mb.or(self.memory_mb),
+            max_output_kb: over.max_output_kb.or(self.max_output_kb),
+            max_log_kb: over.max_log_kb.or(self.max_log_kb),
+            config,
+            allow_http: if over.allow_http.is_empty() { self.allow_http.clone() } else { over.allow_http.clone() },
+            preload: over.preload.or(self.preload),
+        }
+    }
+}
+
+/// One plugin's resolved settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PluginSettings {
+    /// What its calls may reach and use.
+    pub grants: Grants,
+    /// Whether to compile it as soon as it is added or replaced.
+    pub preload: bool,
+}
+
+/// Resolves each plugin's settings: its settings file over its
+/// `[plugins.NAME]` section over the `[limits]` defaults.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsResolver {
+    /// The `[limits]` defaults.
+    pub defaults: Limits,
+    /// The most memory any plugin may be given, in MiB.
+    pub max_memory_mb: u64,
+    /// The `[plugins.NAME]` sections.
+    pub plugins: BTreeMap<String, RawPluginSettings>,
+}
+
+impl SettingsResolver {
+    /// Check the defaults and every `[plugins.NAME]` section.
+    pub fn validate(&self) -> Result<()> {
+        check_limits("[limits]", &self.defaults, self.max_memory_mb)?;
+        for name in self.plugins.keys() {
+            self.resolve(name, None)?;
+        }
+        Ok(())
+    }
+
+    /// The resolved settings of plugin `name`, with its settings file (if
+    /// any) over its `[plugins.NAME]` section.
+    pub fn resolve(&self, name: &str, sidecar: Option<&RawPluginSettings>) -> Result<PluginSettings> {
+        let overlaid;
+        let raw = match (self.plugins.get(name), sidecar) {
+            (None, None) => return Ok(PluginSettings { grants: self.grants_of_defaults(), preload: false }),
+            (Some(raw), None) => raw,
+            (None, Some(over)) => over,
+            (Some(raw), Some(over)) => {
+                overlaid = raw.overlaid(over);
+                &overlaid
+            }
+        };
+        let section = format!("[plugins.{name}]");
+        let limits = Limits {
+            timeout_ms: raw.timeout_ms.unwrap_or(self.defaults.timeout_ms),
+            memory_mb: raw.memory_mb.unwrap_or(self.defaults.memory_mb),
+            max_output_kb: raw.max_output_kb.unwrap_or(self.defaults.max_output_kb),
+            max_log_kb: raw.max_log_kb.unwrap_or(self.defaults.max_log_kb),
+        };
+        check_limits(&section, &limits, self.max_memory_mb)?;
+        let http = HttpGrant::parse(&raw.allow_http).map_err(|e| Error::config(section, format!("allow_http: {e}")))?;
+        let grants = Grants { limits, config: ConfigGrant::new(raw.config.clone()), http };
+        Ok(PluginSettings { grants, preload: raw.preload.unwrap_or(false) })
+    }
+
+    fn grants_of_defaults(&self) -> Grants {
+        Grants { limits: self.defaults, ..Grants::default() }
+    }
+}
+
+fn check_limits(section: &str, limits: &Limits, max_memory_mb: u64) -> Result<()> {
+    let problem = if limits.timeout_ms == 0 {
+        "timeout_ms must be at least 1".to_owned()
+    } else if limits.memory_mb == 0 || limits.memory_mb > max_memory_mb {
+        format!("memory_mb must be between 1 and engine.max_memory_mb ({max_memory_mb})")
+    } else if limits.max_output_kb == 0 {
+        "max_output_kb must be at least 1".to_owned()
+    } else {
+        return Ok(());
+    };
+    Err(Error::config(section, problem))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolver(toml_text: &str) -> SettingsResolver {
+        SettingsResolver {
+            defaults: Limits { timeout_ms: 100, ..Limits::default() },
+            max_memory_mb: 1024,
+            plugins: toml::from_str(toml_text).unwrap(),
+        }
+    }
+
+    #[test]
+    fn plugin_settings_fall_back_to_defaults() {
+        let resolver = resolver(
+            "[web]\nmemory_mb = 128\nallow_http = [\"https://api.example.com\"]\nconfig = { key = \"value\" }\n",
+        );
+        resolver.validate().unwrap();
+        let web = resolver.resolve("web", None).unwrap();
+        assert_eq!(web.grants.limits.timeout_ms, 100);
+        assert_eq!(web.grants.limits.memory_mb, 128);
+        assert_eq!(web.grants.config.get("key"), Some("value"));
+        assert_eq!(web.grants.http.allowed().len(), 1);
+        assert_eq!(resolver.resolve("other", None).unwrap().grants.limits.memory_mb, 64);
+    }
+
+    #[test]
+    fn a_settings_file_overrides_the_section() {
+        let resolver = resolver("[web]\nmemory_mb = 128\nconfig = { a = \"1\", b = \"2\" }\n");
+        let sidecar: RawPluginSettings = toml::from_str("timeout_ms = 9\nconfig = { b = \"3\" }").unwrap();
+        let web = resolver.resolve("web", Some(&sidecar)).unwrap();
+        assert_eq!((web.grants.limits.timeout_ms, web.grants.limits.memory_mb), (9, 128));
+        assert_eq!((web.grants.config.get("a"), web.grants.config.get("b")), (Some("1"), Some("3")));
+    }
+
+    #[test]
+    fn rejects_bad_values_with_the_section() {
+        let error = resolver("[web]\nallow_http = [\"ftp://x\"]").validate().unwrap_err();
+        assert!(error.to_string().contains("[plugins.web]"), "{error}");
+        let error = resolver("[web]\nmemory_mb = 0").validate().unwrap_err();
+        assert!(error.to_string().contains("memory_mb"), "{error}");
+    }
+}

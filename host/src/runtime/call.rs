@@ -1,0 +1,106 @@
+//! One guest call: a fresh `Store` under the plugin's grants, one export,
+//! and the outcome named by its cause.
+//!
+//! Each call instantiates the plugin from its `InstancePre` (microseconds
+//! with the pooling allocator), runs one export under an epoch deadline and
+//! a memory cap, and drops the store. A trap, timeout or OOM ends that store
+//! only; nothing is shared between calls.
+
+use wasmtime::{Engine, Store, Trap};
+
+use crate::contract::guest_error;
+use crate::contract::tool::ToolPre;
+use crate::load::{Manifest, Plugin};
+use crate::sandbox::{self, GuestState};
+use crate::{Error, Result};
+
+/// Extra wall-clock time past the CPU deadline before the call is dropped
+/// (covers time blocked in host calls, which epochs cannot interrupt).
+const WALL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Run `describe()` in a fresh instance and check the manifest.
+pub(crate) async fn describe(engine: &Engine, pre: &ToolPre<GuestState>, plugin: &Plugin) -> Result<Manifest> {
+    let grants = &plugin.settings().grants;
+    let mut store = sandbox::store(engine, plugin.name(), grants);
+    let outcome = tokio::time::timeout(grants.limits.timeout() + WALL_GRACE, async {
+        let instance = pre.instantiate_async(&mut store).await?;
+        instance.quiver_plugin_plugin().call_describe(&mut store).await
+    })
+    .await;
+    let manifest = settle(&mut store, plugin, "describe", outcome)?;
+    Manifest::from_wit(manifest, plugin.name())
+}
+
+/// Run `invoke(action, input)` in a fresh instance; `input` was validated.
+pub(crate) async fn invoke(
+    engine: &Engine,
+    pre: &ToolPre<GuestState>,
+    plugin: &Plugin,
+    action: &str,
+    input: &str,
+) -> Result<serde_json::Value> {
+    let grants = &plugin.settings().grants;
+    let limits = grants.limits;
+    let mut store = sandbox::store(engine, plugin.name(), grants);
+    let outcome = tokio::time::timeout(limits.timeout() + WALL_GRACE, async {
+        let instance = pre.instantiate_async(&mut store).await?;
+        instance.quiver_plugin_plugin().call_invoke(&mut store, action, input).await
+    })
+    .await;
+    let output = settle(&mut store, plugin, action, outcome)?.map_err(|e| {
+        let (kind, message) = guest_error(e);
+        Error::Guest { plugin: plugin.name().to_owned(), action: action.to_owned(), kind, message }
+    })?;
+    if output.len() > limits.output_bytes() {
+        return Err(Error::OutputTooLarge {
+            plugin: plugin.name().to_owned(),
+            action: action.to_owned(),
+            size: output.len(),
+            limit: limits.output_bytes(),
+        });
+    }
+    serde_json::from_str(&output).map_err(|e| Error::InvalidOutput {
+        plugin: plugin.name().to_owned(),
+        action: action.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+/// Turn the outcome of a guest call into our result, naming the cause of a
+/// failure: the deadline, the memory cap, or a crash (with the panic
+/// message when the guest reported one).
+fn settle<T>(
+    store: &mut Store<GuestState>,
+    plugin: &Plugin,
+    action: &str,
+    outcome: std::result::Result<wasmtime::Result<T>, tokio::time::error::Elapsed>,
+) -> Result<T> {
+    let ending = store.data_mut().finish();
+    let limits = plugin.settings().grants.limits;
+    let timeout =
+        || Error::Timeout { plugin: plugin.name().to_owned(), action: action.to_owned(), limit: limits.timeout() };
+    let error = match outcome {
+        Ok(Ok(value)) => return Ok(value),
+        Err(_elapsed) => return Err(timeout()),
+        Ok(Err(error)) => error,
+    };
+    if ending.memory_hit {
+        return Err(Error::MemoryLimit {
+            plugin: plugin.name().to_owned(),
+            action: action.to_owned(),
+            limit_bytes: limits.memory_bytes(),
+        });
+    }
+    let trap = error.downcast_ref::<Trap>().copied();
+    if trap == Some(Trap::Interrupt) {
+        return Err(timeout());
+    }
+    let message = ending
+        .last
+        .panic
+        .or_else(|| trap.is_some().then_some(ending.last.stderr).flatten())
+        .or_else(|| trap.map(|t| t.to_string()))
+        .unwrap_or_else(|| format!("{error:#}"));
+    tracing::warn!(plugin = plugin.name(), action, error = %format!("{error:#}"), "guest call failed");
+    Err(Error::Trap { plugin: plugin.name().to_owned(), action: action.to_owned(), message })
+}
