@@ -1,7 +1,7 @@
 //! The configuration file (`quiver.toml`), composed into each stage's own
 //! settings: the sandbox's limits and engine settings, the plugins'
 //! settings resolver, the disclosure policy layers, the selector. Read by
-//! the wiring ([`Host`](crate::Host)) and the CLI, no one else.
+//! the wiring ([`Host`](crate::host::Host)) and the CLI, no one else.
 //!
 //! ```toml
 //! plugins_dir = "plugins"        # relative to this file
@@ -47,7 +47,7 @@ use crate::disclosure::policy::PolicySettings;
 use crate::disclosure::select::SelectorConfig;
 use crate::load::{PluginSettings, RawPluginSettings, SettingsResolver};
 use crate::sandbox::limits::{EngineSettings, Limits};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The configuration file as written.
 #[derive(Debug, Clone, Default, Deserialize)]

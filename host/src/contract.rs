@@ -64,8 +64,8 @@ impl From<wit::Access> for Access {
 }
 
 /// Split the plugin's typed error into its kind and message.
-pub(crate) fn guest_error(error: wit::Error) -> (crate::GuestErrorKind, String) {
-    use crate::GuestErrorKind as K;
+pub(crate) fn guest_error(error: wit::Error) -> (crate::error::GuestErrorKind, String) {
+    use crate::error::GuestErrorKind as K;
     match error {
         wit::Error::InvalidInput(m) => (K::InvalidInput, m),
         wit::Error::NotFound(m) => (K::NotFound, m),

@@ -25,7 +25,7 @@ use crate::reload::watch::Watcher;
 use crate::reload::{Folders, Reloader};
 use crate::runtime::WasmRuntime;
 use crate::session::{Services, Session, SessionState};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Builds a [`Host`]. Nothing is compiled by `build`: it creates the engine
 /// and reads the stubs of the plugins.

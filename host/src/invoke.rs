@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::catalog::{Catalog, ToolEntry, ToolRecord};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// A boxed future, as the backend trait returns them (object-safe).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -33,7 +33,7 @@ use crate::disclosure::search::SearchCache;
 use crate::disclosure::select::Selector;
 use crate::disclosure::tier1;
 use crate::invoke::{Backend, Backends, definition};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// What every session of a host shares.
 pub(crate) struct Services {

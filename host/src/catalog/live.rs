@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::Catalog;
+use super::snapshot::Catalog;
 
 /// Holds the catalog snapshot the host serves. Readers take an `Arc` of
 /// it ([`current`](Live::current)) and keep it as long as they need (a

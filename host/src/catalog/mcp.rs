@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::contract::Access;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// One tool of an upstream MCP server, as a client shows it to a model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,8 +141,8 @@ mod tests {
         std::fs::write(&path, r#"{"tools":[{"name":"a","inputSchema":{}}]}"#).unwrap();
         assert_eq!(UpstreamServer::load(&path).unwrap().tools.len(), 1);
         std::fs::write(&path, r#"[{"name":"a","inputSchema":1}]"#).unwrap();
-        assert_eq!(UpstreamServer::load(&path).unwrap_err().kind(), crate::ErrorKind::InvalidMcpList);
+        assert_eq!(UpstreamServer::load(&path).unwrap_err().kind(), crate::error::ErrorKind::InvalidMcpList);
         std::fs::write(&path, r#"{"not":"a list"}"#).unwrap();
-        assert_eq!(UpstreamServer::load(&path).unwrap_err().kind(), crate::ErrorKind::InvalidMcpList);
+        assert_eq!(UpstreamServer::load(&path).unwrap_err().kind(), crate::error::ErrorKind::InvalidMcpList);
     }
 }

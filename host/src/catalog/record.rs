@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::catalog::mcp::{UpstreamServer, UpstreamTool};
+use super::mcp::{UpstreamServer, UpstreamTool};
 use crate::contract::{Access, Kind, MAX_SUMMARY_CHARS, one_line};
 use crate::load::{Manifest, Plugin};
 

@@ -9,9 +9,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{Catalog, Rejection, Skill, UpstreamServer, mcp, skill};
+use super::mcp::{self, UpstreamServer};
+use super::skill::{self, Skill};
+use super::snapshot::{Catalog, Rejection};
 use crate::load::{FileStamp, Origin, Plugin, RawPluginSettings, SettingsResolver, stub};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// An embedded plugin: a file name and its bytes.
 pub type Embedded = (&'static str, &'static [u8]);

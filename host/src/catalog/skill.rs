@@ -10,7 +10,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The file that makes a folder a skill.
 pub const SKILL_FILE: &str = "SKILL.md";
@@ -241,7 +241,7 @@ mod tests {
         for text in cases {
             let (_root, dir) = skill(&[("SKILL.md", text)]);
             let error = Skill::load(&dir).unwrap_err();
-            assert_eq!(error.kind(), crate::ErrorKind::InvalidSkill, "{text:?}: {error}");
+            assert_eq!(error.kind(), crate::error::ErrorKind::InvalidSkill, "{text:?}: {error}");
         }
     }
 }

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::Catalog;
+use super::snapshot::Catalog;
 
 /// What the host serves and what it refused.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::ToolEntry;
 use crate::disclosure::search::SearchIndex;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// A future a selector returns.
 pub type SelectFuture<'a> = Pin<Box<dyn Future<Output = std::result::Result<Vec<String>, String>> + Send + 'a>>;

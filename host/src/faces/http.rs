@@ -20,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 use rmcp::handler::server::ServerHandler;
 
 use super::mcp::{McpServer, NoExtras};
-use crate::{Error, Host, Result};
+use crate::error::{Error, Result};
+use crate::host::Host;
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone)]

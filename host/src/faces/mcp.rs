@@ -41,7 +41,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::disclosure::formats::ToolDef;
-use crate::{ErrorKind, Host, Result, Session};
+use crate::error::{ErrorKind, Result};
+use crate::host::Host;
+use crate::session::Session;
 
 /// The name of the generic call tool.
 pub const CALL_TOOL: &str = "call_tool";

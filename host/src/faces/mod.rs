@@ -1,5 +1,5 @@
 //! ⑧ Faces: how clients reach the host besides the library ([`Host`],
-//! [`Session`](crate::Session)): an MCP server ([`mcp`], over stdio or
+//! [`Session`](crate::session::Session)): an MCP server ([`mcp`], over stdio or
 //! streamable HTTP) and a REST API ([`rest`]), served together by [`http`].
 //! Faces work through sessions (one open session per face, resolved once
 //! and cloned per request) and the host's public API; they parse, call and
@@ -9,7 +9,8 @@ pub mod http;
 pub mod mcp;
 pub mod rest;
 
-use crate::{Error, Host, Result};
+use crate::error::{Error, Result};
+use crate::host::Host;
 
 /// Serve MCP on stdin/stdout until the client closes them. Nothing but
 /// protocol is written to stdout (logs go to stderr, guest output to logs).

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use super::Plugin;
+use super::plugin::Plugin;
 use super::cache::{ArtifactCache, Source};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Counters of the expensive steps, for tests, logs and benchmarks.
 #[derive(Debug, Default)]

@@ -6,8 +6,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::contract::{self, Access, Kind, wit};
-use crate::load::Stub;
-use crate::{Error, Result};
+use super::stub::Stub;
+use crate::error::{Error, Result};
 
 /// A plugin's full description (Tier 2).
 #[derive(Debug, Clone, Serialize)]

@@ -13,124 +13,14 @@ pub mod cache;
 pub(crate) mod compile;
 mod manifest;
 mod origin;
+mod plugin;
 pub mod settings;
 pub mod stub;
-
-use std::sync::Arc;
-
-use tokio::sync::OnceCell;
 
 pub use compile::LoadStats;
 pub use manifest::{ActionSpec, Manifest};
 pub use origin::{FileStamp, Origin};
+pub use plugin::{Plugin, Prepared};
 pub use settings::{PluginSettings, RawPluginSettings, SettingsResolver};
 pub use stub::{Stub, StubAction};
 
-use crate::Result;
-use crate::contract::tool::ToolPre;
-use crate::sandbox::GuestState;
-
-/// One plugin of a catalog: its stub, its origin, its settings, and (after
-/// first use) its prepared form. Immutable apart from those lazy cells; a
-/// new version of the file is a new `Plugin`.
-pub struct Plugin {
-    stub: Stub,
-    origin: Origin,
-    settings: PluginSettings,
-    prepared: OnceCell<Result<Arc<Prepared>>>,
-    /// For database adapters: the table names last listed.
-    tables: std::sync::RwLock<Option<Arc<[String]>>>,
-}
-
-/// A compiled, linked and checked plugin version, ready to instantiate.
-pub struct Prepared {
-    pub(crate) pre: ToolPre<GuestState>,
-    /// Its full manifest (Tier 2), checked against the stub.
-    pub manifest: Manifest,
-}
-
-impl std::fmt::Debug for Plugin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Plugin")
-            .field("name", &self.stub.name)
-            .field("origin", &self.origin)
-            .field("loaded", &self.is_loaded())
-            .finish()
-    }
-}
-
-impl Plugin {
-    /// A plugin with a stub already read from its bytes.
-    pub fn new(stub: Stub, origin: Origin, settings: PluginSettings) -> Plugin {
-        Plugin { stub, origin, settings, prepared: OnceCell::new(), tables: Default::default() }
-    }
-
-    /// Its Tier-1 stub.
-    pub fn stub(&self) -> &Stub {
-        &self.stub
-    }
-
-    /// Its name.
-    pub fn name(&self) -> &str {
-        &self.stub.name
-    }
-
-    /// Where it comes from.
-    pub fn origin(&self) -> &Origin {
-        &self.origin
-    }
-
-    /// Its settings.
-    pub fn settings(&self) -> &PluginSettings {
-        &self.settings
-    }
-
-    /// Whether it has been prepared (compiled, linked, described).
-    pub fn is_loaded(&self) -> bool {
-        matches!(self.prepared.get(), Some(Ok(_)))
-    }
-
-    /// Its manifest, if it has been prepared.
-    pub fn manifest(&self) -> Option<&Manifest> {
-        match self.prepared.get() {
-            Some(Ok(prepared)) => Some(&prepared.manifest),
-            _ => None,
-        }
-    }
-
-    /// Its prepared form, made by `prepare` on first use; concurrent first
-    /// uses share one preparation, and a failure is remembered for this
-    /// version.
-    pub(crate) async fn prepared<F>(&self, prepare: F) -> Result<Arc<Prepared>>
-    where
-        F: Future<Output = Result<Arc<Prepared>>>,
-    {
-        self.prepared.get_or_init(|| prepare).await.clone()
-    }
-
-    /// Keep its bytes from now on, if the file still is the version the
-    /// scan read (same stamp, same stub); whether they are now kept.
-    pub(crate) fn keep_bytes(&self) -> bool {
-        if self.origin.holds_bytes() {
-            return true;
-        }
-        let Origin::File { path, stamp, .. } = &self.origin else { return true };
-        let Ok(bytes) = origin::read_unchanged(path, *stamp) else { return false };
-        if stub::read(&bytes, &self.origin.to_string()).is_ok_and(|stub| stub == self.stub) {
-            self.origin.keep(bytes);
-            true
-        } else {
-            false
-        }
-    }
-
-    /// For a database adapter: its tables, once they have been listed.
-    pub fn tables(&self) -> Option<Arc<[String]>> {
-        self.tables.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
-    }
-
-    /// Remember the tables a database adapter listed (shown in Tier 1).
-    pub fn remember_tables(&self, tables: Vec<String>) {
-        *self.tables.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(tables.into());
-    }
-}

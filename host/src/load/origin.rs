@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::SystemTime;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// A file's identity as a scan saw it: size, modification time and (on
 /// Unix) inode, so that a file renamed into place is always a new one. A

@@ -10,7 +10,7 @@ use wasmparser::{Chunk, Parser, Payload};
 
 pub use crate::contract::{Stub, StubAction};
 use crate::contract::STUB_SECTION as SECTION;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Read and validate the stub of the component in `bytes`. `origin` names
 /// the file in errors.
@@ -98,7 +98,7 @@ mod tests {
         bytes
     }
 
-    fn kind(bytes: &[u8]) -> crate::ErrorKind {
+    fn kind(bytes: &[u8]) -> crate::error::ErrorKind {
         read(bytes, "t.wasm").unwrap_err().kind()
     }
 
@@ -116,15 +116,15 @@ mod tests {
 
     #[test]
     fn rejects_what_is_not_a_plugin() {
-        assert_eq!(kind(b"hello"), crate::ErrorKind::NotWasm);
-        assert_eq!(kind(b"\0asm\x01\x00\x00\x00"), crate::ErrorKind::CoreModule);
-        assert_eq!(kind(&component_with_section("other", b"x")), crate::ErrorKind::MissingStub);
+        assert_eq!(kind(b"hello"), crate::error::ErrorKind::NotWasm);
+        assert_eq!(kind(b"\0asm\x01\x00\x00\x00"), crate::error::ErrorKind::CoreModule);
+        assert_eq!(kind(&component_with_section("other", b"x")), crate::error::ErrorKind::MissingStub);
         let bad = GOOD.replace("\"calc\"", "\"Calc!\"");
-        assert_eq!(kind(&component_with_section(SECTION, bad.as_bytes())), crate::ErrorKind::InvalidStub);
+        assert_eq!(kind(&component_with_section(SECTION, bad.as_bytes())), crate::error::ErrorKind::InvalidStub);
         let future = GOOD.replace("0.1.0\",\"name", "0.2.0\",\"name");
-        assert_eq!(kind(&component_with_section(SECTION, future.as_bytes())), crate::ErrorKind::InvalidStub);
+        assert_eq!(kind(&component_with_section(SECTION, future.as_bytes())), crate::error::ErrorKind::InvalidStub);
         let mut truncated = component_with_section(SECTION, GOOD.as_bytes());
         truncated.truncate(truncated.len() - 10);
-        assert_eq!(kind(&truncated), crate::ErrorKind::NotWasm);
+        assert_eq!(kind(&truncated), crate::error::ErrorKind::NotWasm);
     }
 }

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::Result;
+use crate::error::Result;
 use crate::catalog::{Catalog, Embedded, Live, Sources};
 use crate::load::SettingsResolver;
 use crate::runtime::WasmRuntime;

@@ -20,7 +20,7 @@
 
 use std::sync::Arc;
 
-use crate::ErrorKind;
+use crate::error::ErrorKind;
 use crate::catalog::{Catalog, Rejection, Stale};
 use crate::load::Plugin;
 use crate::runtime::WasmRuntime;

@@ -18,7 +18,7 @@ use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
 use super::Reloader;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Quiet time after the last event before a batch is handled.
 pub const DEBOUNCE: Duration = Duration::from_millis(50);

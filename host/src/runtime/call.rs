@@ -12,7 +12,7 @@ use crate::contract::guest_error;
 use crate::contract::tool::ToolPre;
 use crate::load::{Manifest, Plugin};
 use crate::sandbox::{self, GuestState};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Extra wall-clock time past the CPU deadline before the call is dropped
 /// (covers time blocked in host calls, which epochs cannot interrupt).

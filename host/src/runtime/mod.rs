@@ -22,7 +22,7 @@ use crate::load::compile::Compiler;
 use crate::load::{ActionSpec, LoadStats, Plugin, Prepared};
 use crate::sandbox::Linkers;
 use crate::sandbox::limits::{self, EngineSettings};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Runs plugins: one engine, its linkers, its compile cache and its pool
 /// of instance slots, shared by every catalog version.

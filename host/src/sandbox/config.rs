@@ -13,12 +13,14 @@ use std::sync::Arc;
 
 use wasmtime::component::{HasSelf, Linker};
 
-use super::GuestState;
 use crate::contract::tool::quiver::plugin::config;
 
-/// Add the `config` import to `linker`.
-pub(crate) fn link(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
-    config::add_to_linker::<GuestState, HasSelf<ConfigGrant>>(linker, |state| &mut state.config)
+/// Add the `config` import to `linker`; `state` finds the call's grant.
+pub(crate) fn link<T: 'static>(
+    linker: &mut Linker<T>,
+    state: fn(&mut T) -> &mut ConfigGrant,
+) -> wasmtime::Result<()> {
+    config::add_to_linker::<T, HasSelf<ConfigGrant>>(linker, state)
 }
 
 /// The values a plugin may read, by key.

@@ -17,16 +17,14 @@ use std::time::Duration;
 
 use http::uri::Scheme;
 use http_body_util::BodyExt;
-use wasmtime::component::Linker;
+use wasmtime::component::{Linker, ResourceTable};
 use wasmtime_wasi_http::{
     Error as HttpError, RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView,
 };
 
-use super::GuestState;
-
 /// Add `wasi:http/outgoing-handler` to `linker` (connectors only; it goes
 /// on top of the [WASI baseline](super::wasi)).
-pub(crate) fn link(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+pub(crate) fn link<T: WasiHttpView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)
 }
 
@@ -116,9 +114,11 @@ impl HttpState {
     }
 }
 
-impl WasiHttpView for GuestState {
-    fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView { ctx: &mut self.http.ctx, table: &mut self.table, hooks: &mut self.http.policy }
+impl HttpState {
+    /// The view wasi-http works through: its context, the store's resource
+    /// table, and this call's hooks.
+    pub(crate) fn view<'a>(&'a mut self, table: &'a mut ResourceTable) -> WasiHttpCtxView<'a> {
+        WasiHttpCtxView { ctx: &mut self.ctx, table, hooks: &mut self.policy }
     }
 }
 

@@ -2,9 +2,9 @@
 //!
 //! * CPU: epoch interruption. A ticker thread advances the engine's epoch
 //!   every [`TICK`]; each call sets a deadline and is interrupted with a
-//!   clean [`Timeout`](crate::Error::Timeout) once it passes.
+//!   clean [`Timeout`](crate::error::Error::Timeout) once it passes.
 //! * Memory: a [`ResourceLimiter`] caps each linear memory; growing past it
-//!   traps, and the host reports [`MemoryLimit`](crate::Error::MemoryLimit).
+//!   traps, and the host reports [`MemoryLimit`](crate::error::Error::MemoryLimit).
 //! * Instances come from a pooling allocator with copy-on-write memory
 //!   images, so a fresh instance per call costs microseconds.
 

@@ -15,12 +15,11 @@ use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
-use super::GuestState;
 use crate::contract::tool::quiver::plugin::log;
 
-/// Add the `log` import to `linker`.
-pub(crate) fn link(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
-    log::add_to_linker::<GuestState, HasSelf<LogState>>(linker, |state| &mut state.log)
+/// Add the `log` import to `linker`; `state` finds the call's [`LogState`].
+pub(crate) fn link<T: 'static>(linker: &mut Linker<T>, state: fn(&mut T) -> &mut LogState) -> wasmtime::Result<()> {
+    log::add_to_linker::<T, HasSelf<LogState>>(linker, state)
 }
 
 /// Where a guest's log bytes came from.

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use zeroize::Zeroizing;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// A credential. See the module documentation.
 #[derive(Clone)]

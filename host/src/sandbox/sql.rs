@@ -10,13 +10,16 @@ use std::sync::Arc;
 
 use wasmtime::component::{HasSelf, Linker};
 
-use super::GuestState;
 use crate::contract::database::quiver::plugin::sql;
 use crate::contract::wit;
 
-/// Add the `sql` import to `linker` (database adapters only).
-pub(crate) fn link(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
-    sql::add_to_linker::<GuestState, HasSelf<SqlState>>(linker, |state| &mut state.sql)
+/// Add the `sql` import to `linker` (database adapters only); `state`
+/// finds the call's [`SqlState`].
+pub(crate) fn link<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    state: fn(&mut T) -> &mut SqlState,
+) -> wasmtime::Result<()> {
+    sql::add_to_linker::<T, HasSelf<SqlState>>(linker, state)
 }
 
 /// The `sql` capability's per-call state.

@@ -8,24 +8,17 @@
 //! budget, never the host's stdout (which carries MCP on stdio).
 
 use wasmtime::component::Linker;
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiView};
 
-use super::GuestState;
 use super::log::{LogState, Stream};
 
 /// Add WASI p2 to `linker`. What a guest can do with it is decided by the
 /// context ([`context`]), which grants nothing.
-pub(crate) fn link(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+pub(crate) fn link<T: WasiView>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(linker)
 }
 
 /// A WASI context with nothing granted; stdout and stderr feed `log`.
 pub(crate) fn context(log: &LogState) -> WasiCtx {
     WasiCtxBuilder::new().stdout(log.pipe(Stream::Stdout)).stderr(log.pipe(Stream::Stderr)).build()
-}
-
-impl WasiView for GuestState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
-    }
 }

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{CallContext, CallFuture, MetaTool, View, first_names, missing, named, to_value};
+use super::tool::{CallContext, CallFuture, MetaTool, View, first_names, missing, named, to_value};
 use crate::catalog::Category;
 use crate::contract::{Access, Kind};
 

@@ -5,11 +5,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{CallContext, CallFuture, MetaTool, View, first_names, missing, named};
+use super::tool::{CallContext, CallFuture, MetaTool, View, first_names, missing, named};
 use crate::catalog::Category;
 use crate::contract::Kind;
 use crate::load::Plugin;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 pub(crate) struct Database;
 

@@ -3,7 +3,7 @@
 //! result of a call, so the schemas enter the conversation only when asked
 //! for, and the tool list itself never changes.
 //!
-//! A meta-tool is one file: a [`MetaTool`] impl (its typed arguments, its
+//! A meta-tool is one file: a [`MetaTool`](tool::MetaTool) impl (its typed arguments, its
 //! Tier-1 lines, what a call does) plus one line in [`ALL`]. Everything
 //! else comes from the trait: whether it is offered (the policy's mode for
 //! its category), its definition (purpose, stub lines, argument schema
@@ -16,176 +16,12 @@ mod mcp;
 mod read_skill;
 mod request_tools;
 mod search_tools;
+mod tool;
 
-use std::collections::BTreeSet;
 use std::marker::PhantomData;
 
-use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
-
-use crate::catalog::{Catalog, Category, ToolEntry};
-use crate::disclosure::formats::ToolDef;
-use crate::disclosure::policy::Policy;
-use crate::disclosure::search::SearchCache;
-use crate::invoke::{Backend, BoxFuture};
-use crate::{Error, Result};
-
-/// What a meta-tool's definition depends on.
-pub(crate) struct View<'a> {
-    pub catalog: &'a Catalog,
-    pub policy: &'a Policy,
-    /// Built-in tools that are not resident this turn (what `request_tools` offers).
-    pub registry: &'a [&'a ToolEntry],
-}
-
-/// What a meta-tool call may use and change.
-pub(crate) struct CallContext<'a> {
-    pub catalog: &'a Catalog,
-    pub policy: &'a Policy,
-    /// Where full definitions and results come from.
-    pub backend: &'a dyn Backend,
-    /// The search index of each catalog version.
-    pub search: &'a SearchCache,
-    /// Tools this session may call directly; `request_tools` and
-    /// `search_tools` add to it.
-    pub unlocked: &'a mut BTreeSet<String>,
-}
-
-/// The future of a meta-tool call.
-pub(crate) type CallFuture<'a> = BoxFuture<'a, Result<Value>>;
-
-/// One meta-tool, as its file declares it.
-pub(crate) trait MetaTool: Sync + 'static {
-    /// Its arguments; the schema models see is derived from this type.
-    type Args: DeserializeOwned + JsonSchema;
-    /// Its name.
-    const NAME: &'static str;
-    /// The category it discloses (and the per-agent filter that applies).
-    const CATEGORY: Category;
-    /// The heading of its Tier-1 section, e.g. `Connectors`.
-    const SECTION: &'static str;
-    /// What it does: the first part of its description.
-    const PURPOSE: &'static str;
-    /// The label of the stub list in its description, e.g. `Connectors`.
-    const LABEL: &'static str;
-    /// The argument that names a resource: its schema gets the `enum` of
-    /// [`choices`](Self::choices).
-    const CHOICE: Option<&'static str>;
-
-    /// The Tier-1 lines: one per resource it discloses.
-    fn lines(view: &View<'_>) -> Vec<String>;
-
-    /// The valid values of the [`CHOICE`](Self::CHOICE) argument.
-    fn choices(view: &View<'_>) -> Vec<String>;
-
-    /// Whether it is offered: the agent may see its category, the
-    /// category is shown progressively, and there is something to show.
-    fn offered(view: &View<'_>) -> bool {
-        view.policy.allows(Self::CATEGORY) && view.policy.progressive(Self::CATEGORY) && !Self::lines(view).is_empty()
-    }
-
-    /// Whether a call is accepted (by default: when it is offered).
-    fn callable(view: &View<'_>) -> bool {
-        Self::offered(view)
-    }
-
-    /// Text that replaces the section in the system prompt (inline modes).
-    fn inline(_view: &View<'_>) -> Option<String> {
-        None
-    }
-
-    /// A line after every section, when it is offered.
-    const FOOTER: Option<&'static str> = None;
-
-    /// Run it with parsed arguments.
-    fn run<'a>(cx: CallContext<'a>, args: Self::Args) -> CallFuture<'a>;
-}
-
-/// What sessions, Tier 1 and token accounting use of every meta-tool.
-pub(crate) trait Offered: Sync {
-    /// Its name.
-    fn name(&self) -> &'static str;
-    /// The category it discloses.
-    fn category(&self) -> Category;
-    /// Its Tier-1 lines, whether offered or not.
-    fn lines(&self, view: &View<'_>) -> Vec<String>;
-    /// Its Tier-1 section (heading, lines) when offered.
-    fn section(&self, view: &View<'_>) -> Option<(String, Vec<String>)>;
-    /// Text for the system prompt in an inline mode.
-    fn inline(&self, view: &View<'_>) -> Option<String>;
-    /// A line after every section, when offered.
-    fn footer(&self, view: &View<'_>) -> Option<&'static str>;
-    /// Its definition; `None` when it is not offered.
-    fn definition(&self, view: &View<'_>) -> Option<ToolDef>;
-    /// Whether a call is accepted now.
-    fn callable(&self, view: &View<'_>) -> bool;
-    /// Parse `args` and run it.
-    fn call<'a>(&'a self, cx: CallContext<'a>, args: Value) -> CallFuture<'a>;
-}
-
-/// The [`Offered`] face of a [`MetaTool`].
-pub(crate) struct Meta<M>(PhantomData<fn() -> M>);
-
-impl<M: MetaTool> Offered for Meta<M> {
-    fn name(&self) -> &'static str {
-        M::NAME
-    }
-
-    fn category(&self) -> Category {
-        M::CATEGORY
-    }
-
-    fn lines(&self, view: &View<'_>) -> Vec<String> {
-        M::lines(view)
-    }
-
-    fn section(&self, view: &View<'_>) -> Option<(String, Vec<String>)> {
-        M::offered(view).then(|| (format!("{} ({})", M::SECTION, M::NAME), M::lines(view)))
-    }
-
-    fn inline(&self, view: &View<'_>) -> Option<String> {
-        M::inline(view)
-    }
-
-    fn footer(&self, view: &View<'_>) -> Option<&'static str> {
-        M::FOOTER.filter(|_| M::offered(view))
-    }
-
-    fn definition(&self, view: &View<'_>) -> Option<ToolDef> {
-        if !M::offered(view) {
-            return None;
-        }
-        let lines = M::lines(view);
-        let description = if lines.is_empty() {
-            M::PURPOSE.to_owned()
-        } else {
-            format!("{}\n{}:\n{}", M::PURPOSE, M::LABEL, lines.join("\n"))
-        };
-        let choices = M::choices(view);
-        let enums: Vec<(&str, &[String])> = M::CHOICE.map(|c| (c, choices.as_slice())).into_iter().collect();
-        Some(ToolDef {
-            name: M::NAME.to_owned(),
-            description,
-            input_schema: args_schema::<M::Args>(&enums),
-            category: M::CATEGORY,
-            access: None,
-            meta: true,
-        })
-    }
-
-    fn callable(&self, view: &View<'_>) -> bool {
-        M::callable(view)
-    }
-
-    fn call<'a>(&'a self, cx: CallContext<'a>, args: Value) -> CallFuture<'a> {
-        match parse_args::<M::Args>(M::NAME, args) {
-            Ok(args) => M::run(cx, args),
-            Err(error) => Box::pin(async move { Err(error) }),
-        }
-    }
-}
+pub(crate) use tool::{CallContext, Offered, View, args_schema, to_value};
+use tool::Meta;
 
 /// Every meta-tool, in the order they are offered (and their sections shown).
 pub(crate) const ALL: &[&dyn Offered] = &[
@@ -202,147 +38,13 @@ pub(crate) fn find(name: &str) -> Option<&'static dyn Offered> {
     ALL.iter().copied().find(|m| m.name() == name)
 }
 
-/// The schema of `T` as a model should see it, with `enum` set on the named
-/// properties (or their array items) when the lists are not empty.
-pub(crate) fn args_schema<T: JsonSchema>(enums: &[(&str, &[String])]) -> Value {
-    let settings = SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
-    let mut schema = settings.into_generator().into_root_schema_for::<T>().to_value();
-    tidy(&mut schema);
-    if let Some(root) = schema.as_object_mut() {
-        root.remove("$schema");
-        root.remove("title");
-        root.remove("description");
-    }
-    for (property, values) in enums {
-        if values.is_empty() {
-            continue;
-        }
-        let Some(target) = schema.get_mut("properties").and_then(|p| p.get_mut(*property)) else { continue };
-        let target = if target.get("type") == Some(&Value::from("array")) { &mut target["items"] } else { target };
-        target["enum"] = values.iter().map(|v| Value::from(v.as_str())).collect();
-    }
-    schema
-}
-
-/// Optional fields: `["string", "null"]` becomes `"string"` and a `null`
-/// default disappears (the field can simply be left out). Fewer tokens, and
-/// some providers reject type arrays.
-fn tidy(schema: &mut Value) {
-    match schema {
-        Value::Object(map) => {
-            if let Some(Value::Array(types)) = map.get("type")
-                && types.len() == 2
-                && types.contains(&Value::from("null"))
-            {
-                let other = types.iter().find(|t| *t != &Value::from("null")).cloned().unwrap_or(Value::Null);
-                map.insert("type".into(), other);
-            }
-            if let Some(Value::Array(any)) = map.get("anyOf")
-                && any.len() == 2
-                && let Some(i) = any.iter().position(|s| s.get("type") == Some(&Value::from("null")))
-            {
-                let kept = any[1 - i].clone();
-                map.remove("anyOf");
-                if let Value::Object(kept) = kept {
-                    for (k, v) in kept {
-                        map.entry(k).or_insert(v);
-                    }
-                }
-            }
-            if map.get("default") == Some(&Value::Null) {
-                map.remove("default");
-            }
-            for value in map.values_mut() {
-                tidy(value);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(tidy),
-        _ => {}
-    }
-}
-
-/// Parse a meta-tool's arguments, with a message a model can act on.
-fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
-    let args = if args.is_null() { Value::Object(Default::default()) } else { args };
-    serde_json::from_value(args)
-        .map_err(|e| Error::InvalidArguments { tool: tool.to_owned(), reason: format!("{e}; see the tool's schema") })
-}
-
-/// `found`, or the error for a `what` called `name` that is not among `known`.
-pub(crate) fn named<T>(
-    tool: &str,
-    what: &str,
-    name: &str,
-    found: Option<T>,
-    known: impl IntoIterator<Item = String>,
-) -> Result<T> {
-    found.ok_or_else(|| {
-        let known: Vec<String> = known.into_iter().collect();
-        Error::InvalidArguments {
-            tool: tool.to_owned(),
-            reason: format!(
-                "no {what} `{name}`; {what}s: {}",
-                if known.is_empty() { "none".into() } else { known.join(", ") }
-            ),
-        }
-    })
-}
-
-/// A required argument that is missing for this subcommand.
-pub(crate) fn missing(tool: &str, argument: &str, subcommand: &str) -> Error {
-    Error::InvalidArguments { tool: tool.to_owned(), reason: format!("`{subcommand}` needs `{argument}`") }
-}
-
-/// Up to `max` names joined with `, `, then `…` and the total if there are more.
-pub(crate) fn first_names<'a>(names: impl ExactSizeIterator<Item = &'a str>, max: usize) -> String {
-    let total = names.len();
-    let shown: Vec<&str> = names.take(max).collect();
-    if total > max { format!("{}, … ({total})", shown.join(", ")) } else { shown.join(", ") }
-}
-
-/// JSON of plain data (structs of strings, numbers and values).
-pub(crate) fn to_value(data: impl serde::Serialize) -> Value {
-    serde_json::to_value(data).expect("plain data serializes")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[derive(serde::Deserialize, JsonSchema)]
-    #[allow(dead_code)]
-    struct Args {
-        /// Which one.
-        name: String,
-        /// Optional.
-        file: Option<String>,
-        /// Several.
-        names: Vec<String>,
-    }
-
-    #[test]
-    fn schemas_are_typed_tidy_and_carry_enums() {
-        let names = vec!["a".to_owned(), "b".to_owned()];
-        let schema = args_schema::<Args>(&[("name", &names), ("names", &names)]);
-        assert_eq!(schema["properties"]["name"]["enum"], serde_json::json!(["a", "b"]));
-        assert_eq!(schema["properties"]["names"]["items"]["enum"], serde_json::json!(["a", "b"]));
-        assert_eq!(schema["properties"]["file"]["type"], "string");
-        assert!(schema.get("$schema").is_none() && schema.get("title").is_none());
-        assert_eq!(schema["required"], serde_json::json!(["name", "names"]));
-        // An empty list of names adds no enum (a model could not satisfy it).
-        let schema = args_schema::<Args>(&[("name", &[])]);
-        assert!(schema["properties"]["name"].get("enum").is_none());
-    }
-
-    #[test]
-    fn first_names_counts_the_rest() {
-        assert_eq!(first_names(["a", "b"].into_iter(), 3), "a, b");
-        assert_eq!(first_names(["a", "b", "c", "d"].into_iter(), 2), "a, b, … (4)");
-    }
-
     #[test]
     fn every_meta_tool_has_a_distinct_name() {
-        let names: BTreeSet<&str> = ALL.iter().map(|m| m.name()).collect();
+        let names: std::collections::BTreeSet<&str> = ALL.iter().map(|m| m.name()).collect();
         assert_eq!(names.len(), ALL.len());
     }
 }

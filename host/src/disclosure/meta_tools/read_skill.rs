@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 
-use super::{CallContext, CallFuture, MetaTool, View, named, to_value};
-use crate::Error;
+use super::tool::{CallContext, CallFuture, MetaTool, View, named, to_value};
+use crate::error::Error;
 use crate::catalog::{Category, SUMMARY_CHARS};
 use crate::contract::one_line;
 

@@ -5,12 +5,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{CallContext, CallFuture, MetaTool, View, to_value};
+use super::tool::{CallContext, CallFuture, MetaTool, View, to_value};
 use crate::catalog::Category;
 use crate::contract::one_line;
 use crate::disclosure::formats::ToolDef;
 use crate::invoke::definition;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 pub(crate) struct RequestTools;
 

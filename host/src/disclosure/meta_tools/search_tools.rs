@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{CallContext, CallFuture, MetaTool, View, to_value};
+use super::tool::{CallContext, CallFuture, MetaTool, View, to_value};
 use crate::catalog::Category;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 pub(crate) struct SearchTools;
 

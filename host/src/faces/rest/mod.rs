@@ -19,6 +19,7 @@
 //! clone of one open session whose policy was resolved when the router
 //! was made.
 
+mod errors;
 mod openapi;
 mod pages;
 
@@ -28,15 +29,19 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodRouter, get, post};
+use axum::routing::{get, post};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+use errors::{bad_request, error_response};
+use openapi::{Answer, Params, Route, schema};
 use pages::{Level, Page, Pages};
 
 use crate::catalog::Status;
-use crate::{Error, ErrorKind, Host, Result, Session};
+use crate::error::{Error, ErrorKind, Result};
+use crate::host::Host;
+use crate::session::Session;
 
 struct Rest {
     host: Host,
@@ -45,45 +50,18 @@ struct Rest {
     /// An ETag suffix naming the agent whose policy applies.
     agent: String,
     pages: Pages,
-}
-
-/// How one route answers, for the router and the OpenAPI document.
-pub(crate) struct Route {
-    method: Method,
-    path: &'static str,
-    summary: &'static str,
-    /// Parameters beyond none: a `{name}` path parameter, or `Page` in the query.
-    params: Params,
-    /// The JSON answer's type (as a named schema), or its media type.
-    answer: Answer,
-    /// The statuses of failures, each answered with [`ApiError`].
-    failures: &'static [StatusCode],
-    handler: fn() -> MethodRouter<Arc<Rest>>,
-}
-
-#[derive(Clone, Copy)]
-enum Params {
-    None,
-    Name,
-    Page,
-}
-
-#[derive(Clone, Copy)]
-enum Answer {
-    /// A named schema derived from a type.
-    Schema(&'static str, fn() -> Value),
-    /// A document of this media type with no fixed schema.
-    Media(&'static str, &'static str),
+    /// The OpenAPI document, made once from [`ROUTES`].
+    openapi: Value,
 }
 
 /// Every route of the REST API.
-pub(crate) const ROUTES: &[Route] = &[
+const ROUTES: &[Route<Arc<Rest>>] = &[
     Route {
         method: Method::GET,
         path: "/v1/tools",
         summary: "Level 1: every tool's name, a page at a time",
         params: Params::Page,
-        answer: Answer::Schema("Names", openapi::schema::<pages::Names>),
+        answer: Answer::Schema("Names", schema::<pages::Names>),
         failures: &[StatusCode::BAD_REQUEST],
         handler: || get(names),
     },
@@ -92,7 +70,7 @@ pub(crate) const ROUTES: &[Route] = &[
         path: "/v1/tools/summary",
         summary: "Level 2: every tool in one line, a page at a time",
         params: Params::Page,
-        answer: Answer::Schema("Summaries", openapi::schema::<pages::Summaries>),
+        answer: Answer::Schema("Summaries", schema::<pages::Summaries>),
         failures: &[StatusCode::BAD_REQUEST],
         handler: || get(summaries),
     },
@@ -110,7 +88,7 @@ pub(crate) const ROUTES: &[Route] = &[
         path: "/v1/tools/{name}/call",
         summary: "Call a tool with a JSON object",
         params: Params::Name,
-        answer: Answer::Schema("CallAnswer", openapi::schema::<CallAnswer>),
+        answer: Answer::Schema("CallAnswer", schema::<CallAnswer>),
         failures: &[StatusCode::BAD_REQUEST, StatusCode::NOT_FOUND],
         handler: || post(call),
     },
@@ -128,7 +106,7 @@ pub(crate) const ROUTES: &[Route] = &[
         path: "/v1/status",
         summary: "Plugins, rejected files, stale plugins",
         params: Params::None,
-        answer: Answer::Schema("Status", openapi::schema::<Status>),
+        answer: Answer::Schema("Status", schema::<Status>),
         failures: &[],
         handler: || get(status),
     },
@@ -157,7 +135,7 @@ pub(crate) const ROUTES: &[Route] = &[
         params: Params::None,
         answer: Answer::Media("OpenAPI 3.1", "application/json"),
         failures: &[],
-        handler: || get(openapi),
+        handler: || get(openapi_json),
     },
 ];
 
@@ -165,8 +143,13 @@ pub(crate) const ROUTES: &[Route] = &[
 /// (resolved now).
 pub fn router(host: &Host, agent: Option<&str>) -> Result<axum::Router> {
     let session = host.open_session(agent)?;
-    let state =
-        Arc::new(Rest { host: host.clone(), session, agent: agent.unwrap_or("default").to_owned(), pages: Pages::default() });
+    let state = Arc::new(Rest {
+        host: host.clone(),
+        session,
+        agent: agent.unwrap_or("default").to_owned(),
+        pages: Pages::default(),
+        openapi: openapi::document(ROUTES),
+    });
     let router = ROUTES.iter().fold(axum::Router::new(), |router, route| router.route(route.path, (route.handler)()));
     Ok(router.with_state(state))
 }
@@ -184,30 +167,6 @@ struct CallAnswer {
     /// The error's kind, when it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     error_kind: Option<String>,
-}
-
-/// An error of the API itself.
-#[derive(Serialize, JsonSchema)]
-pub(crate) struct ApiError {
-    /// What went wrong.
-    error: String,
-    /// How to fix it, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fix: Option<String>,
-}
-
-/// The HTTP status of an error: the one place they are mapped.
-fn status_of(kind: ErrorKind) -> StatusCode {
-    match kind {
-        ErrorKind::UnknownTool | ErrorKind::UnknownPlugin | ErrorKind::UnknownAction => StatusCode::NOT_FOUND,
-        ErrorKind::InputNotJson | ErrorKind::InputSchema | ErrorKind::InvalidArguments => StatusCode::BAD_REQUEST,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    }
-}
-
-fn error_response(error: &Error) -> Response {
-    let body = ApiError { error: error.to_string(), fix: error.remedy().map(str::to_owned) };
-    (status_of(error.kind()), Json(body)).into_response()
 }
 
 /// A cacheable answer: its `ETag` is the catalog version (and the agent),
@@ -232,10 +191,7 @@ fn cached(rest: &Rest, version: impl std::fmt::Display, headers: &HeaderMap, bod
 fn listing(rest: &Rest, level: Level, page: &Page, headers: &HeaderMap) -> Response {
     match rest.pages.page(&rest.session.listing(), level, page) {
         Ok((version, json)) => cached(rest, version, headers, ([(header::CONTENT_TYPE, "application/json")], json)),
-        Err(error) => {
-            let fix = Some("start without a cursor and follow next_cursor".to_owned());
-            (StatusCode::BAD_REQUEST, Json(ApiError { error, fix })).into_response()
-        }
+        Err(error) => bad_request(error, "start without a cursor and follow next_cursor"),
     }
 }
 
@@ -317,6 +273,6 @@ async fn export_anthropic(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> 
     cached(&rest, version, &headers, Json(tools))
 }
 
-async fn openapi(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
-    cached(&rest, concat!("api-", env!("CARGO_PKG_VERSION")), &headers, Json(openapi::document()))
+async fn openapi_json(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
+    cached(&rest, concat!("api-", env!("CARGO_PKG_VERSION")), &headers, Json(rest.openapi.clone()))
 }

@@ -1,17 +1,50 @@
-//! The OpenAPI 3.1 document of the REST API, made from [`ROUTES`]: paths,
+//! Routes as data, and the OpenAPI 3.1 document made from them: paths,
 //! parameters and answers come from the route table, and every body schema
 //! from its Rust type (schemars), so the document cannot drift from the
-//! routes.
+//! routes the router serves.
 
 use std::collections::BTreeMap;
 
+use axum::http::{Method, StatusCode};
+use axum::routing::MethodRouter;
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
-use super::{Answer, ApiError, Page, Params, ROUTES};
+use super::errors::ApiError;
+use super::pages::Page;
+
+/// How one route answers, for the router and the OpenAPI document.
+pub(crate) struct Route<S> {
+    pub(crate) method: Method,
+    pub(crate) path: &'static str,
+    pub(crate) summary: &'static str,
+    /// Parameters beyond none: a `{name}` path parameter, or `Page` in the query.
+    pub(crate) params: Params,
+    /// The JSON answer's type (as a named schema), or its media type.
+    pub(crate) answer: Answer,
+    /// The statuses of failures, each answered with [`ApiError`].
+    pub(crate) failures: &'static [StatusCode],
+    pub(crate) handler: fn() -> MethodRouter<S>,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum Params {
+    None,
+    Name,
+    Page,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum Answer {
+    /// A named schema derived from a type.
+    Schema(&'static str, fn() -> Value),
+    /// A document of this media type with no fixed schema.
+    Media(&'static str, &'static str),
+}
+
 
 /// The JSON Schema of `T`, as an OpenAPI component.
-pub(super) fn schema<T: JsonSchema>() -> Value {
+pub(crate) fn schema<T: JsonSchema>() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
     if let Some(root) = schema.as_object_mut() {
         root.remove("$schema");
@@ -42,12 +75,12 @@ fn parameters(params: Params) -> Value {
     }
 }
 
-/// The whole document.
-pub(super) fn document() -> Value {
+/// The whole document of `routes`.
+pub(crate) fn document<S>(routes: &[Route<S>]) -> Value {
     let mut paths: BTreeMap<&str, Map<String, Value>> = BTreeMap::new();
     let mut components: BTreeMap<&str, Value> = BTreeMap::new();
     components.insert("ApiError", schema::<ApiError>());
-    for route in ROUTES {
+    for route in routes {
         let mut responses = Map::new();
         let ok = match route.answer {
             Answer::Schema(name, make) => {
@@ -69,7 +102,7 @@ pub(super) fn document() -> Value {
             "parameters": parameters(route.params),
             "responses": responses,
         });
-        if route.method == axum::http::Method::POST {
+        if route.method == Method::POST {
             operation["requestBody"] = json!({"content": {"application/json": {"schema": {"type": "object"}}}});
         }
         paths.entry(route.path).or_default().insert(route.method.as_str().to_lowercase(), operation);
@@ -89,8 +122,9 @@ mod tests {
 
     #[test]
     fn every_route_is_in_the_document() {
-        let document = document();
-        for route in ROUTES {
+        let routes = super::super::ROUTES;
+        let document = document(routes);
+        for route in routes {
             let method = route.method.as_str().to_lowercase();
             assert!(document["paths"][route.path][&method].is_object(), "{} {}", route.method, route.path);
         }

@@ -1,0 +1,40 @@
+//! The one place errors become HTTP answers: a status per error kind, and
+//! the body that says what went wrong and how to fix it.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::error::{Error, ErrorKind};
+
+/// An error of the API itself.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct ApiError {
+    /// What went wrong.
+    pub(crate) error: String,
+    /// How to fix it, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) fix: Option<String>,
+}
+
+/// The HTTP status of an error.
+pub(crate) fn status_of(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::UnknownTool | ErrorKind::UnknownPlugin | ErrorKind::UnknownAction => StatusCode::NOT_FOUND,
+        ErrorKind::InputNotJson | ErrorKind::InputSchema | ErrorKind::InvalidArguments => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// The answer to a request that failed with `error`.
+pub(crate) fn error_response(error: &Error) -> Response {
+    let body = ApiError { error: error.to_string(), fix: error.remedy().map(str::to_owned) };
+    (status_of(error.kind()), Json(body)).into_response()
+}
+
+/// The answer to a request the API does not accept (a bad page, say).
+pub(crate) fn bad_request(error: String, fix: &str) -> Response {
+    (StatusCode::BAD_REQUEST, Json(ApiError { error, fix: Some(fix.to_owned()) })).into_response()
+}

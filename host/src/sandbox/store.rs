@@ -1,0 +1,103 @@
+//! The state of one call's `Store`: one field per capability, plus the
+//! resource table they share, built from a plugin's grants.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, Store, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
+
+use super::config::ConfigGrant;
+use super::grants::Grants;
+use super::http::HttpState;
+use super::limits::Limiter;
+use super::log::{Last, LogState};
+use super::sql::SqlState;
+use crate::contract::wit;
+
+/// Most resources (streams, requests, fields...) one call may hold at once.
+const MAX_RESOURCES: usize = 4096;
+
+/// The `T` of `Store<T>`: the per-call state of every capability.
+pub(crate) struct GuestState {
+    table: ResourceTable,
+    wasi: WasiCtx,
+    pub(crate) log: LogState,
+    pub(crate) config: ConfigGrant,
+    http: HttpState,
+    pub(crate) sql: SqlState,
+    limiter: Limiter,
+}
+
+/// How a call ended, as far as the sandbox saw it.
+#[derive(Debug, Default)]
+pub(crate) struct Ending {
+    /// The panic message or last stderr line the guest left.
+    pub(crate) last: Last,
+    /// Whether a memory tried to grow past the cap.
+    pub(crate) memory_hit: bool,
+}
+
+impl GuestState {
+    fn new(plugin: &str, grants: &Grants) -> GuestState {
+        let plugin: Arc<str> = Arc::from(plugin);
+        let log = LogState::new(plugin.clone(), grants.limits.log_bytes());
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(MAX_RESOURCES);
+        GuestState {
+            table,
+            wasi: super::wasi::context(&log),
+            log,
+            config: grants.config.clone(),
+            http: HttpState::new(&grants.http),
+            sql: SqlState::new(plugin),
+            limiter: Limiter::new(&grants.limits),
+        }
+    }
+
+    /// Flush the guest's log and say how the call ended. Call once.
+    pub(crate) fn finish(&mut self) -> Ending {
+        Ending { last: self.log.finish(), memory_hit: self.limiter.memory_hit }
+    }
+}
+
+/// A fresh store for one call of `plugin`, under its grants: a memory cap
+/// and a deadline (epoch interruption) from its limits.
+pub(crate) fn store(engine: &Engine, plugin: &str, grants: &Grants) -> Store<GuestState> {
+    let mut store = Store::new(engine, GuestState::new(plugin, grants));
+    store.limiter(|state| &mut state.limiter);
+    let deadline = Instant::now() + grants.limits.timeout();
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        Ok(if Instant::now() >= deadline { UpdateDeadline::Interrupt } else { UpdateDeadline::Yield(1) })
+    });
+    store
+}
+
+impl WasiView for GuestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for GuestState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        self.http.view(&mut self.table)
+    }
+}
+
+/// The types interface has no functions; its host trait is empty.
+impl wit::Host for GuestState {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_tables_are_bounded() {
+        let state = GuestState::new("p", &Grants::default());
+        assert_eq!(state.table.max_capacity(), MAX_RESOURCES);
+    }
+}
