@@ -1,5 +1,7 @@
 //! Compile the fixture components under `tests/fixtures/` once per test
-//! build (not per test), and expose their paths as constants.
+//! build (not per test), and expose their paths as constants, plus
+//! `foreach_fixture!`, which names each fixture with the test module
+//! (`[package.metadata.quiver] suite`) that must hold its test.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -22,7 +24,8 @@ fn main() {
 
     let mut code = String::new();
     let mut names = Vec::new();
-    for component in &built {
+    let mut each = Vec::new();
+    for (dir, component) in dirs.iter().zip(&built) {
         let name = component.package.strip_prefix("fixture-").unwrap_or(&component.package);
         let constant = name.to_uppercase().replace('-', "_");
         let copy = out_dir.join(format!("{name}.wasm"));
@@ -30,8 +33,33 @@ fn main() {
         writeln!(code, "/// The `{name}` fixture component.").unwrap();
         writeln!(code, "pub const {constant}: &str = {:?};", copy.display().to_string()).unwrap();
         names.push(format!("({name:?}, {constant})"));
+        each.push(format!("$mac!({}, {});", suite(dir), name.replace('-', "_")));
     }
     writeln!(code, "/// Every fixture: (name, path).").unwrap();
     writeln!(code, "pub const ALL: &[(&str, &str)] = &[{}];", names.join(", ")).unwrap();
+    writeln!(code, "/// Calls `$mac!(suite, fixture)` for every fixture: `suite` is the module").unwrap();
+    writeln!(code, "/// of `tests/all` that must hold a test named after the fixture.").unwrap();
+    writeln!(code, "#[macro_export]").unwrap();
+    writeln!(code, "macro_rules! foreach_fixture {{ ($mac:ident) => {{ {} }}; }}", each.join(" ")).unwrap();
     std::fs::write(out_dir.join("fixtures.rs"), code).unwrap();
+}
+
+/// The test module a fixture declares in `[package.metadata.quiver] suite`.
+fn suite(dir: &std::path::Path) -> String {
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("read the fixture's Cargo.toml");
+    let manifest: toml::Table = manifest.parse().expect("the fixture's Cargo.toml parses");
+    let suite = manifest
+        .get("package")
+        .and_then(|p| p.get("metadata"))
+        .and_then(|m| m.get("quiver"))
+        .and_then(|q| q.get("suite"))
+        .and_then(|s| s.as_str());
+    match suite {
+        Some(suite) => suite.to_owned(),
+        None => panic!(
+            "{}: add `[package.metadata.quiver] suite = \"MODULE\"`, the module of tests/all whose test is named \
+             after this fixture",
+            dir.display()
+        ),
+    }
 }

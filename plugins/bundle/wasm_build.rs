@@ -52,9 +52,9 @@ pub fn crate_dirs(parent: &Path, skip: &[&str]) -> Vec<PathBuf> {
 
 /// Build `packages` of the workspace at `root` for `wasm32-wasip2`.
 pub fn build(root: &Path, packages: &[String]) -> Vec<Component> {
-    // Rebuild when the contract, the SDK or the lock file change; callers add
+    // Rebuild when the WIT, the contract rules, the SDK or the lock file change; callers add
     // their own crate directories.
-    for path in ["wit", "sdk", "Cargo.lock", "Cargo.toml"] {
+    for path in ["wit", "contract", "sdk", "Cargo.lock", "Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
     }
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")

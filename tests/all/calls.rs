@@ -1,5 +1,6 @@
-//! Calls: input is validated before the guest runs, and every way a guest
-//! can fail ends as a clear error for that call only.
+//! Calls: input is validated before the guest runs, and a guest's own
+//! errors and crashes reach the caller with their kind and message. (The
+//! limits a call runs under are the `sandbox` module's.)
 
 use quiver::{ErrorKind, GuestErrorKind};
 use quiver_tests::TestHost;
@@ -53,8 +54,9 @@ async fn input_must_be_a_json_object_matching_the_schema() {
     assert_eq!(t.host.call("misbehave", "bounded", r#"{"n": 3, "note": "hi"}"#).await.unwrap(), 3);
 }
 
+/// The `misbehave` fixture's own typed error reaches the caller whole.
 #[tokio::test]
-async fn a_guest_error_keeps_its_kind_and_message() {
+pub(crate) async fn misbehave() {
     let t = host_with("");
     let error = call_error(&t.host, "missing", r#"{"text": "the key"}"#).await;
     match &error {
@@ -72,87 +74,4 @@ async fn a_panic_is_a_trap_with_the_panic_message() {
     let error = call_error(&t.host, "panic", r#"{"text": "the sky fell"}"#).await;
     assert_eq!(error.kind(), ErrorKind::Trap, "{error}");
     assert!(error.to_string().contains("the sky fell"), "{error}");
-}
-
-#[tokio::test]
-async fn an_infinite_loop_hits_the_deadline() {
-    let t = host_with("[plugins.misbehave]\ntimeout_ms = 300");
-    let error = call_error(&t.host, "spin", "{}").await;
-    assert_eq!(error.kind(), ErrorKind::Timeout, "{error}");
-    assert!(error.to_string().contains("300 ms"), "{error}");
-}
-
-#[tokio::test]
-async fn a_memory_bomb_hits_the_limit() {
-    let t = host_with("[plugins.misbehave]\nmemory_mb = 16");
-    let error = call_error(&t.host, "alloc", r#"{"n": 64}"#).await;
-    assert_eq!(error.kind(), ErrorKind::MemoryLimit, "{error}");
-    // Under the limit, the same action works.
-    assert_eq!(t.host.call("misbehave", "alloc", r#"{"n": 4}"#).await.unwrap(), 4);
-}
-
-#[tokio::test]
-async fn megabytes_of_guest_output_are_contained() {
-    let t = host_with("");
-    // 40,000 lines of 100 bytes: 4 MB on stdout and stderr, over the log budget.
-    let out = t.host.call("misbehave", "spam", r#"{"n": 40000}"#).await.unwrap();
-    assert_eq!(out, 40000);
-    still_serves(&t.host).await;
-}
-
-#[tokio::test]
-async fn an_output_over_the_cap_is_refused() {
-    let t = host_with("[plugins.misbehave]\nmax_output_kb = 64");
-    let error = call_error(&t.host, "big_output", r#"{"n": 100000}"#).await;
-    assert_eq!(error.kind(), ErrorKind::OutputTooLarge, "{error}");
-    let out = t.host.call("misbehave", "big_output", r#"{"n": 1000}"#).await.unwrap();
-    assert_eq!(out.as_str().unwrap().len(), 1000);
-}
-
-#[tokio::test]
-async fn the_guest_has_no_filesystem_and_no_environment() {
-    let t = host_with("");
-    let error = call_error(&t.host, "write_file", r#"{"text": "x"}"#).await;
-    assert!(matches!(error, quiver::Error::Guest { kind: GuestErrorKind::Denied, .. }), "{error}");
-    assert!(!std::path::Path::new("/tmp/quiver-escape").exists());
-    let home = t.host.call("misbehave", "env", r#"{"text": "HOME"}"#).await.unwrap();
-    assert!(home.is_null(), "{home}");
-}
-
-#[tokio::test]
-async fn configuration_reaches_the_plugin() {
-    let t = host_with("[plugins.misbehave]\nconfig = { region = \"eu\", units = \"metric\" }");
-    let out = t.host.call("misbehave", "config", "{}").await.unwrap();
-    assert_eq!(out, serde_json::json!([["region", "eu"], ["units", "metric"]]));
-    let out = t.host.call("misbehave", "log", r#"{"text": "hello log"}"#).await.unwrap();
-    assert_eq!(out, "hello log");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_crash_in_one_call_does_not_affect_concurrent_calls() {
-    let t = host_with("[plugins.misbehave]\ntimeout_ms = 2000");
-    let host = t.host.clone();
-    let mut tasks = Vec::new();
-    for i in 0..40 {
-        let host = host.clone();
-        tasks.push(tokio::spawn(async move {
-            match i % 4 {
-                0 => host.call("misbehave", "panic", r#"{"text": "boom"}"#).await.unwrap_err().kind(),
-                1 => host.call("misbehave", "alloc", r#"{"n": 100}"#).await.unwrap_err().kind(),
-                _ => {
-                    let text = format!("call {i}");
-                    let out = host.call_json("misbehave", "echo", &serde_json::json!({ "text": text })).await;
-                    assert_eq!(out.unwrap(), text.as_str());
-                    ErrorKind::Internal
-                }
-            }
-        }));
-    }
-    let mut kinds = Vec::new();
-    for task in tasks {
-        kinds.push(task.await.unwrap());
-    }
-    assert_eq!(kinds.iter().filter(|k| **k == ErrorKind::Trap).count(), 10);
-    assert_eq!(kinds.iter().filter(|k| **k == ErrorKind::MemoryLimit).count(), 10);
-    assert_eq!(kinds.iter().filter(|k| **k == ErrorKind::Internal).count(), 20);
 }

@@ -9,7 +9,7 @@ use http_body_util::BodyExt;
 use quiver::faces::http::{HttpOptions, router};
 use quiver::faces::mcp::McpServer;
 use quiver_tests::TestHost;
-use quiver_tests::builds::{publish, versioned};
+use quiver_tests::builds::{publish, renamed, versioned};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt,
@@ -387,4 +387,32 @@ async fn http_refuses_foreign_origins_and_missing_tokens() {
     let public = HttpOptions { addr: "0.0.0.0:0".parse().unwrap(), ..Default::default() };
     let error = router(&t.host, &public, CancellationToken::new()).unwrap_err();
     assert_eq!(error.kind(), quiver::ErrorKind::Config, "{error}");
+}
+
+/// With hot reload on, the first `tools/list` holds every tool: the
+/// watcher's first rescan reads the plugins' bytes into the plugins already
+/// served (so it publishes nothing), and a listing takes each definition
+/// from the snapshot it started with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_tools_list_under_a_watcher_is_complete() {
+    let cache = tempfile::tempdir().unwrap();
+    for round in 0..10 {
+        let mut builder =
+            TestHost::builder().cache_dir(cache.path()).config("[disclosure]\nselection_threshold = 100");
+        for i in 0..10 {
+            builder = builder.file(&format!("p{i}.wasm"), renamed(&format!("plugin-0{i}")));
+        }
+        let t = builder.build();
+        let server = McpServer::new(t.host.clone(), None).unwrap();
+        let _watcher = t.host.watch().unwrap();
+        let tools = server.tools().await;
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for i in 0..10 {
+            let name = format!("plugin-0{i}__build");
+            assert!(names.contains(&name.as_str()), "round {round}: {name} missing from {names:?}");
+        }
+        // The watcher's first rescan (this one waits for it) changed nothing.
+        let catalog = t.host.reload().await.unwrap();
+        assert_eq!((catalog.version(), catalog.revision()), (1, 1), "round {round}");
+    }
 }

@@ -9,26 +9,28 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use quiver::ErrorKind;
 use quiver_tests::TestHost;
-use quiver_tests::builds::{advertised, publish, renamed, versioned, wait_for, with_broken_code};
+use quiver_tests::builds::{self, advertised, publish, renamed, wait_for, with_broken_code};
 
 async fn build_of(host: &quiver::Host, plugin: &str) -> quiver::Result<String> {
     let out = host.call(plugin, "build", "{}").await?;
     Ok(out["build"].as_str().expect("a build marker").to_owned())
 }
 
+/// Builds of the `versioned` fixture are added, replaced, renamed and
+/// removed under a watched folder.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_watched_folder_adds_replaces_and_removes_plugins() {
+pub(crate) async fn versioned() {
     let t = TestHost::builder().build();
     let dir = t.plugins.path().to_owned();
     let host = &t.host;
     let _watcher = host.watch().unwrap();
 
-    publish(&dir, "versioned.wasm", &versioned(1));
+    publish(&dir, "versioned.wasm", &builds::versioned(1));
     wait_for(host, |c| advertised(c, "versioned").as_deref() == Some("gen-0001")).await;
     assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0001");
 
     // In-place overwrite (like `cp`), not a rename.
-    std::fs::write(dir.join("versioned.wasm"), versioned(2)).unwrap();
+    std::fs::write(dir.join("versioned.wasm"), builds::versioned(2)).unwrap();
     wait_for(host, |c| advertised(c, "versioned").as_deref() == Some("gen-0002")).await;
     assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0002");
 
@@ -53,7 +55,7 @@ async fn a_watched_folder_adds_replaces_and_removes_plugins() {
     std::fs::remove_dir_all(&dir).unwrap();
     wait_for(host, |c| c.is_empty()).await;
     std::fs::create_dir(&dir).unwrap();
-    publish(&dir, "versioned.wasm", &versioned(3));
+    publish(&dir, "versioned.wasm", &builds::versioned(3));
     wait_for(host, |c| advertised(c, "versioned").as_deref() == Some("gen-0003")).await;
     assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0003");
     assert!(host.catalog().rejected().is_empty(), "{:?}", host.catalog().rejected());
@@ -61,7 +63,7 @@ async fn a_watched_folder_adds_replaces_and_removes_plugins() {
 
 #[tokio::test]
 async fn a_broken_replacement_keeps_the_last_good_version_serving() {
-    let t = TestHost::builder().file("versioned.wasm", versioned(1)).keep_plugin_bytes().build();
+    let t = TestHost::builder().file("versioned.wasm", builds::versioned(1)).keep_plugin_bytes().build();
     let (dir, host) = (t.plugins.path(), &t.host);
     let stale_kind = |host: &quiver::Host| {
         host.catalog().stale().find(|(name, _)| *name == "versioned").map(|(_, stale)| stale.error.kind())
@@ -74,7 +76,7 @@ async fn a_broken_replacement_keeps_the_last_good_version_serving() {
     assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0001");
 
     // Truncated while being copied.
-    let mut half = versioned(2);
+    let mut half = builds::versioned(2);
     half.truncate(half.len() / 2);
     std::fs::write(dir.join("versioned.wasm"), half).unwrap();
     host.reload().await.unwrap();
@@ -82,19 +84,20 @@ async fn a_broken_replacement_keeps_the_last_good_version_serving() {
     assert_eq!(advertised(&host.catalog(), "versioned").as_deref(), Some("gen-0001"));
 
     // A valid stub over code that does not compile.
-    std::fs::write(dir.join("versioned.wasm"), with_broken_code(&versioned(3))).unwrap();
+    std::fs::write(dir.join("versioned.wasm"), with_broken_code(&builds::versioned(3))).unwrap();
     host.reload().await.unwrap();
     assert_eq!(stale_kind(host), Some(ErrorKind::Compile));
     assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0001");
     // The failure is remembered: reloading the same bad file compiles nothing.
     let compiled = host.load_stats().compiled();
-    let version = host.catalog().version();
+    let (version, revision) = (host.catalog().version(), host.catalog().revision());
     host.reload().await.unwrap();
     assert_eq!(host.load_stats().compiled(), compiled);
     assert_eq!(host.catalog().version(), version, "nothing changed, so no new version");
+    assert_eq!(host.catalog().revision(), revision, "nor a new status");
 
     // A good version replaces it and clears the status.
-    std::fs::write(dir.join("versioned.wasm"), versioned(4)).unwrap();
+    std::fs::write(dir.join("versioned.wasm"), builds::versioned(4)).unwrap();
     host.reload().await.unwrap();
     assert_eq!(stale_kind(host), None);
     assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0004");
@@ -126,7 +129,7 @@ async fn a_file_written_in_pieces_is_picked_up_once_whole() {
         })
     };
 
-    let bytes = versioned(5);
+    let bytes = builds::versioned(5);
     let path = t.plugins.path().join("versioned.wasm");
     let mut file = std::fs::File::create(&path).unwrap();
     // Seven pieces of a tenth, each followed by a pause longer than the
@@ -158,7 +161,7 @@ async fn a_file_written_in_pieces_is_picked_up_once_whole() {
 async fn calls_in_flight_never_fail_while_plugins_are_replaced() {
     const REPLACEMENTS: u32 = 100;
     const TASKS: usize = 16;
-    let t = TestHost::builder().file("versioned.wasm", versioned(0)).build();
+    let t = TestHost::builder().file("versioned.wasm", builds::versioned(0)).build();
     let dir = t.plugins.path().to_owned();
     let host = t.host.clone();
     let done = Arc::new(AtomicBool::new(false));
@@ -189,7 +192,7 @@ async fn calls_in_flight_never_fail_while_plugins_are_replaced() {
         .collect();
 
     for generation in 1..=REPLACEMENTS {
-        publish(&dir, "versioned.wasm", &versioned(generation));
+        publish(&dir, "versioned.wasm", &builds::versioned(generation));
         let extra = format!("extra{:04}", generation % 8);
         if generation % 2 == 0 {
             publish(&dir, &format!("{extra}.wasm"), &renamed(&extra));
@@ -215,11 +218,63 @@ async fn an_unwatched_host_refuses_a_file_changed_since_its_scan() {
     // Without kept bytes (a one-shot command), a file replaced between the
     // scan and the first use is refused, never compiled as if it were the
     // version the catalog advertised.
-    let t = TestHost::builder().file("versioned.wasm", versioned(1)).build();
-    std::fs::write(t.plugins.path().join("versioned.wasm"), versioned(2)).unwrap();
+    let t = TestHost::builder().file("versioned.wasm", builds::versioned(1)).build();
+    std::fs::write(t.plugins.path().join("versioned.wasm"), builds::versioned(2)).unwrap();
     let error = build_of(&t.host, "versioned").await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Io, "{error}");
     assert!(error.to_string().contains("changed since it was scanned"), "{error}");
     t.host.reload().await.unwrap();
     assert_eq!(build_of(&t.host, "versioned").await.unwrap(), "gen-0002");
+}
+
+/// A failed replacement changes the status, not what is served: the
+/// catalog version (which clients cache the tool list by) stays, the
+/// revision moves on.
+#[tokio::test]
+async fn a_failed_replacement_keeps_the_version() {
+    let t = TestHost::builder().file("versioned.wasm", builds::versioned(1)).keep_plugin_bytes().build();
+    let before = t.host.catalog();
+    std::fs::write(t.plugins.path().join("versioned.wasm"), b"not wasm").unwrap();
+    let after = t.host.reload().await.unwrap();
+    assert_eq!(after.version(), before.version());
+    assert_eq!(after.revision(), before.revision() + 1);
+    assert_eq!(after.stale().count(), 1);
+    assert!(after.get("versioned").is_some_and(|p| std::sync::Arc::ptr_eq(p, before.get("versioned").unwrap())));
+    // A good file again: a new version.
+    std::fs::write(t.plugins.path().join("versioned.wasm"), builds::versioned(2)).unwrap();
+    assert_eq!(t.host.reload().await.unwrap().version(), before.version() + 1);
+}
+
+/// A folder plugin that replaced a bundled one of the same name keeps
+/// serving its last good version when its file breaks, as it would without
+/// a bundled twin; removing the file brings the bundled one back.
+#[tokio::test]
+async fn a_broken_folder_plugin_keeps_serving_over_its_bundled_twin() {
+    let t = TestHost::builder()
+        .embedded("versioned.wasm", builds::versioned(1))
+        .file("dropped.wasm", builds::versioned(2))
+        .keep_plugin_bytes()
+        .build();
+    let (dir, host) = (t.plugins.path(), &t.host);
+    assert_eq!(advertised(&host.catalog(), "versioned").as_deref(), Some("gen-0002"));
+
+    // Never called yet, then broken: the folder version serves on.
+    std::fs::write(dir.join("dropped.wasm"), b"garbage").unwrap();
+    host.reload().await.unwrap();
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0002");
+    let stale: Vec<_> = host.catalog().stale().map(|(name, s)| (name.to_owned(), s.error.kind())).collect();
+    assert_eq!(stale, [("versioned".to_owned(), ErrorKind::NotWasm)]);
+
+    // Broken after it was called: the same.
+    std::fs::write(dir.join("dropped.wasm"), builds::versioned(3)).unwrap();
+    host.reload().await.unwrap();
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0003");
+    std::fs::write(dir.join("dropped.wasm"), with_broken_code(&builds::versioned(4))).unwrap();
+    host.reload().await.unwrap();
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0003");
+
+    std::fs::remove_file(dir.join("dropped.wasm")).unwrap();
+    host.reload().await.unwrap();
+    assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0001");
+    assert_eq!(host.catalog().stale().count(), 0);
 }

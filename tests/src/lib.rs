@@ -33,6 +33,7 @@ pub struct TestHost {
 #[derive(Default)]
 pub struct TestHostBuilder {
     files: Vec<(String, Vec<u8>)>,
+    embedded: Vec<(&'static str, &'static [u8])>,
     bundled: bool,
     config: String,
     cache: Option<PathBuf>,
@@ -68,6 +69,15 @@ impl TestHostBuilder {
     /// Put a file in the plugins folder.
     pub fn file(mut self, file_name: &str, bytes: impl Into<Vec<u8>>) -> Self {
         self.files.push((file_name.to_owned(), bytes.into()));
+        self
+    }
+
+    /// Serve `bytes` as a plugin embedded in the program (as the bundled
+    /// ones are), under `file_name`.
+    pub fn embedded(mut self, file_name: &'static str, bytes: Vec<u8>) -> Self {
+        // A test host lives as long as its test: leaking the bytes gives
+        // them the `'static` lifetime embedded plugins have.
+        self.embedded.push((file_name, Box::leak(bytes.into_boxed_slice())));
         self
     }
 
@@ -129,6 +139,9 @@ impl TestHostBuilder {
             Host::builder().config(config).cache_dir(Some(self.cache.unwrap_or_else(|| cache.path().to_owned())));
         if self.bundled {
             builder = builder.bundled();
+        }
+        for (file_name, bytes) in self.embedded {
+            builder = builder.embedded(file_name, bytes);
         }
         if self.keep_bytes {
             builder = builder.keep_plugin_bytes();

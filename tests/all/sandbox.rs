@@ -1,0 +1,181 @@
+//! The sandbox, capability by capability: what a guest may reach (WASI
+//! baseline, `log`, `config`, `wasi:http`, `sql`), the limits every call
+//! runs under, and the linking rules of each kind's world.
+
+use quiver::{ErrorKind, GuestErrorKind};
+use quiver_tests::{TestHost, http_server};
+
+fn host_with(config: &str) -> TestHost {
+    TestHost::builder().fixture("misbehave").config(config).build()
+}
+
+async fn still_serves(host: &quiver::Host) {
+    let out = host.call("misbehave", "echo", r#"{"text": "ok"}"#).await.unwrap();
+    assert_eq!(out, "ok");
+}
+
+async fn call_error(host: &quiver::Host, action: &str, input: &str) -> quiver::Error {
+    let error = host.call("misbehave", action, input).await.unwrap_err();
+    still_serves(host).await;
+    error
+}
+
+// The WASI baseline: nothing granted.
+
+#[tokio::test]
+async fn the_guest_has_no_filesystem_and_no_environment() {
+    let t = host_with("");
+    let error = call_error(&t.host, "write_file", r#"{"text": "x"}"#).await;
+    assert!(matches!(error, quiver::Error::Guest { kind: GuestErrorKind::Denied, .. }), "{error}");
+    assert!(!std::path::Path::new("/tmp/quiver-escape").exists());
+    let home = t.host.call("misbehave", "env", r#"{"text": "HOME"}"#).await.unwrap();
+    assert!(home.is_null(), "{home}");
+}
+
+// `log`, stdout and stderr: one budget, never the host's stdout.
+
+#[tokio::test]
+async fn megabytes_of_guest_output_are_contained() {
+    let t = host_with("");
+    // 40,000 lines of 100 bytes: 4 MB on stdout and stderr, over the log budget.
+    let out = t.host.call("misbehave", "spam", r#"{"n": 40000}"#).await.unwrap();
+    assert_eq!(out, 40000);
+    still_serves(&t.host).await;
+}
+
+// `config`: exactly the operator's values.
+
+#[tokio::test]
+async fn configuration_reaches_the_plugin() {
+    let t = host_with("[plugins.misbehave]\nconfig = { region = \"eu\", units = \"metric\" }");
+    let out = t.host.call("misbehave", "config", "{}").await.unwrap();
+    assert_eq!(out, serde_json::json!([["region", "eu"], ["units", "metric"]]));
+    let out = t.host.call("misbehave", "log", r#"{"text": "hello log"}"#).await.unwrap();
+    assert_eq!(out, "hello log");
+}
+
+// `wasi:http`: connectors only, and only to the allow-list.
+
+/// The `connector` fixture reaches an allowed loopback server, and nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+pub(crate) async fn connector() {
+    let allowed = http_server();
+    let other = http_server();
+    let t = TestHost::builder()
+        .fixture("connector")
+        .config(&format!("[plugins.fixture-connector]\nallow_http = [\"{allowed}\"]"))
+        .build();
+    let out = t
+        .host
+        .call_json("fixture-connector", "fetch", &serde_json::json!({ "url": format!("{allowed}/hello?x=1") }))
+        .await
+        .unwrap();
+    assert_eq!(out["status"], 200);
+    assert_eq!(out["body"], "you sent: GET /hello?x=1 HTTP/1.1");
+
+    for url in [format!("{other}/secret"), "https://example.com/".to_owned()] {
+        let error =
+            t.host.call_json("fixture-connector", "fetch", &serde_json::json!({ "url": url })).await.unwrap_err();
+        assert!(matches!(error, quiver::Error::Guest { kind: GuestErrorKind::Denied, .. }), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn a_connector_with_no_allow_list_reaches_nothing() {
+    let server = http_server();
+    let t = TestHost::builder().fixture("connector").build();
+    let error =
+        t.host.call_json("fixture-connector", "fetch", &serde_json::json!({ "url": server })).await.unwrap_err();
+    assert!(matches!(error, quiver::Error::Guest { kind: GuestErrorKind::Denied, .. }), "{error}");
+}
+
+/// The `sneaky` fixture is a tool that imports `wasi:http`: its world does
+/// not allow it, so it is refused at load, before anything runs.
+#[tokio::test]
+pub(crate) async fn sneaky() {
+    let t = TestHost::builder().fixture("sneaky").fixture("misbehave").build();
+    let error = t.host.describe("sneaky").await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::WrongWorld, "{error}");
+    assert!(error.to_string().contains("wasi:http"), "{error}");
+    assert!(error.to_string().contains("only connectors"), "{error}");
+    still_serves(&t.host).await;
+}
+
+// `sql`: database adapters only; no backend yet, so a typed `unavailable`.
+
+/// The `database` fixture walks its tables, and its statements reach the
+/// host's `sql` capability, which answers with a typed error, not a trap.
+#[tokio::test]
+pub(crate) async fn database() {
+    let t = TestHost::builder().fixture("database").build();
+    let manifest = t.host.describe("shop").await.unwrap();
+    let actions: Vec<&str> = manifest.actions.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(actions, ["list_tables", "describe_table", "query"]);
+
+    let tables = t.host.call("shop", "list_tables", "{}").await.unwrap();
+    assert_eq!(tables[0]["name"], "customers");
+    assert_eq!(tables[1]["column_count"], 3);
+    let schema = t.host.call("shop", "describe_table", r#"{"table": "orders"}"#).await.unwrap();
+    assert_eq!(schema["columns"][2]["name"], "total");
+    let error = t.host.call("shop", "describe_table", r#"{"table": "nope"}"#).await.unwrap_err();
+    assert!(matches!(error, quiver::Error::Guest { kind: GuestErrorKind::NotFound, .. }), "{error}");
+    let error = t.host.call("shop", "query", r#"{"sql": "select * from orders"}"#).await.unwrap_err();
+    assert!(matches!(error, quiver::Error::Guest { kind: GuestErrorKind::Unavailable, .. }), "{error}");
+}
+
+// Limits: deadline, memory, output; a failure ends only its own call.
+
+#[tokio::test]
+async fn an_infinite_loop_hits_the_deadline() {
+    let t = host_with("[plugins.misbehave]\ntimeout_ms = 300");
+    let error = call_error(&t.host, "spin", "{}").await;
+    assert_eq!(error.kind(), ErrorKind::Timeout, "{error}");
+    assert!(error.to_string().contains("300 ms"), "{error}");
+}
+
+#[tokio::test]
+async fn a_memory_bomb_hits_the_limit() {
+    let t = host_with("[plugins.misbehave]\nmemory_mb = 16");
+    let error = call_error(&t.host, "alloc", r#"{"n": 64}"#).await;
+    assert_eq!(error.kind(), ErrorKind::MemoryLimit, "{error}");
+    // Under the limit, the same action works.
+    assert_eq!(t.host.call("misbehave", "alloc", r#"{"n": 4}"#).await.unwrap(), 4);
+}
+
+#[tokio::test]
+async fn an_output_over_the_cap_is_refused() {
+    let t = host_with("[plugins.misbehave]\nmax_output_kb = 64");
+    let error = call_error(&t.host, "big_output", r#"{"n": 100000}"#).await;
+    assert_eq!(error.kind(), ErrorKind::OutputTooLarge, "{error}");
+    let out = t.host.call("misbehave", "big_output", r#"{"n": 1000}"#).await.unwrap();
+    assert_eq!(out.as_str().unwrap().len(), 1000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_in_one_call_does_not_affect_concurrent_calls() {
+    let t = host_with("[plugins.misbehave]\ntimeout_ms = 2000");
+    let host = t.host.clone();
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let host = host.clone();
+        tasks.push(tokio::spawn(async move {
+            match i % 4 {
+                0 => host.call("misbehave", "panic", r#"{"text": "boom"}"#).await.unwrap_err().kind(),
+                1 => host.call("misbehave", "alloc", r#"{"n": 100}"#).await.unwrap_err().kind(),
+                _ => {
+                    let text = format!("call {i}");
+                    let out = host.call_json("misbehave", "echo", &serde_json::json!({ "text": text })).await;
+                    assert_eq!(out.unwrap(), text.as_str());
+                    ErrorKind::Internal
+                }
+            }
+        }));
+    }
+    let mut kinds = Vec::new();
+    for task in tasks {
+        kinds.push(task.await.unwrap());
+    }
+    assert_eq!(kinds.iter().filter(|k| **k == ErrorKind::Trap).count(), 10);
+    assert_eq!(kinds.iter().filter(|k| **k == ErrorKind::MemoryLimit).count(), 10);
+    assert_eq!(kinds.iter().filter(|k| **k == ErrorKind::Internal).count(), 20);
+}
