@@ -74,11 +74,36 @@ pub struct McpServer<E = NoExtras> {
     /// works on a clone of it.
     session: Session,
     extras: Arc<E>,
-    /// The Tier-1 text of the last catalog version it was rendered for:
-    /// rmcp asks for the server info on every stateless request.
-    instructions: Arc<Mutex<Option<(u64, String)>>>,
-    /// Quiver's part of `tools/list` for the last catalog version.
-    tools: Arc<Mutex<Option<(u64, Arc<Vec<Tool>>)>>>,
+    /// The Tier-1 text: rmcp asks for the server info on every stateless
+    /// request.
+    instructions: Arc<PerVersion<String>>,
+    /// Quiver's part of `tools/list`.
+    tools: Arc<PerVersion<Arc<Vec<Tool>>>>,
+}
+
+/// A value kept for the latest catalog version it was made for.
+struct PerVersion<T>(Mutex<Option<(u64, T)>>);
+
+impl<T: Clone> PerVersion<T> {
+    fn new() -> Self {
+        PerVersion(Mutex::new(None))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(u64, T)>> {
+        // A panic elsewhere leaves the kept value usable.
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The value kept for `version`, if any.
+    fn get(&self, version: u64) -> Option<T> {
+        self.lock().as_ref().filter(|(v, _)| *v == version).map(|(_, value)| value.clone())
+    }
+
+    /// Keep `value` for `version`, and return it.
+    fn keep(&self, version: u64, value: T) -> T {
+        *self.lock() = Some((version, value.clone()));
+        value
+    }
 }
 
 impl<E> Clone for McpServer<E> {
@@ -108,8 +133,8 @@ impl<E: ServerHandler> McpServer<E> {
             host,
             session,
             extras: Arc::new(extras),
-            instructions: Arc::default(),
-            tools: Arc::default(),
+            instructions: Arc::new(PerVersion::new()),
+            tools: Arc::new(PerVersion::new()),
         })
     }
 
@@ -117,27 +142,22 @@ impl<E: ServerHandler> McpServer<E> {
     /// is assembled once per version.
     pub async fn tools(&self) -> Arc<Vec<Tool>> {
         let version = self.session.version();
-        if let Some((_, tools)) = lock(&self.tools).as_ref().filter(|(v, _)| *v == version) {
-            return tools.clone();
+        if let Some(tools) = self.tools.get(version) {
+            return tools;
         }
         let mut session = self.session.clone();
         let mut defs = session.listed_tools().await.tools;
         defs.push(call_tool_def());
-        let tools = Arc::new(defs.iter().filter_map(to_rmcp).collect::<Vec<_>>());
-        *lock(&self.tools) = Some((version, tools.clone()));
-        tools
+        self.tools.keep(version, Arc::new(defs.iter().filter_map(to_rmcp).collect()))
     }
 
     /// The Tier-1 text, rendered once per catalog version.
     fn instructions(&self) -> String {
         let version = self.session.version();
-        let mut cached = lock(&self.instructions);
-        if let Some((_, text)) = cached.as_ref().filter(|(v, _)| *v == version) {
-            return text.clone();
+        match self.instructions.get(version) {
+            Some(text) => text,
+            None => self.instructions.keep(version, self.session.system_prompt()),
         }
-        let text = self.session.system_prompt();
-        *cached = Some((version, text.clone()));
-        text
     }
 
     /// Run one `tools/call` of a Quiver tool.
@@ -179,11 +199,6 @@ impl<E: ServerHandler> McpServer<E> {
     ) -> std::result::Result<(), ErrorData> {
         if declared(&self.extras.get_info().capabilities) { Ok(()) } else { Err(ErrorData::method_not_found::<M>()) }
     }
-}
-
-/// A cache's lock: a panic elsewhere leaves its value usable.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn call_tool_def() -> ToolDef {
