@@ -125,6 +125,21 @@ pub(crate) async fn database() {
 
 // Limits: deadline, memory, output; a failure ends only its own call.
 
+/// Each call gets a fresh instance whose memory is back to the component's
+/// image, whatever the previous call on the same pool slot wrote (slots are
+/// reset in place, not unmapped).
+#[tokio::test]
+async fn no_state_survives_a_call() {
+    let t = host_with("");
+    for i in 0..50 {
+        let text = format!("secret {i}");
+        let out = t.host.call_json("misbehave", "remember", &serde_json::json!({ "text": text })).await.unwrap();
+        assert_eq!(out, serde_json::json!([1, ""]), "call {i} saw another call's memory");
+        // A call that grows memory in between.
+        assert_eq!(t.host.call("misbehave", "alloc", r#"{"n": 2}"#).await.unwrap(), 2);
+    }
+}
+
 #[tokio::test]
 async fn an_infinite_loop_hits_the_deadline() {
     let t = host_with("[plugins.misbehave]\ntimeout_ms = 300");

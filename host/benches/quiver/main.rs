@@ -3,11 +3,13 @@
 //! ```text
 //! cargo bench -p quiver --bench quiver                 # full run, writes BENCHMARKS.md
 //! cargo bench -p quiver --bench quiver -- --smoke --out /tmp/b.md   # seconds; CI runs this
+//! cargo bench -p quiver --bench quiver -- --only client --out /tmp/b.md   # one section
 //! ```
 //!
 //! Every figure is a median (with p95/p99 where latency matters) over many
 //! repetitions, measured in this run on this machine.
 
+mod client;
 mod disclosure;
 mod http;
 mod loading;
@@ -31,22 +33,30 @@ pub(crate) const SAMPLE_CALLS: &[(&str, &str, &str)] = &[
 pub(crate) struct Options {
     pub(crate) smoke: bool,
     out: PathBuf,
+    /// Only these sections (`--only NAME`, repeatable); all when empty.
+    only: Vec<String>,
 }
 
 impl Options {
     fn parse() -> Options {
         let mut options =
-            Options { smoke: false, out: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../BENCHMARKS.md")) };
+            Options { smoke: false, out: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../BENCHMARKS.md")), only: Vec::new() };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--smoke" => options.smoke = true,
                 "--out" => options.out = PathBuf::from(args.next().expect("--out needs a path")),
+                "--only" => options.only.push(args.next().expect("--only needs a section name")),
                 "--bench" => {}
                 other => eprintln!("ignoring argument {other}"),
             }
         }
         options
+    }
+
+    /// Whether section `name` runs.
+    pub(crate) fn runs(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| o == name)
     }
 
     /// `full` repetitions normally, a handful in smoke mode.
@@ -132,14 +142,24 @@ fn main() {
         if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" }
     )
     .unwrap();
-    loading::section(&options, &runtime, &mut report);
-    disclosure::tokens(&runtime, &mut report);
-    disclosure::retrieval(&options, &runtime, &mut report);
-    scale::startup(&options, &mut report);
-    scale::discovery(&options, &runtime, &mut report);
-    http::section(&options, &runtime, &mut report);
-    scale::throughput(&options, &runtime, &mut report);
-    reload::section(&options, &runtime, &mut report);
+    type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
+    let sections: [(&str, Section); 10] = [
+        ("loading", loading::section),
+        ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
+        ("retrieval", disclosure::retrieval),
+        ("startup", |options, _, report| scale::startup(options, report)),
+        ("discovery", scale::discovery),
+        ("http", http::section),
+        ("client", client::section),
+        ("per-request", client::per_request),
+        ("throughput", scale::throughput),
+        ("reload", reload::section),
+    ];
+    for (name, section) in sections {
+        if options.runs(name) {
+            section(&options, &runtime, &mut report);
+        }
+    }
     std::fs::write(&options.out, &report).expect("write the report");
     eprintln!("wrote {}", options.out.display());
 }
