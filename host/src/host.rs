@@ -13,12 +13,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::catalog::{Catalog, Category, Embedded, Status, ToolRecord};
+use crate::catalog::{Catalog, Category, Embedded, Status};
 use crate::config::{self, Config};
-use crate::disclosure::meta_tools::View;
 use crate::disclosure::policy::{Policy, PolicySettings};
 use crate::disclosure::search::SearchCache;
-use crate::disclosure::tokens::{self, TokenReport};
+use crate::disclosure::tokens::TokenReport;
 use crate::invoke::{Backend, Backends, SavedLists};
 use crate::load::{LoadStats, Manifest, Origin, Plugin, stub};
 use crate::reload::watch::Watcher;
@@ -258,42 +257,20 @@ impl Host {
         Ok(self.inner.runtime.prepare(&plugin).await?.manifest.clone())
     }
 
-    /// Rank every tool and skill for `query`, as `search_tools` does (no
-    /// session needed): (name, category, summary, score), best first.
+    /// Rank every tool and skill for `query`, as `search_tools` does, for
+    /// `agent` (see [`Session::search`]).
     pub fn search(
         &self,
         query: &str,
         limit: usize,
         agent: Option<&str>,
     ) -> Result<Vec<(String, Category, String, f32)>> {
-        let policy = self.policy(agent)?;
-        let index = self.inner.services.search.index(&self.catalog());
-        Ok(index
-            .search(query, limit, |e| policy.allows(e.category))
-            .into_iter()
-            .map(|(e, score)| (e.name.clone(), e.category, e.summary.clone(), score))
-            .collect())
+        Ok(self.session(agent)?.search(query, limit))
     }
 
-    /// What the catalog costs in prompt tokens in each mode, for `agent`.
-    /// Loads every plugin (the full cost needs their schemas).
+    /// What the catalog costs in prompt tokens in each mode, for `agent`
+    /// (see [`Session::token_report`]).
     pub async fn token_report(&self, agent: Option<&str>) -> Result<TokenReport> {
-        let policy = self.policy(agent)?;
-        let catalog = self.catalog();
-        let backend = &self.inner.services.backend;
-        let mut records: Vec<ToolRecord> = Vec::new();
-        let mut origins: Vec<&str> =
-            catalog.tools().iter().filter(|e| policy.allows(e.category)).map(|e| e.origin.as_str()).collect();
-        origins.dedup();
-        for origin in origins {
-            match backend.definitions(&catalog, origin).await {
-                Ok(full) => records.extend(full),
-                // Counted from its stub: a lower bound.
-                Err(_) => records.extend(catalog.tools_of(origin).iter().map(ToolRecord::of_entry)),
-            }
-        }
-        let registry: Vec<_> = catalog.tools().iter().filter(|e| e.category == Category::Builtin && policy.allows(e.category)).collect();
-        let view = View { catalog: &catalog, policy: &policy, registry: &registry };
-        Ok(tokens::report(&view, &records))
+        Ok(self.session(agent)?.token_report().await)
     }
 }

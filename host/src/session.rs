@@ -25,13 +25,14 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::catalog::{Catalog, Category, Live, ToolEntry};
+use crate::catalog::{Catalog, Category, Live, ToolEntry, ToolRecord};
 use crate::disclosure::formats::ToolDef;
 use crate::disclosure::meta_tools::{self, CallContext, View};
 use crate::disclosure::policy::Policy;
 use crate::disclosure::search::SearchCache;
 use crate::disclosure::select::Selector;
 use crate::disclosure::tier1;
+use crate::disclosure::tokens::{self, TokenReport};
 use crate::invoke::{Backend, Backends, definition};
 use crate::error::{Error, Result};
 
@@ -330,6 +331,38 @@ impl Session {
             }
         }
         defs
+    }
+
+    /// Rank every tool and skill this session may see for `query`, as
+    /// `search_tools` does (unlocking nothing): (name, category, summary,
+    /// score), best first.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<(String, Category, String, f32)> {
+        let index = self.services.search.index(&self.services.live.current());
+        index
+            .search(query, limit, |e| self.policy.allows(e.category))
+            .into_iter()
+            .map(|(e, score)| (e.name.clone(), e.category, e.summary.clone(), score))
+            .collect()
+    }
+
+    /// What the catalog costs this session in prompt tokens in each mode.
+    /// Loads every plugin (the full cost needs their schemas); a plugin that
+    /// fails to load counts with its stub only (a lower bound).
+    pub async fn token_report(&self) -> TokenReport {
+        let catalog = self.services.live.current();
+        let backend = &self.services.backend;
+        let mut records: Vec<ToolRecord> = Vec::new();
+        let mut origins: Vec<&str> =
+            catalog.tools().iter().filter(|e| self.policy.allows(e.category)).map(|e| e.origin.as_str()).collect();
+        origins.dedup();
+        for origin in origins {
+            match backend.definitions(&catalog, origin).await {
+                Ok(full) => records.extend(full),
+                Err(_) => records.extend(catalog.tools_of(origin).iter().map(ToolRecord::of_entry)),
+            }
+        }
+        let registry = self.builtins(&catalog);
+        tokens::report(&View { catalog: &catalog, policy: &self.policy, registry: &registry }, &records)
     }
 
     /// Whether `entry` may be called directly in this session.

@@ -1,4 +1,4 @@
-//! ④ Progressive disclosure: what a model sees before it asks for more.
+//! ⑥ Progressive disclosure: what a model sees before it asks for more.
 //!
 //! [`policy`] decides the mode of each kind; [`meta_tools`] carry the
 //! Tier-1 stubs and return Tier 2 when called; [`tier1`] renders the same
