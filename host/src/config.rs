@@ -45,9 +45,9 @@ use serde::Deserialize;
 
 use crate::disclosure::policy::PolicySettings;
 use crate::disclosure::select::SelectorConfig;
+use crate::error::{Error, Result};
 use crate::load::{PluginSettings, RawPluginSettings, SettingsResolver};
 use crate::sandbox::limits::{EngineSettings, Limits};
-use crate::error::{Error, Result};
 
 /// The configuration file as written.
 #[derive(Debug, Clone, Default, Deserialize)]

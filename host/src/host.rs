@@ -18,13 +18,13 @@ use crate::config::{self, Config};
 use crate::disclosure::policy::{Policy, PolicySettings};
 use crate::disclosure::search::SearchCache;
 use crate::disclosure::tokens::TokenReport;
+use crate::error::{Error, Result};
 use crate::invoke::{Backend, Backends, SavedLists};
 use crate::load::{LoadStats, Manifest, Origin, Plugin, stub};
 use crate::reload::watch::Watcher;
 use crate::reload::{Folders, Reloader};
 use crate::runtime::WasmRuntime;
 use crate::session::{Services, Session, SessionState};
-use crate::error::{Error, Result};
 
 /// Builds a [`Host`]. Nothing is compiled by `build`: it creates the engine
 /// and reads the stubs of the plugins.

@@ -57,7 +57,6 @@ impl Backends {
             self.plugins.as_ref()
         }
     }
-
 }
 
 /// The full record of `tool`, an entry of `catalog`, from `backend`.
@@ -91,11 +90,7 @@ impl Backend for SavedLists {
                 plugin: origin.to_owned(),
                 known: catalog.mcp_servers().map(|s| s.name.clone()).collect(),
             })?;
-            Ok(catalog
-                .tools_of(&server.name)
-                .iter()
-                .filter_map(|e| catalog.record(e))
-                .collect())
+            Ok(catalog.tools_of(&server.name).iter().filter_map(|e| catalog.record(e)).collect())
         })
     }
 

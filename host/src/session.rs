@@ -33,8 +33,8 @@ use crate::disclosure::search::SearchCache;
 use crate::disclosure::select::Selector;
 use crate::disclosure::tier1;
 use crate::disclosure::tokens::{self, TokenReport};
-use crate::invoke::{Backend, Backends, definition};
 use crate::error::{Error, Result};
+use crate::invoke::{Backend, Backends, definition};
 
 /// What every session of a host shares.
 pub(crate) struct Services {
@@ -230,7 +230,11 @@ impl Session {
         self.state.resident = match user_query {
             Some(query) if builtins.len() > self.policy.selection_threshold => {
                 let max = self.policy.selection_max;
-                let mut resident: BTreeSet<String> = match self.services.selector.select(query, &builtins, max).await {
+                // What is known of each: the full record once its plugin is loaded.
+                let candidates: Vec<ToolRecord> =
+                    builtins.iter().map(|e| catalog.record(e).unwrap_or_else(|| ToolRecord::of_entry(e))).collect();
+                let mut resident: BTreeSet<String> = match self.services.selector.select(query, &candidates, max).await
+                {
                     Ok(names) => names.into_iter().collect(),
                     Err(reason) => {
                         tracing::warn!(%reason, "tool selector failed; offering every built-in tool this turn");

@@ -397,8 +397,7 @@ async fn http_refuses_foreign_origins_and_missing_tokens() {
 async fn the_first_tools_list_under_a_watcher_is_complete() {
     let cache = tempfile::tempdir().unwrap();
     for round in 0..10 {
-        let mut builder =
-            TestHost::builder().cache_dir(cache.path()).config("[disclosure]\nselection_threshold = 100");
+        let mut builder = TestHost::builder().cache_dir(cache.path()).config("[disclosure]\nselection_threshold = 100");
         for i in 0..10 {
             builder = builder.file(&format!("p{i}.wasm"), renamed(&format!("plugin-0{i}")));
         }

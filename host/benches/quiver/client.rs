@@ -10,7 +10,6 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-
 use crate::{Options, Stats, us};
 
 /// What a client sends besides the request in 2026-07-28 (stateless).
@@ -110,12 +109,8 @@ fn stdio(reps: usize) -> (Stats, Stats) {
 
 /// `quiver serve --http` on a free loopback port, and its base URL.
 fn http_server() -> (Server, String) {
-    let mut server = spawn(
-        &["serve", "--http", "127.0.0.1:0", "--no-watch"],
-        Stdio::null(),
-        Stdio::null(),
-        Stdio::piped(),
-    );
+    let mut server =
+        spawn(&["serve", "--http", "127.0.0.1:0", "--no-watch"], Stdio::null(), Stdio::null(), Stdio::piped());
     // The server announces its address on stderr.
     let mut stderr = BufReader::new(server.child.stderr.take().unwrap());
     let mut line = String::new();
@@ -317,16 +312,23 @@ pub(crate) fn per_request(options: &Options, runtime: &tokio::runtime::Runtime, 
             })
             .collect(),
     );
-    writeln!(report, "### Per-request work, in-process
-").unwrap();
     writeln!(
         report,
-        "What one `tools/call` does in the library, each step timed alone ({reps} repetitions; the calls          {calls}). *Before* marks work the previous layout did on every request and this one does not: each          MCP and REST request resolved the agent's policy again (environment reads included) to open a          session, and a call's input went from a JSON value to text and back before validation; now a face          resolves the policy once and clones its open session per request, and the value reaches validation          as is (it becomes text once, for the guest).
+        "### Per-request work, in-process
 "
     )
     .unwrap();
-    writeln!(report, "| step | p50 (µs) | p99 (µs) | per request |
-|---|---:|---:|---|").unwrap();
+    writeln!(
+        report,
+        "What one `tools/call` does in the library, each step timed alone ({reps} repetitions; the calls \
+         {calls}). *Before* marks work the previous layout did on every request and this one does not: each \
+         MCP and REST request resolved the agent's policy again (environment reads included) to open a \
+         session, and a call's input went from a JSON value to text and back before validation; now a face \
+         resolves the policy once and clones its open session per request, and the value reaches validation \
+         as is (it becomes text once, for the guest).\n"
+    )
+    .unwrap();
+    writeln!(report, "| step | p50 (µs) | p99 (µs) | per request |\n|---|---:|---:|---|").unwrap();
     let mut row = |step: &str, (p50, p99): (Duration, Duration), when: &str| {
         writeln!(report, "| {step} | {} | {} | {when} |", us(p50), us(p99)).unwrap();
     };
@@ -335,7 +337,15 @@ pub(crate) fn per_request(options: &Options, runtime: &tokio::runtime::Runtime, 
     row("clone the face's open session", clone, "now");
     row("find the tool in the catalog snapshot", lookup, "before and now");
     row("input JSON value → text → value", reparse, "before");
-    row("`Host::call_json`: lookup, validation, fresh instance, call", (call.median(), call.pct(0.99)), "before and now");
-    row("`Session::call`: all of the above, as a face calls it", (through_session.median(), through_session.pct(0.99)), "now");
+    row(
+        "`Host::call_json`: lookup, validation, fresh instance, call",
+        (call.median(), call.pct(0.99)),
+        "before and now",
+    );
+    row(
+        "`Session::call`: all of the above, as a face calls it",
+        (through_session.median(), through_session.pct(0.99)),
+        "now",
+    );
     writeln!(report).unwrap();
 }

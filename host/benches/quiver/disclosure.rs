@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use quiver::Host;
-use quiver::catalog::{ToolEntry, ToolRecord};
+use quiver::catalog::ToolRecord;
 use quiver::disclosure::formats::ToolDef;
 use quiver::disclosure::search::SearchIndex;
 use quiver::disclosure::select::{Bm25Selector, Selector};
@@ -148,10 +148,8 @@ fn selector_recall(
 ) -> ([f64; 4], f64) {
     let mut hits = [0usize; 4];
     let mut mrr = 0.0;
-    let entries: Vec<ToolEntry> = tools.iter().map(ToolRecord::entry).collect();
-    let candidates: Vec<&ToolEntry> = entries.iter().collect();
     for (query, expected) in queries {
-        let picked = runtime.block_on(Bm25Selector.select(query, &candidates, 10)).unwrap();
+        let picked = runtime.block_on(Bm25Selector.select(query, tools, 10)).unwrap();
         if let Some(rank) = picked.iter().position(|n| n == expected) {
             mrr += 1.0 / (rank + 1) as f64;
             for (i, k) in [1, 3, 6, 10].into_iter().enumerate() {

@@ -3,10 +3,10 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use quiver::load::cache::ArtifactCache;
-use quiver::sandbox::limits::{self, EngineSettings};
 use quiver::Host;
+use quiver::load::cache::ArtifactCache;
 use quiver::load::stub;
+use quiver::sandbox::limits::{self, EngineSettings};
 
 use crate::{Options, SAMPLE_CALLS, Stats, ms, time, us};
 

@@ -39,8 +39,11 @@ pub(crate) struct Options {
 
 impl Options {
     fn parse() -> Options {
-        let mut options =
-            Options { smoke: false, out: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../BENCHMARKS.md")), only: Vec::new() };
+        let mut options = Options {
+            smoke: false,
+            out: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../BENCHMARKS.md")),
+            only: Vec::new(),
+        };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             match arg.as_str() {

@@ -89,8 +89,7 @@ impl UpstreamServer {
                 object.remove("_meta");
                 object.remove("icons");
             }
-            let tool: UpstreamTool =
-                serde_json::from_value(tool).map_err(|e| invalid(format!("tool #{i}: {e}")))?;
+            let tool: UpstreamTool = serde_json::from_value(tool).map_err(|e| invalid(format!("tool #{i}: {e}")))?;
             if !tool.input_schema.is_object() {
                 return Err(invalid(format!("tool #{i}: its inputSchema is not a JSON object")));
             }

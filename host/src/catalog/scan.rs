@@ -12,8 +12,8 @@ use std::sync::Arc;
 use super::mcp::{self, UpstreamServer};
 use super::skill::{self, Skill};
 use super::snapshot::{Catalog, Rejection};
-use crate::load::{FileStamp, Origin, Plugin, RawPluginSettings, SettingsResolver, stub};
 use crate::error::{Error, Result};
+use crate::load::{FileStamp, Origin, Plugin, RawPluginSettings, SettingsResolver, stub};
 
 /// An embedded plugin: a file name and its bytes.
 pub type Embedded = (&'static str, &'static [u8]);

@@ -191,7 +191,9 @@ impl Policy {
         match category {
             Category::Builtin => true,
             Category::Skill => self.skills == SkillMode::Progressive,
-            Category::Connector | Category::Database | Category::Mcp => self.list_mode(category) == ListMode::Progressive,
+            Category::Connector | Category::Database | Category::Mcp => {
+                self.list_mode(category) == ListMode::Progressive
+            }
         }
     }
 

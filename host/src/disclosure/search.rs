@@ -80,11 +80,6 @@ impl SearchIndex {
         SearchIndex::new(documents)
     }
 
-    /// Index tool entries (names and one-line summaries).
-    pub fn for_entries(entries: &[&ToolEntry]) -> SearchIndex {
-        SearchIndex::new(entries.iter().map(|e| (Entry::of_entry(e), entry_text(e))).collect())
-    }
-
     /// Index tool records only.
     pub fn for_records(records: &[ToolRecord]) -> SearchIndex {
         SearchIndex::new(records.iter().map(|r| (Entry::of_record(r), document_text(r))).collect())

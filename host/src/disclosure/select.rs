@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::ToolEntry;
+use crate::catalog::ToolRecord;
 use crate::disclosure::search::SearchIndex;
 use crate::error::{Error, Result};
 
@@ -23,7 +23,7 @@ pub type SelectFuture<'a> = Pin<Box<dyn Future<Output = std::result::Result<Vec<
 /// Picks at most `max` of `candidates` for `query`, by name.
 pub trait Selector: Send + Sync {
     /// The chosen tool names, most relevant first; an error explains a failure.
-    fn select<'a>(&'a self, query: &'a str, candidates: &'a [&'a ToolEntry], max: usize) -> SelectFuture<'a>;
+    fn select<'a>(&'a self, query: &'a str, candidates: &'a [ToolRecord], max: usize) -> SelectFuture<'a>;
 }
 
 /// Which selector a host uses.
@@ -83,9 +83,9 @@ impl SelectorConfig {
 pub struct Bm25Selector;
 
 impl Selector for Bm25Selector {
-    fn select<'a>(&'a self, query: &'a str, candidates: &'a [&'a ToolEntry], max: usize) -> SelectFuture<'a> {
+    fn select<'a>(&'a self, query: &'a str, candidates: &'a [ToolRecord], max: usize) -> SelectFuture<'a> {
         Box::pin(async move {
-            let index = SearchIndex::for_entries(candidates);
+            let index = SearchIndex::for_records(candidates);
             Ok(index.search(query, max, |_| true).into_iter().map(|(entry, _)| entry.name.clone()).collect())
         })
     }
@@ -149,7 +149,7 @@ impl LlmSelector {
     async fn ask(
         &self,
         query: &str,
-        candidates: &[&ToolEntry],
+        candidates: &[ToolRecord],
         max: usize,
     ) -> std::result::Result<Vec<String>, String> {
         let catalog: String = candidates.iter().map(|c| format!("{}: {}\n", c.name, c.summary)).collect();
@@ -190,7 +190,7 @@ impl LlmSelector {
 }
 
 impl Selector for LlmSelector {
-    fn select<'a>(&'a self, query: &'a str, candidates: &'a [&'a ToolEntry], max: usize) -> SelectFuture<'a> {
+    fn select<'a>(&'a self, query: &'a str, candidates: &'a [ToolRecord], max: usize) -> SelectFuture<'a> {
         Box::pin(self.ask(query, candidates, max))
     }
 }

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use super::plugin::Plugin;
 use super::cache::{ArtifactCache, Source};
+use super::plugin::Plugin;
 use crate::error::{Error, Result};
 
 /// Counters of the expensive steps, for tests, logs and benchmarks.

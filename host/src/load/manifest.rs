@@ -5,8 +5,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::contract::{self, Access, Kind, wit};
 use super::stub::Stub;
+use crate::contract::{self, Access, Kind, wit};
 use crate::error::{Error, Result};
 
 /// A plugin's full description (Tier 2).

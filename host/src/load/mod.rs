@@ -23,4 +23,3 @@ pub use origin::{FileStamp, Origin};
 pub use plugin::{Plugin, Prepared};
 pub use settings::{PluginSettings, RawPluginSettings, SettingsResolver};
 pub use stub::{Stub, StubAction};
-

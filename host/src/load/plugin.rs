@@ -8,8 +8,8 @@ use super::manifest::Manifest;
 use super::origin::{self, Origin};
 use super::settings::PluginSettings;
 use super::stub::{self, Stub};
-use crate::error::Result;
 use crate::contract::tool::ToolPre;
+use crate::error::Result;
 use crate::sandbox::GuestState;
 
 /// One plugin of a catalog: its stub, its origin, its settings, and (after

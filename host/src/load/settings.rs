@@ -7,11 +7,11 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::error::{Error, Result};
+use crate::sandbox::Grants;
 use crate::sandbox::config::ConfigGrant;
 use crate::sandbox::http::HttpGrant;
 use crate::sandbox::limits::Limits;
-use crate::sandbox::Grants;
-use crate::error::{Error, Result};
 
 /// One plugin's settings as written; unset limits fall back to `[limits]`.
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -8,8 +8,8 @@
 
 use wasmparser::{Chunk, Parser, Payload};
 
-pub use crate::contract::{Stub, StubAction};
 use crate::contract::STUB_SECTION as SECTION;
+pub use crate::contract::{Stub, StubAction};
 use crate::error::{Error, Result};
 
 /// Read and validate the stub of the component in `bytes`. `origin` names

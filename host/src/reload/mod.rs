@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::error::Result;
 use crate::catalog::{Catalog, Embedded, Live, Sources};
+use crate::error::Result;
 use crate::load::SettingsResolver;
 use crate::runtime::WasmRuntime;
 

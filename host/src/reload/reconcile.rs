@@ -20,8 +20,8 @@
 
 use std::sync::Arc;
 
-use crate::error::ErrorKind;
 use crate::catalog::{Catalog, Rejection, Stale};
+use crate::error::ErrorKind;
 use crate::load::Plugin;
 use crate::runtime::WasmRuntime;
 

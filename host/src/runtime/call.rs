@@ -10,9 +10,9 @@ use wasmtime::{Engine, Store, Trap};
 
 use crate::contract::guest_error;
 use crate::contract::tool::ToolPre;
+use crate::error::{Error, Result};
 use crate::load::{Manifest, Plugin};
 use crate::sandbox::{self, GuestState};
-use crate::error::{Error, Result};
 
 /// Extra wall-clock time past the CPU deadline before the call is dropped
 /// (covers time blocked in host calls, which epochs cannot interrupt).

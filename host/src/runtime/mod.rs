@@ -16,13 +16,13 @@ use serde_json::Value;
 use wasmtime::Engine;
 
 use crate::catalog::{Catalog, ToolEntry, ToolRecord};
+use crate::error::{Error, Result};
 use crate::invoke::{Backend, BoxFuture};
 use crate::load::cache::ArtifactCache;
 use crate::load::compile::Compiler;
 use crate::load::{ActionSpec, LoadStats, Plugin, Prepared};
 use crate::sandbox::Linkers;
 use crate::sandbox::limits::{self, EngineSettings};
-use crate::error::{Error, Result};
 
 /// Runs plugins: one engine, its linkers, its compile cache and its pool
 /// of instance slots, shared by every catalog version.
@@ -135,11 +135,7 @@ impl Backend for WasmRuntime {
                 .get(origin)
                 .ok_or_else(|| Error::UnknownPlugin { plugin: origin.to_owned(), known: catalog.names() })?;
             let prepared = self.prepare(plugin).await?;
-            Ok(catalog
-                .tools_of(origin)
-                .iter()
-                .filter_map(|e| ToolRecord::of_action(e, &prepared.manifest))
-                .collect())
+            Ok(catalog.tools_of(origin).iter().filter_map(|e| ToolRecord::of_action(e, &prepared.manifest)).collect())
         })
     }
 

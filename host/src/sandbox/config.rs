@@ -16,10 +16,7 @@ use wasmtime::component::{HasSelf, Linker};
 use crate::contract::tool::quiver::plugin::config;
 
 /// Add the `config` import to `linker`; `state` finds the call's grant.
-pub(crate) fn link<T: 'static>(
-    linker: &mut Linker<T>,
-    state: fn(&mut T) -> &mut ConfigGrant,
-) -> wasmtime::Result<()> {
+pub(crate) fn link<T: 'static>(linker: &mut Linker<T>, state: fn(&mut T) -> &mut ConfigGrant) -> wasmtime::Result<()> {
     config::add_to_linker::<T, HasSelf<ConfigGrant>>(linker, state)
 }
 

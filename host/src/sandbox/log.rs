@@ -60,7 +60,14 @@ pub(crate) struct Last {
 
 impl GuestLog {
     fn new(plugin: Arc<str>, budget: usize) -> Self {
-        Self { plugin, remaining: budget, dropped: 0, partial: [Vec::new(), Vec::new()], panic: None, last_stderr: None }
+        Self {
+            plugin,
+            remaining: budget,
+            dropped: 0,
+            partial: [Vec::new(), Vec::new()],
+            panic: None,
+            last_stderr: None,
+        }
     }
 
     /// Charge `bytes` to the budget; false if they must be dropped.

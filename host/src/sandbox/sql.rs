@@ -39,11 +39,19 @@ impl SqlState {
 }
 
 impl sql::Host for SqlState {
-    async fn query(&mut self, _statement: String, _params: Vec<sql::Value>) -> wasmtime::Result<Result<sql::Rows, wit::Error>> {
+    async fn query(
+        &mut self,
+        _statement: String,
+        _params: Vec<sql::Value>,
+    ) -> wasmtime::Result<Result<sql::Rows, wit::Error>> {
         Ok(Err(self.unavailable()))
     }
 
-    async fn execute(&mut self, _statement: String, _params: Vec<sql::Value>) -> wasmtime::Result<Result<u64, wit::Error>> {
+    async fn execute(
+        &mut self,
+        _statement: String,
+        _params: Vec<sql::Value>,
+    ) -> wasmtime::Result<Result<u64, wit::Error>> {
         Ok(Err(self.unavailable()))
     }
 }

@@ -456,4 +456,3 @@ fn database_export(mod_ident: &syn::Ident) -> TokenStream2 {
         }
     }
 }
-

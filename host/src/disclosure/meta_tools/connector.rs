@@ -103,7 +103,8 @@ impl MetaTool for Connector {
                     let action = args.action.ok_or_else(|| missing(Self::NAME, "action", "execute"))?;
                     let tools = cx.catalog.tools_of(plugin.name());
                     let known = || tools.iter().map(|t| t.action.clone());
-                    let tool = named(Self::NAME, "action", &action, tools.iter().find(|t| t.action == action), known())?;
+                    let tool =
+                        named(Self::NAME, "action", &action, tools.iter().find(|t| t.action == action), known())?;
                     cx.backend.call(cx.catalog, tool, Value::Object(args.parameters.unwrap_or_default())).await
                 }
             }

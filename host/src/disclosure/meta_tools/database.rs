@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use super::tool::{CallContext, CallFuture, MetaTool, View, first_names, missing, named};
 use crate::catalog::Category;
 use crate::contract::Kind;
-use crate::load::Plugin;
 use crate::error::{Error, Result};
+use crate::load::Plugin;
 
 pub(crate) struct Database;
 
@@ -102,13 +102,12 @@ impl MetaTool for Database {
 
 /// Call the adapter's `name` action with `input`.
 async fn action(cx: &CallContext<'_>, plugin: &Plugin, name: &str, input: Value) -> Result<Value> {
-    let tool = cx.catalog.tools_of(plugin.name()).iter().find(|t| t.action == name).ok_or_else(|| {
-        Error::UnknownAction {
+    let tool =
+        cx.catalog.tools_of(plugin.name()).iter().find(|t| t.action == name).ok_or_else(|| Error::UnknownAction {
             plugin: plugin.name().to_owned(),
             action: name.to_owned(),
             known: plugin.stub().action_names().map(str::to_owned).collect(),
-        }
-    })?;
+        })?;
     cx.backend.call(cx.catalog, tool, input).await
 }
 

@@ -20,8 +20,8 @@ mod tool;
 
 use std::marker::PhantomData;
 
-pub(crate) use tool::{CallContext, Offered, View, args_schema, to_value};
 use tool::Meta;
+pub(crate) use tool::{CallContext, Offered, View, args_schema, to_value};
 
 /// Every meta-tool, in the order they are offered (and their sections shown).
 pub(crate) const ALL: &[&dyn Offered] = &[

@@ -6,11 +6,10 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-
 use super::tool::{CallContext, CallFuture, MetaTool, View, named, to_value};
-use crate::error::Error;
 use crate::catalog::{Category, SUMMARY_CHARS};
 use crate::contract::one_line;
+use crate::error::Error;
 
 pub(crate) struct ReadSkill;
 
@@ -89,4 +88,3 @@ impl MetaTool for ReadSkill {
         })
     }
 }
-

@@ -9,8 +9,8 @@ use super::tool::{CallContext, CallFuture, MetaTool, View, to_value};
 use crate::catalog::Category;
 use crate::contract::one_line;
 use crate::disclosure::formats::ToolDef;
-use crate::invoke::definition;
 use crate::error::{Error, Result};
+use crate::invoke::definition;
 
 pub(crate) struct RequestTools;
 

@@ -14,8 +14,8 @@ use crate::catalog::{Catalog, Category, ToolEntry};
 use crate::disclosure::formats::ToolDef;
 use crate::disclosure::policy::Policy;
 use crate::disclosure::search::SearchCache;
-use crate::invoke::{Backend, BoxFuture};
 use crate::error::{Error, Result};
+use crate::invoke::{Backend, BoxFuture};
 
 /// What a meta-tool's definition depends on.
 pub(crate) struct View<'a> {

@@ -264,7 +264,8 @@ async fn export_anthropic(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> 
     let pinned = &rest.session.policy().pinned;
     // Anthropic's server-side tool search finds the deferred tools; the
     // pinned ones stay in the prompt.
-    let mut tools = vec![serde_json::json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})];
+    let mut tools =
+        vec![serde_json::json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})];
     for def in rest.session.definitions().await {
         if let Ok(tool) = serde_json::to_value(def.to_anthropic(!pinned.contains(&def.name))) {
             tools.push(tool);

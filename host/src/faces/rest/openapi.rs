@@ -42,7 +42,6 @@ pub(crate) enum Answer {
     Media(&'static str, &'static str),
 }
 
-
 /// The JSON Schema of `T`, as an OpenAPI component.
 pub(crate) fn schema<T: JsonSchema>() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
