@@ -114,6 +114,8 @@ fn serve_stdio_writes_nothing_but_protocol_to_stdout() {
         .arg(cli.plugins.path())
         .args(["serve", "--stdio", "--no-watch"])
         .env("RUST_LOG", "info")
+        // Every misbehave action listed directly (it has more than the default 12).
+        .env("REACT_TOOL_SELECTION_THRESHOLD", "50")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         // Not piped: nobody would drain it, and a full pipe blocks the server.
