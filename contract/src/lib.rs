@@ -19,7 +19,7 @@ pub use stub::{Stub, StubAction};
 use serde::{Deserialize, Serialize};
 
 /// The WIT package and version this contract describes.
-pub const CONTRACT: &str = "quiver:plugin@0.1.0";
+pub const CONTRACT: &str = "quiver:plugin@0.1.1";
 
 /// Name of the custom section that carries a plugin's Tier-1 stub.
 pub const STUB_SECTION: &str = "quiver:stub";
@@ -152,7 +152,10 @@ mod tests {
 
     #[test]
     fn contract_versions_match_on_minor() {
+        // 0.1.1 added `tables` and `dialect` to the `sql` import: plugins
+        // built against 0.1.0 run unchanged.
         assert!(contract_compatible("quiver:plugin@0.1.0"));
+        assert!(contract_compatible("quiver:plugin@0.1.1"));
         assert!(contract_compatible("quiver:plugin@0.1.7"));
         assert!(!contract_compatible("quiver:plugin@0.2.0"));
         assert!(!contract_compatible("other:plugin@0.1.0"));

@@ -47,6 +47,7 @@ use crate::disclosure::policy::PolicySettings;
 use crate::disclosure::select::SelectorConfig;
 use crate::error::{Error, Result};
 use crate::load::{PluginSettings, RawPluginSettings, SettingsResolver};
+use crate::sandbox::sql::{DatabaseSettings, RawDatabase};
 use crate::sandbox::limits::{EngineSettings, Limits};
 
 /// The configuration file as written.
@@ -82,6 +83,15 @@ pub struct Config {
     /// Settings per plugin name.
     #[serde(default)]
     pub plugins: BTreeMap<String, RawPluginSettings>,
+    /// Databases, by the name agents see them under.
+    #[serde(default)]
+    pub databases: BTreeMap<String, RawDatabase>,
+    /// Whether to serve the bundled demo database (default: with the
+    /// bundled plugins).
+    pub demo: Option<bool>,
+    /// The folder relative paths are resolved against (the config file's).
+    #[serde(skip)]
+    pub base: Option<PathBuf>,
 }
 
 impl Config {
@@ -98,6 +108,7 @@ impl Config {
     /// Parse config text; relative paths are resolved against `base`.
     pub fn parse(text: &str, base: &Path) -> Result<Config> {
         let mut config: Config = toml::from_str(text).map_err(|e| Error::config("the file", e.to_string()))?;
+        config.base = Some(base.to_owned());
         for dir in [&mut config.plugins_dir, &mut config.cache_dir, &mut config.skills_dir, &mut config.mcp_dir]
             .into_iter()
             .flatten()
@@ -128,6 +139,13 @@ impl Config {
             max_memory_mb: self.engine.max_memory_mb,
             plugins: self.plugins.clone(),
         }
+    }
+
+    /// The resolved settings of every `[databases.NAME]` section: URLs
+    /// parsed, passwords read from where they are kept.
+    pub fn database_settings(&self) -> Result<Vec<DatabaseSettings>> {
+        let base = self.base.clone().unwrap_or_else(|| PathBuf::from("."));
+        self.databases.iter().map(|(name, raw)| DatabaseSettings::resolve(name, raw, &base)).collect()
     }
 
     /// The resolved settings of plugin `name` (without a settings file).

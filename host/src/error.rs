@@ -252,6 +252,24 @@ pub enum Error {
         reason: String,
     },
 
+    /// The caller's grant does not cover the action's access level.
+    #[error(
+        "`{resource}.{action}` needs `{needed}` access, and {} is granted `{granted}` on `{resource}`",
+        .agent.as_deref().map_or("this caller".to_owned(), |a| format!("agent `{a}`"))
+    )]
+    Denied {
+        /// The plugin instance, database or server.
+        resource: String,
+        /// The action.
+        action: String,
+        /// The access level the action declares.
+        needed: crate::contract::Access,
+        /// The level the caller is granted on the resource.
+        granted: crate::contract::Access,
+        /// The agent, if any.
+        agent: Option<String>,
+    },
+
     /// The resource exists but cannot be called (e.g. a read-only MCP entry).
     #[error("`{name}` cannot be called: {reason}")]
     NotCallable {
@@ -369,6 +387,10 @@ impl Error {
                 "SKILL.md starts with `---`, YAML with `name` (the folder name, a-z0-9-) and `description`, then `---`"
             }
             Error::InvalidMcpList { .. } => "save the `tools` array of a tools/list result as <server>.json",
+            Error::Denied { .. } => {
+                "use an action within the grant (see its access level), or ask the operator to raise `access` in \
+                 the agent's profile"
+            }
             _ => return None,
         })
     }

@@ -13,17 +13,18 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::catalog::{Catalog, Category, Embedded, Status};
+use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Status};
 use crate::config::{self, Config};
 use crate::disclosure::policy::{Policy, PolicySettings};
 use crate::disclosure::search::SearchCache;
 use crate::disclosure::tokens::TokenReport;
 use crate::error::{Error, Result};
-use crate::invoke::{Backend, Backends, SavedLists};
+use crate::invoke::{Backend, Backends, Caller, SavedLists};
 use crate::load::{LoadStats, Manifest, Origin, Plugin, stub};
 use crate::reload::watch::Watcher;
 use crate::reload::{Folders, Reloader};
 use crate::runtime::WasmRuntime;
+use crate::sandbox::sql::{Database, DatabaseSettings, RawDatabase};
 use crate::session::{Services, Session, SessionState};
 
 /// Builds a [`Host`]. Nothing is compiled by `build`: it creates the engine
@@ -34,9 +35,20 @@ pub struct HostBuilder {
     embedded: Vec<Embedded>,
     cache_dir: Option<Option<PathBuf>>,
     keep_bytes: bool,
+    demo: bool,
 }
 
+/// How long start-up waits for a database's schema (Tier 1 lists its tables).
+const SCHEMA_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl HostBuilder {
+    /// Also serve the bundled demo database (`chinook`, SQLite, read-only),
+    /// unless the configuration says `demo = false`.
+    pub fn demo_databases(mut self) -> Self {
+        self.demo = true;
+        self
+    }
+
     /// Use this configuration (limits, plugin settings, folders).
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
@@ -101,12 +113,21 @@ impl HostBuilder {
                 None => config::default_cache_dir(),
             },
         };
+        let mut databases = Vec::new();
+        for settings in config.database_settings()? {
+            databases.push(open_database(settings)?);
+        }
+        if self.demo && config.demo != Some(false) {
+            databases.extend(demo_databases(cache_dir.as_deref())?);
+        }
         let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir)?);
         let folders = Folders {
             embedded: self.embedded,
             plugins: config.plugins_dir.clone(),
             skills: config.skills_dir.clone(),
             mcp: config.mcp_dir.clone(),
+            adapter: generic_adapter(),
+            databases,
         };
         let reloader = Arc::new(Reloader::start(folders, config.plugin_settings(), runtime.clone(), self.keep_bytes)?);
         let services = Arc::new(Services {
@@ -117,6 +138,51 @@ impl HostBuilder {
         });
         let inner = Inner { services, reloader, runtime, disclosure: config.disclosure, agents: config.agents };
         Ok(Host { inner: Arc::new(inner) })
+    }
+}
+
+/// Open a configured database and read its schema for Tier 1.
+fn open_database(settings: DatabaseSettings) -> Result<DatabaseSource> {
+    let adapter = settings.adapter.clone();
+    let database = Database::open(settings)?;
+    database.introspect_blocking(SCHEMA_WAIT);
+    Ok(DatabaseSource { database, adapter })
+}
+
+/// The generic database adapter, when the bundled plugins are built in.
+fn generic_adapter() -> Option<Embedded> {
+    #[cfg(feature = "bundled")]
+    {
+        quiver_bundled::ADAPTERS.first().map(|a| (a.file_name, a.bytes))
+    }
+    #[cfg(not(feature = "bundled"))]
+    {
+        None
+    }
+}
+
+/// The bundled demo databases, built once as SQLite files in `cache_dir`
+/// (else the temporary folder).
+fn demo_databases(cache_dir: Option<&Path>) -> Result<Vec<DatabaseSource>> {
+    #[cfg(feature = "bundled")]
+    {
+        let dir = cache_dir.map_or_else(|| std::env::temp_dir().join("quiver"), Path::to_owned).join("demo");
+        let mut sources = Vec::new();
+        for demo in quiver_bundled::DEMOS {
+            let at = format!("the bundled demo database `{}`", demo.name);
+            let path = crate::sandbox::sql::materialize(demo.name, demo.sql, &dir)
+                .map_err(|e| Error::Io { path: dir.display().to_string(), message: format!("{at}: {e}") })?;
+            let mut raw: RawDatabase = toml::from_str(&format!("url = \"\"\n{}", demo.settings))
+                .map_err(|e| Error::internal(at.clone(), e))?;
+            raw.url = format!("sqlite:{}", path.display());
+            sources.push(open_database(DatabaseSettings::resolve(demo.name, &raw, &dir)?)?);
+        }
+        Ok(sources)
+    }
+    #[cfg(not(feature = "bundled"))]
+    {
+        let _ = cache_dir;
+        Ok(Vec::new())
     }
 }
 
@@ -226,7 +292,7 @@ impl Host {
             action: action.to_owned(),
             reason: e.to_string(),
         })?;
-        self.inner.services.backend.call(&catalog, tool, input).await
+        self.inner.services.backend.call(&catalog, tool, input, &Caller::operator()).await
     }
 
     /// Call `action` of `plugin` (or of an upstream MCP server) with
@@ -235,7 +301,7 @@ impl Host {
     pub async fn call_json(&self, plugin: &str, action: &str, input: &Value) -> Result<Value> {
         let catalog = self.catalog();
         let tool = catalog.action(plugin, action)?;
-        self.inner.services.backend.call(&catalog, tool, input.clone()).await
+        self.inner.services.backend.call(&catalog, tool, input.clone(), &Caller::operator()).await
     }
 
     /// Load every plugin of the catalog now (filling the compile cache);

@@ -13,6 +13,7 @@
 //! Values stay `serde_json::Value` from the caller to the backend; each
 //! backend checks the input against the tool's schema before it runs.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -20,7 +21,33 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::catalog::{Catalog, ToolEntry, ToolRecord};
+use crate::contract::Access;
 use crate::error::{Error, Result};
+
+/// Who a call is made for: the agent, and the highest access it is
+/// granted on each resource (a plugin instance, a database, an MCP server).
+/// The seam refuses an action above the grant before anything runs, and
+/// passes the grant down (a database adapter's statements are held to it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Caller {
+    /// The agent profile, if any.
+    pub agent: Option<String>,
+    /// Grants by resource name; `*` applies to every other resource.
+    pub access: Arc<BTreeMap<String, Access>>,
+}
+
+impl Caller {
+    /// The operator itself (the library, the CLI): no agent, every resource
+    /// at the level it is configured with.
+    pub fn operator() -> Caller {
+        Caller::default()
+    }
+
+    /// The highest access granted on `resource`.
+    pub fn ceiling(&self, resource: &str) -> Access {
+        self.access.get(resource).or_else(|| self.access.get("*")).copied().unwrap_or(Access::Admin)
+    }
+}
 
 /// A boxed future, as the backend trait returns them (object-safe).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -33,8 +60,14 @@ pub trait Backend: Send + Sync {
     fn definitions<'a>(&'a self, catalog: &'a Catalog, origin: &'a str) -> BoxFuture<'a, Result<Vec<ToolRecord>>>;
 
     /// Run `tool`, an entry of `catalog`, with `input` (checked against
-    /// its schema first), and return its output.
-    fn call<'a>(&'a self, catalog: &'a Catalog, tool: &'a ToolEntry, input: Value) -> BoxFuture<'a, Result<Value>>;
+    /// its schema first) for `caller`, and return its output.
+    fn call<'a>(
+        &'a self,
+        catalog: &'a Catalog,
+        tool: &'a ToolEntry,
+        input: Value,
+        caller: &'a Caller,
+    ) -> BoxFuture<'a, Result<Value>>;
 }
 
 /// Routes plugins and upstream servers to their backends.
@@ -73,8 +106,26 @@ impl Backend for Backends {
         self.of(catalog, origin).definitions(catalog, origin)
     }
 
-    fn call<'a>(&'a self, catalog: &'a Catalog, tool: &'a ToolEntry, input: Value) -> BoxFuture<'a, Result<Value>> {
-        self.of(catalog, &tool.origin).call(catalog, tool, input)
+    /// Refuse an action above the caller's grant, then run it.
+    fn call<'a>(
+        &'a self,
+        catalog: &'a Catalog,
+        tool: &'a ToolEntry,
+        input: Value,
+        caller: &'a Caller,
+    ) -> BoxFuture<'a, Result<Value>> {
+        let granted = caller.ceiling(&tool.origin);
+        if tool.access > granted {
+            let error = Error::Denied {
+                resource: tool.origin.clone(),
+                action: tool.action.clone(),
+                needed: tool.access,
+                granted,
+                agent: caller.agent.clone(),
+            };
+            return Box::pin(async move { Err(error) });
+        }
+        self.of(catalog, &tool.origin).call(catalog, tool, input, caller)
     }
 }
 
@@ -94,7 +145,7 @@ impl Backend for SavedLists {
         })
     }
 
-    fn call<'a>(&'a self, _: &'a Catalog, tool: &'a ToolEntry, _: Value) -> BoxFuture<'a, Result<Value>> {
+    fn call<'a>(&'a self, _: &'a Catalog, tool: &'a ToolEntry, _: Value, _: &'a Caller) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             Err(Error::NotCallable {
                 name: tool.name.clone(),

@@ -403,6 +403,7 @@ impl Session {
                     catalog: &catalog,
                     policy: &self.policy,
                     backend: &self.services.backend,
+                    caller: &self.policy.caller,
                     search: &self.services.search,
                     unlocked: &mut self.state.unlocked,
                 };
@@ -422,7 +423,7 @@ impl Session {
             return Err(Error::UnknownTool { name: name.to_owned(), hint: format!("it is not active; {hint}") });
         }
         let input = if args.is_null() { Value::Object(Default::default()) } else { args };
-        self.services.backend.call(&catalog, entry, input).await
+        self.services.backend.call(&catalog, entry, input, &self.policy.caller).await
     }
 
     fn offered_hint(&self, catalog: &Catalog) -> String {

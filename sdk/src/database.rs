@@ -22,6 +22,9 @@ pub struct Table {
     pub description: String,
     /// Number of columns.
     pub column_count: u32,
+    /// Rows, as the database estimates them cheaply; absent if unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_estimate: Option<u64>,
 }
 
 /// One column of a table.
@@ -35,6 +38,9 @@ pub struct Column {
     pub nullable: bool,
     /// What the column holds; may be empty.
     pub description: String,
+    /// For a foreign key: the `table.column` it references.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub references: Option<String>,
 }
 
 /// The full schema of one table.
@@ -48,6 +54,9 @@ pub struct TableSchema {
     pub columns: Vec<Column>,
     /// Names of the primary-key columns, if any.
     pub primary_key: Vec<String>,
+    /// Rows, as the database estimates them cheaply; absent if unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_estimate: Option<u64>,
 }
 
 /// Input of `describe_table`.

@@ -4,7 +4,7 @@
 //! statements. Only plugins of kind `database` may import it: the host
 //! refuses to load a tool or connector that does.
 
-pub use crate::wit::quiver::plugin::sql::{Rows, Value};
+pub use crate::wit::quiver::plugin::sql::{ColumnInfo, Rows, TableInfo, Value};
 
 use crate::ToolError;
 
@@ -16,6 +16,19 @@ pub fn query(statement: &str, params: &[Value]) -> Result<Rows, ToolError> {
 /// Run a statement that changes data; returns the number of rows affected.
 pub fn execute(statement: &str, params: &[Value]) -> Result<u64, ToolError> {
     crate::wit::quiver::plugin::sql::execute(statement, params).map_err(crate::__rt::from_wit_error)
+}
+
+/// The tables the host exposes for this adapter's database, sorted by name:
+/// hidden tables and columns are never listed, and the operator's
+/// descriptions are filled in.
+pub fn tables() -> Result<Vec<TableInfo>, ToolError> {
+    crate::wit::quiver::plugin::sql::tables().map_err(crate::__rt::from_wit_error)
+}
+
+/// The SQL dialect of the connection: `sqlite`, `postgresql`, or `none`
+/// when no database is configured.
+pub fn dialect() -> String {
+    crate::wit::quiver::plugin::sql::dialect()
 }
 
 /// The JSON form of one SQL value, as models see query results: numbers,

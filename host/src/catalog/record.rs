@@ -106,7 +106,7 @@ impl ToolEntry {
         let stub = plugin.stub();
         let entry = |a: &crate::load::StubAction, name: String| ToolEntry {
             name,
-            origin: stub.name.clone(),
+            origin: plugin.name().to_owned(),
             action: a.name.clone(),
             category: stub.kind.into(),
             summary: a.summary.clone(),

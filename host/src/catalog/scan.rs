@@ -12,17 +12,33 @@ use std::sync::Arc;
 use super::mcp::{self, UpstreamServer};
 use super::skill::{self, Skill};
 use super::snapshot::{Catalog, Rejection};
+use crate::contract::Kind;
 use crate::error::{Error, Result};
 use crate::load::{FileStamp, Origin, Plugin, RawPluginSettings, SettingsResolver, stub};
+use crate::sandbox::sql::{Database, SqlGrant};
 
 /// An embedded plugin: a file name and its bytes.
 pub type Embedded = (&'static str, &'static [u8]);
+
+/// A configured database, served by a database adapter under the
+/// database's own name.
+#[derive(Debug, Clone)]
+pub struct DatabaseSource {
+    /// The database.
+    pub database: Arc<Database>,
+    /// The adapter plugin that serves it; `None`: the generic adapter.
+    pub adapter: Option<String>,
+}
 
 /// Where a catalog's resources come from.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Sources<'a> {
     /// Plugins embedded in the program.
     pub embedded: &'a [Embedded],
+    /// The generic database adapter, for databases that name none.
+    pub adapter: Option<Embedded>,
+    /// The configured databases.
+    pub databases: &'a [DatabaseSource],
     /// Folder of `*.wasm` plugins.
     pub plugins_dir: Option<&'a Path>,
     /// Folder of skill folders.
@@ -84,7 +100,55 @@ impl Catalog {
                 catalog.add_file(&path, settings, previous, keep_bytes);
             }
         }
+        for source in sources.databases {
+            catalog.add_database(source, sources.adapter, settings, previous);
+        }
         Ok(catalog)
+    }
+
+    /// Serve `source` under its name, through its adapter.
+    fn add_database(
+        &mut self,
+        source: &DatabaseSource,
+        generic: Option<Embedded>,
+        settings: &SettingsResolver,
+        previous: Option<&Catalog>,
+    ) {
+        let name = source.database.name();
+        let origin = format!("[databases.{name}]");
+        let adapter = match &source.adapter {
+            Some(adapter) => match self.plugins.get(adapter).filter(|p| p.stub().kind == Kind::Database) {
+                Some(plugin) => (plugin.stub().clone(), plugin.origin().clone()),
+                None => {
+                    let error = Error::config(origin.clone(), format!("adapter `{adapter}` is not a database adapter plugin of this host"));
+                    return self.refuse(origin, error);
+                }
+            },
+            None => match generic {
+                Some((file_name, bytes)) => match stub::read(bytes, file_name) {
+                    Ok(stub) => (stub, Origin::Embedded { file_name, bytes }),
+                    Err(error) => return self.refuse(origin, error),
+                },
+                None => {
+                    let error = Error::config(origin.clone(), "no generic database adapter is built in; name one with `adapter`");
+                    return self.refuse(origin, error);
+                }
+            },
+        };
+        let grant = SqlGrant::new(source.database.clone());
+        let reused = previous.and_then(|p| p.plugins.get(name)).filter(|p| {
+            p.is_instance() && p.origin().same_as(&adapter.1) && p.settings().grants.sql == grant
+        });
+        if let Some(plugin) = reused {
+            return self.insert(plugin.clone(), false);
+        }
+        match settings.resolve(name, None) {
+            Ok(mut resolved) => {
+                resolved.grants.sql = grant;
+                self.insert(Arc::new(Plugin::instance(name, adapter.0, adapter.1, resolved)), false);
+            }
+            Err(error) => self.refuse(origin, error),
+        }
     }
 
     fn refuse(&mut self, origin: String, error: Error) {

@@ -13,6 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Category;
+use crate::contract::Access;
+use crate::invoke::Caller;
 use crate::error::{Error, Result};
 
 /// How skills are shown.
@@ -55,6 +57,10 @@ pub struct PolicySettings {
     pub selection_max: Option<usize>,
     /// Built-in tools that are always resident, by model-facing name.
     pub pinned: Option<Vec<String>>,
+    /// The highest access this agent may use, per resource (a plugin, a
+    /// database, an MCP server); `*` for every other one. Unlisted:
+    /// whatever the resource itself allows.
+    pub access: Option<BTreeMap<String, Access>>,
 }
 
 /// The resolved policy of one session.
@@ -78,6 +84,9 @@ pub struct Policy {
     pub selection_max: usize,
     /// Always-resident built-in tools.
     pub pinned: BTreeSet<String>,
+    /// Who calls are made for: the agent and its access grants.
+    #[serde(skip)]
+    pub caller: Caller,
 }
 
 /// Default `REACT_TOOL_SELECTION_THRESHOLD`.
@@ -176,6 +185,10 @@ impl Policy {
             )?,
             selection_max: number("REACT_TOOL_SELECTION_MAX", p.selection_max, defaults.selection_max, DEFAULT_MAX)?,
             pinned: p.pinned.or_else(|| defaults.pinned.clone()).unwrap_or_default().into_iter().collect(),
+            caller: Caller {
+                agent: agent.map(str::to_owned),
+                access: std::sync::Arc::new(p.access.or_else(|| defaults.access.clone()).unwrap_or_default()),
+            },
         };
         Ok(policy)
     }
@@ -253,6 +266,17 @@ mod tests {
         assert_eq!(coder.skills, SkillMode::Inline);
         assert_eq!(coder.selection_max, 3);
         assert_eq!(coder.categories, Category::all());
+    }
+
+    #[test]
+    fn access_grants_come_from_the_profile() {
+        let profiles = agents("[reader]\naccess = { chinook = \"read\", \"*\" = \"write\" }\n");
+        let reader = Policy::resolve(&PolicySettings::default(), &profiles, Some("reader"), &env(&[])).unwrap();
+        assert_eq!(reader.caller.ceiling("chinook"), Access::Read);
+        assert_eq!(reader.caller.ceiling("other"), Access::Write);
+        assert_eq!(reader.caller.agent.as_deref(), Some("reader"));
+        let anyone = Policy::resolve(&PolicySettings::default(), &profiles, None, &env(&[])).unwrap();
+        assert_eq!(anyone.caller.ceiling("chinook"), Access::Admin);
     }
 
     #[test]

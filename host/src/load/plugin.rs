@@ -17,6 +17,9 @@ use crate::sandbox::GuestState;
 /// new version of the file is a new `Plugin`.
 pub struct Plugin {
     stub: Stub,
+    /// The name it is served under when it is not its stub's (an adapter
+    /// serving a configured database).
+    instance: Option<String>,
     origin: Origin,
     settings: PluginSettings,
     prepared: OnceCell<Result<Arc<Prepared>>>,
@@ -34,7 +37,7 @@ pub struct Prepared {
 impl std::fmt::Debug for Plugin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Plugin")
-            .field("name", &self.stub.name)
+            .field("name", &self.name())
             .field("origin", &self.origin)
             .field("loaded", &self.is_loaded())
             .finish()
@@ -44,7 +47,18 @@ impl std::fmt::Debug for Plugin {
 impl Plugin {
     /// A plugin with a stub already read from its bytes.
     pub fn new(stub: Stub, origin: Origin, settings: PluginSettings) -> Plugin {
-        Plugin { stub, origin, settings, prepared: OnceCell::new(), tables: Default::default() }
+        Plugin { stub, instance: None, origin, settings, prepared: OnceCell::new(), tables: Default::default() }
+    }
+
+    /// The component with `stub` served under another `name`, with its own
+    /// settings: one adapter component serving each configured database.
+    pub fn instance(name: &str, stub: Stub, origin: Origin, settings: PluginSettings) -> Plugin {
+        Plugin { instance: Some(name.to_owned()), ..Plugin::new(stub, origin, settings) }
+    }
+
+    /// Whether it is served under a name of its own (see [`instance`](Self::instance)).
+    pub fn is_instance(&self) -> bool {
+        self.instance.is_some()
     }
 
     /// Its Tier-1 stub.
@@ -52,9 +66,9 @@ impl Plugin {
         &self.stub
     }
 
-    /// Its name.
+    /// The name it is served under: its stub's, or its instance name.
     pub fn name(&self) -> &str {
-        &self.stub.name
+        self.instance.as_deref().unwrap_or(&self.stub.name)
     }
 
     /// Where it comes from.

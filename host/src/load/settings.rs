@@ -114,7 +114,7 @@ impl SettingsResolver {
         };
         check_limits(&section, &limits, self.max_memory_mb)?;
         let http = HttpGrant::parse(&raw.allow_http).map_err(|e| Error::config(section, format!("allow_http: {e}")))?;
-        let grants = Grants { limits, config: ConfigGrant::new(raw.config.clone()), http };
+        let grants = Grants { limits, config: ConfigGrant::new(raw.config.clone()), http, ..Grants::default() };
         Ok(PluginSettings { grants, preload: raw.preload.unwrap_or(false) })
     }
 

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::catalog::{Catalog, Embedded, Live, Sources};
+use crate::catalog::{Catalog, DatabaseSource, Embedded, Live, Sources};
 use crate::error::Result;
 use crate::load::SettingsResolver;
 use crate::runtime::WasmRuntime;
@@ -30,12 +30,18 @@ pub struct Folders {
     pub skills: Option<PathBuf>,
     /// Folder of saved MCP `tools/list` results.
     pub mcp: Option<PathBuf>,
+    /// The generic database adapter.
+    pub adapter: Option<Embedded>,
+    /// The configured databases.
+    pub databases: Vec<DatabaseSource>,
 }
 
 impl Folders {
     fn sources(&self) -> Sources<'_> {
         Sources {
             embedded: &self.embedded,
+            adapter: self.adapter,
+            databases: &self.databases,
             plugins_dir: self.plugins.as_deref(),
             skills_dir: self.skills.as_deref(),
             mcp_dir: self.mcp.as_deref(),

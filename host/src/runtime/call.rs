@@ -8,7 +8,7 @@
 
 use wasmtime::{Engine, Store, Trap};
 
-use crate::contract::guest_error;
+use crate::contract::{Access, guest_error};
 use crate::contract::tool::ToolPre;
 use crate::error::{Error, Result};
 use crate::load::{Manifest, Plugin};
@@ -21,7 +21,7 @@ const WALL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 /// Run `describe()` in a fresh instance and check the manifest.
 pub(crate) async fn describe(engine: &Engine, pre: &ToolPre<GuestState>, plugin: &Plugin) -> Result<Manifest> {
     let grants = &plugin.settings().grants;
-    let mut store = sandbox::store(engine, plugin.name(), grants);
+    let mut store = sandbox::store(engine, plugin.name(), grants, Access::Read);
     let outcome = tokio::time::timeout(grants.limits.timeout() + WALL_GRACE, async {
         let instance = pre.instantiate_async(&mut store).await?;
         instance.quiver_plugin_plugin().call_describe(&mut store).await
@@ -38,10 +38,11 @@ pub(crate) async fn invoke(
     plugin: &Plugin,
     action: &str,
     input: &str,
+    ceiling: Access,
 ) -> Result<serde_json::Value> {
     let grants = &plugin.settings().grants;
     let limits = grants.limits;
-    let mut store = sandbox::store(engine, plugin.name(), grants);
+    let mut store = sandbox::store(engine, plugin.name(), grants, ceiling);
     let outcome = tokio::time::timeout(limits.timeout() + WALL_GRACE, async {
         let instance = pre.instantiate_async(&mut store).await?;
         instance.quiver_plugin_plugin().call_invoke(&mut store, action, input).await

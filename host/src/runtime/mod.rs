@@ -17,7 +17,8 @@ use wasmtime::Engine;
 
 use crate::catalog::{Catalog, ToolEntry, ToolRecord};
 use crate::error::{Error, Result};
-use crate::invoke::{Backend, BoxFuture};
+use crate::contract::Access;
+use crate::invoke::{Backend, BoxFuture, Caller};
 use crate::load::cache::ArtifactCache;
 use crate::load::compile::Compiler;
 use crate::load::{ActionSpec, LoadStats, Plugin, Prepared};
@@ -76,8 +77,9 @@ impl WasmRuntime {
     }
 
     /// Run `action` of `plugin` with `input`, after checking it against
-    /// the action's schema.
-    pub async fn invoke(&self, plugin: &Plugin, action: &str, input: &Value) -> Result<Value> {
+    /// the action's schema; `ceiling` is the caller's highest access to
+    /// what the plugin reaches.
+    pub async fn invoke(&self, plugin: &Plugin, action: &str, input: &Value, ceiling: Access) -> Result<Value> {
         let prepared = self.prepare(plugin).await?;
         let spec = prepared.manifest.action(action).ok_or_else(|| Error::UnknownAction {
             plugin: plugin.name().to_owned(),
@@ -87,7 +89,7 @@ impl WasmRuntime {
         validate(plugin, spec, input)?;
         let input = input.to_string();
         let _permit = self.permit().await?;
-        call::invoke(&self.engine, &prepared.pre, plugin, action, &input).await
+        call::invoke(&self.engine, &prepared.pre, plugin, action, &input, ceiling).await
     }
 }
 
@@ -139,12 +141,18 @@ impl Backend for WasmRuntime {
         })
     }
 
-    fn call<'a>(&'a self, catalog: &'a Catalog, tool: &'a ToolEntry, input: Value) -> BoxFuture<'a, Result<Value>> {
+    fn call<'a>(
+        &'a self,
+        catalog: &'a Catalog,
+        tool: &'a ToolEntry,
+        input: Value,
+        caller: &'a Caller,
+    ) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let plugin = catalog
                 .get(&tool.origin)
                 .ok_or_else(|| Error::UnknownPlugin { plugin: tool.origin.clone(), known: catalog.names() })?;
-            self.invoke(plugin, &tool.action, &input).await
+            self.invoke(plugin, &tool.action, &input, caller.ceiling(&tool.origin)).await
         })
     }
 }

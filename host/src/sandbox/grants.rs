@@ -3,6 +3,7 @@
 use super::config::ConfigGrant;
 use super::http::HttpGrant;
 use super::limits::Limits;
+use super::sql::SqlGrant;
 
 /// What the operator grants one plugin, per capability.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -13,4 +14,6 @@ pub struct Grants {
     pub config: ConfigGrant,
     /// Where it may send HTTP requests (connectors).
     pub http: HttpGrant,
+    /// The database it reaches (database adapters).
+    pub sql: SqlGrant,
 }

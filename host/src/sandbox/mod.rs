@@ -10,7 +10,7 @@
 //! | `log` (+ stdout/stderr) | [`log`] | every kind | `max_log_kb` | output dropped past the budget |
 //! | `config` | [`config`] | every kind | [`ConfigGrant`](config::ConfigGrant) | `none` for any other key |
 //! | `wasi:http` | [`http`] | connectors | [`HttpGrant`](http::HttpGrant) | `HTTP-request-denied` |
-//! | `sql` | [`sql`] | database adapters | (no backend yet) | `unavailable` |
+//! | `sql` | [`sql`] | database adapters | [`SqlGrant`](sql::SqlGrant): one configured database | `denied` (policy, read-only), `unavailable` |
 //!
 //! A capability knows nothing of the others or of the store: it is linked
 //! with a getter of its own state (`link(linker, |state| &mut state.log)`)
@@ -29,7 +29,7 @@ pub mod limits;
 mod linkers;
 pub(crate) mod log;
 pub mod secrets;
-pub(crate) mod sql;
+pub mod sql;
 mod store;
 pub(crate) mod wasi;
 

@@ -15,7 +15,7 @@ use super::http::HttpState;
 use super::limits::Limiter;
 use super::log::{Last, LogState};
 use super::sql::SqlState;
-use crate::contract::wit;
+use crate::contract::{Access, wit};
 
 /// Most resources (streams, requests, fields...) one call may hold at once.
 const MAX_RESOURCES: usize = 4096;
@@ -41,7 +41,7 @@ pub(crate) struct Ending {
 }
 
 impl GuestState {
-    fn new(plugin: &str, grants: &Grants) -> GuestState {
+    fn new(plugin: &str, grants: &Grants, ceiling: Access, deadline: Instant) -> GuestState {
         let plugin: Arc<str> = Arc::from(plugin);
         let log = LogState::new(plugin.clone(), grants.limits.log_bytes());
         let mut table = ResourceTable::new();
@@ -52,7 +52,7 @@ impl GuestState {
             log,
             config: grants.config.clone(),
             http: HttpState::new(&grants.http),
-            sql: SqlState::new(plugin),
+            sql: SqlState::new(plugin, &grants.sql, ceiling, deadline),
             limiter: Limiter::new(&grants.limits),
         }
     }
@@ -64,11 +64,12 @@ impl GuestState {
 }
 
 /// A fresh store for one call of `plugin`, under its grants: a memory cap
-/// and a deadline (epoch interruption) from its limits.
-pub(crate) fn store(engine: &Engine, plugin: &str, grants: &Grants) -> Store<GuestState> {
-    let mut store = Store::new(engine, GuestState::new(plugin, grants));
-    store.limiter(|state| &mut state.limiter);
+/// and a deadline (epoch interruption) from its limits. `ceiling` is the
+/// highest access the caller has to what the plugin reaches.
+pub(crate) fn store(engine: &Engine, plugin: &str, grants: &Grants, ceiling: Access) -> Store<GuestState> {
     let deadline = Instant::now() + grants.limits.timeout();
+    let mut store = Store::new(engine, GuestState::new(plugin, grants, ceiling, deadline));
+    store.limiter(|state| &mut state.limiter);
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |_| {
         Ok(if Instant::now() >= deadline { UpdateDeadline::Interrupt } else { UpdateDeadline::Yield(1) })
@@ -97,7 +98,7 @@ mod tests {
 
     #[test]
     fn resource_tables_are_bounded() {
-        let state = GuestState::new("p", &Grants::default());
+        let state = GuestState::new("p", &Grants::default(), Access::Read, Instant::now());
         assert_eq!(state.table.max_capacity(), MAX_RESOURCES);
     }
 }

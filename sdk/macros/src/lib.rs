@@ -313,10 +313,16 @@ fn glue(
         Kind::Connector => quote!(Connector),
         Kind::Database => quote!(Database),
     };
+    // The interfaces of this contract version, as wit-bindgen names them.
+    let interface = |name: &str| {
+        let (package, version) = quiver_contract::CONTRACT.split_once('@').expect("a versioned contract");
+        format!("{package}/{name}@{version}")
+    };
+    let (types, log, config, sql) = (interface("types"), interface("log"), interface("config"), interface("sql"));
     let mut with = quote! {
-        "quiver:plugin/types@0.1.0": ::quiver_sdk::wit::quiver::plugin::types,
-        "quiver:plugin/log@0.1.0": ::quiver_sdk::wit::quiver::plugin::log,
-        "quiver:plugin/config@0.1.0": ::quiver_sdk::wit::quiver::plugin::config,
+        #types: ::quiver_sdk::wit::quiver::plugin::types,
+        #log: ::quiver_sdk::wit::quiver::plugin::log,
+        #config: ::quiver_sdk::wit::quiver::plugin::config,
     };
     match options.kind {
         Kind::Tool => {}
@@ -329,7 +335,7 @@ fn glue(
             "wasi:clocks/monotonic-clock@0.2.12": ::quiver_sdk::wit::wasi::clocks::monotonic_clock,
         }),
         Kind::Database => with.extend(quote! {
-            "quiver:plugin/sql@0.1.0": ::quiver_sdk::wit::quiver::plugin::sql,
+            #sql: ::quiver_sdk::wit::quiver::plugin::sql,
         }),
     }
 

@@ -82,7 +82,7 @@ fn build_host(cli: &Cli) -> Result<Host> {
     let bundled = !cli.no_bundled && config.bundled.unwrap_or(true);
     let mut builder = Host::builder().config(config);
     if bundled {
-        builder = builder.bundled();
+        builder = builder.bundled().demo_databases();
     }
     if cli.no_cache {
         builder = builder.cache_dir(None);

@@ -70,7 +70,7 @@ impl MetaTool for Connector {
                 let stub = p.stub();
                 let actions: Vec<&str> = stub.action_names().collect();
                 let actions = first_names(actions.into_iter(), SHOWN_ACTIONS);
-                format!("- {}: {} Actions: {actions}", stub.name, stub.description)
+                format!("- {}: {} Actions: {actions}", p.name(), stub.description)
             })
             .collect()
     }
@@ -96,8 +96,8 @@ impl MetaTool for Connector {
                             access: r.access,
                         })
                         .collect();
-                    let stub = plugin.stub();
-                    Ok(to_value(Discovered { connector: &stub.name, description: &stub.description, actions }))
+                    let description = &plugin.stub().description;
+                    Ok(to_value(Discovered { connector: plugin.name(), description, actions }))
                 }
                 Subcommand::Execute => {
                     let action = args.action.ok_or_else(|| missing(Self::NAME, "action", "execute"))?;
@@ -105,7 +105,7 @@ impl MetaTool for Connector {
                     let known = || tools.iter().map(|t| t.action.clone());
                     let tool =
                         named(Self::NAME, "action", &action, tools.iter().find(|t| t.action == action), known())?;
-                    cx.backend.call(cx.catalog, tool, Value::Object(args.parameters.unwrap_or_default())).await
+                    cx.backend.call(cx.catalog, tool, Value::Object(args.parameters.unwrap_or_default()), cx.caller).await
                 }
             }
         })

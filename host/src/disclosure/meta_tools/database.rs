@@ -8,13 +8,14 @@ use serde_json::{Value, json};
 use super::tool::{CallContext, CallFuture, MetaTool, View, first_names, missing, named};
 use crate::catalog::Category;
 use crate::contract::Kind;
+use crate::sandbox::sql::TableList;
 use crate::error::{Error, Result};
 use crate::load::Plugin;
 
 pub(crate) struct Database;
 
 /// Table names listed per database in Tier 1.
-const SHOWN_TABLES: usize = 10;
+use crate::sandbox::sql::SHOWN_TABLES;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -46,24 +47,36 @@ impl MetaTool for Database {
     const NAME: &'static str = "database";
     const CATEGORY: Category = Category::Database;
     const SECTION: &'static str = "Databases";
-    const PURPOSE: &'static str =
-        "Query a database: `list_tables`, then `discover` a table's columns, then `query` with read-only SQL.";
+    const PURPOSE: &'static str = "Query a database: `list_tables`, then `discover` a table's columns, then `query` \
+                                   with SQL (read-only unless the database grants more).";
     const LABEL: &'static str = "Databases";
     const CHOICE: Option<&'static str> = Some("database");
 
-    /// Name, one line, and the tables once they are known.
+    /// Name, one line, and its tables: read by the host from a configured
+    /// database, or as the adapter last listed them.
     fn lines(view: &View<'_>) -> Vec<String> {
         view.catalog
             .plugins_of(Kind::Database)
             .map(|p| {
-                let tables = match p.tables() {
-                    Some(tables) => {
-                        let names = first_names(tables.iter().map(String::as_str), SHOWN_TABLES);
-                        format!("Tables ({}): {names}", tables.len())
-                    }
-                    None => "Tables: see list_tables".to_owned(),
+                let (description, tables) = match p.settings().grants.sql.database() {
+                    Some(database) => (
+                        database.settings().description.clone().unwrap_or_else(|| p.stub().description.clone()),
+                        database.table_list(),
+                    ),
+                    None => (
+                        p.stub().description.clone(),
+                        p.tables().map_or(TableList::Unknown, |t| TableList::Known(t.to_vec())),
+                    ),
                 };
-                format!("- {}: {} {tables}", p.name(), p.stub().description)
+                let tables = match tables {
+                    TableList::Known(names) => {
+                        let shown = first_names(names.iter().map(String::as_str), SHOWN_TABLES);
+                        format!("Tables ({}): {shown}", names.len())
+                    }
+                    TableList::Unknown => "Tables: see list_tables".to_owned(),
+                    TableList::Failed(_) => "Tables: not readable now (see list_tables)".to_owned(),
+                };
+                format!("- {}: {description} {tables}", p.name())
             })
             .collect()
     }
@@ -108,7 +121,7 @@ async fn action(cx: &CallContext<'_>, plugin: &Plugin, name: &str, input: Value)
             action: name.to_owned(),
             known: plugin.stub().action_names().map(str::to_owned).collect(),
         })?;
-    cx.backend.call(cx.catalog, tool, input).await
+    cx.backend.call(cx.catalog, tool, input, cx.caller).await
 }
 
 /// Call the adapter's `list_tables`, remembering the names for Tier 1.

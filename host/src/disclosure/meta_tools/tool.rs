@@ -15,7 +15,7 @@ use crate::disclosure::formats::ToolDef;
 use crate::disclosure::policy::Policy;
 use crate::disclosure::search::SearchCache;
 use crate::error::{Error, Result};
-use crate::invoke::{Backend, BoxFuture};
+use crate::invoke::{Backend, BoxFuture, Caller};
 
 /// What a meta-tool's definition depends on.
 pub(crate) struct View<'a> {
@@ -31,6 +31,8 @@ pub(crate) struct CallContext<'a> {
     pub policy: &'a Policy,
     /// Where full definitions and results come from.
     pub backend: &'a dyn Backend,
+    /// Who the calls are made for.
+    pub caller: &'a Caller,
     /// The search index of each catalog version.
     pub search: &'a SearchCache,
     /// Tools this session may call directly; `request_tools` and

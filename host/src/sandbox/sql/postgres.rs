@@ -1,0 +1,398 @@
+//! The PostgreSQL backend (tokio-postgres, pooled by deadpool-postgres).
+//!
+//! Every statement runs in a transaction of its own: `READ ONLY` for read
+//! access (the server itself refuses writes), with `statement_timeout` set
+//! for it alone. Rows are read through a portal that fetches at most
+//! `row_limit + 1` rows, so a query that would return 10⁹ rows returns as
+//! soon as the limit is known to be passed. Past the call's deadline the
+//! statement is cancelled on the server and its connection dropped. A lost
+//! connection is an `unavailable` error; the pool replaces it on the next
+//! call.
+
+use std::time::{Duration, Instant};
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Timeouts};
+use tokio_postgres::NoTls;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
+
+use super::database::{Failure, Outcome, RawColumn, RawTable, Run};
+use super::policy::Effect;
+use super::sqlite::size_of;
+use crate::contract::database::quiver::plugin::sql::{Rows, Value};
+use crate::error::{Error, Result};
+use crate::sandbox::secrets::Secret;
+
+/// Connections kept open per database.
+const POOL: usize = 4;
+/// Longest wait to connect.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A PostgreSQL database.
+pub(crate) struct Postgres {
+    pool: Pool,
+}
+
+impl Postgres {
+    pub(crate) fn new(name: &str, url: &str, password: &Option<Secret>) -> Result<Postgres> {
+        let section = format!("[databases.{name}]");
+        let mut config: tokio_postgres::Config =
+            url.parse().map_err(|e| Error::config(section.clone(), format!("url: {e}")))?;
+        if let Some(password) = password {
+            config.password(password.expose());
+        }
+        config.connect_timeout(CONNECT_TIMEOUT).application_name("quiver");
+        let manager =
+            Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Verified });
+        let pool = Pool::builder(manager)
+            .max_size(POOL)
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(|e| Error::config(section, format!("cannot make the connection pool: {e}")))?;
+        Ok(Postgres { pool })
+    }
+
+    async fn client(&self, deadline: Instant) -> std::result::Result<deadpool_postgres::Object, Failure> {
+        let wait = deadline.saturating_duration_since(Instant::now()).min(CONNECT_TIMEOUT);
+        let timeouts = Timeouts { wait: Some(wait), create: Some(wait), recycle: Some(wait) };
+        self.pool.timeout_get(&timeouts).await.map_err(|e| Failure::Unavailable(format!("cannot connect: {}", chain(&e))))
+    }
+
+    /// Run one statement that passed the policy.
+    pub(crate) async fn run(&self, sql: &str, params: Vec<Value>, run: Run) -> std::result::Result<Outcome, Failure> {
+        let mut client = self.client(run.deadline).await?;
+        let limit = run.deadline.saturating_duration_since(Instant::now());
+        let cancel = client.cancel_token();
+        let work = async {
+            let transaction = client.build_transaction().read_only(!run.writable).start().await?;
+            transaction.batch_execute(&format!("SET LOCAL statement_timeout = {}", limit.as_millis().max(1))).await?;
+            let statement = transaction.prepare(sql).await?;
+            let params: Vec<Param> = params.into_iter().map(Param).collect();
+            let outcome = if run.rows {
+                let portal = transaction.bind_raw(&statement, params.iter().map(|p| p as &dyn ToSql)).await?;
+                let fetched = transaction.query_portal(&portal, run.row_limit as i32 + 1).await?;
+                Outcome::Rows(rows(&statement, fetched, run)?)
+            } else {
+                Outcome::Changed(transaction.execute_raw(&statement, params.iter().map(|p| p as &dyn ToSql)).await?)
+            };
+            // A read ends with the transaction rolled back (dropped).
+            if run.effect != Effect::Read {
+                transaction.commit().await?;
+            }
+            Ok::<_, tokio_postgres::Error>(outcome)
+        };
+        match tokio::time::timeout(limit + Duration::from_millis(100), work).await {
+            Ok(Ok(outcome)) => Ok(outcome),
+            Ok(Err(error)) => {
+                let failure = failure(&error, limit);
+                if matches!(failure, Failure::Unavailable(_)) {
+                    // Never hand a broken connection to the next call.
+                    let _ = deadpool_postgres::Object::take(client);
+                }
+                Err(failure)
+            }
+            Err(_elapsed) => {
+                // The server may still be running it: cancel it, and drop
+                // the connection, whose transaction was cut mid-way.
+                let _ = cancel.cancel_query(NoTls).await;
+                let _ = deadpool_postgres::Object::take(client);
+                Err(Failure::Timeout(limit))
+            }
+        }
+    }
+
+    /// Tables and views of the current schema, with columns, keys,
+    /// comments and the planner's row estimates.
+    pub(crate) async fn introspect(&self) -> std::result::Result<Vec<RawTable>, Failure> {
+        let client = self.client(Instant::now() + CONNECT_TIMEOUT).await?;
+        schema(&client).await.map_err(|e| failure(&e, CONNECT_TIMEOUT))
+    }
+
+    /// [`introspect`](Self::introspect) from a thread that is not a runtime's
+    /// worker, waiting at most `limit`.
+    pub(crate) fn introspect_blocking(&self, limit: Duration) -> std::result::Result<Vec<RawTable>, Failure> {
+        let pool = self.pool.clone();
+        let reader = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+            let runtime = runtime.map_err(|e| Failure::Unavailable(format!("cannot start a runtime: {e}")))?;
+            let this = Postgres { pool };
+            let result = runtime.block_on(async { tokio::time::timeout(limit, this.introspect()).await });
+            // Connections made on this runtime die with it: do not pool them.
+            this.pool.retain(|_, _| false);
+            result.unwrap_or_else(|_| Err(Failure::Timeout(limit)))
+        });
+        reader.join().unwrap_or_else(|_| Err(Failure::Unavailable("the schema's thread panicked".into())))
+    }
+}
+
+/// The error's own message and its causes, on one line.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn failure(error: &tokio_postgres::Error, limit: Duration) -> Failure {
+    if error.is_closed() {
+        return Failure::Unavailable(format!("the connection was lost: {}", chain(error)));
+    }
+    let Some(db) = error.as_db_error() else {
+        return Failure::Unavailable(chain(error));
+    };
+    let message = format!("{} ({})", db.message(), db.code().code());
+    match *db.code() {
+        SqlState::QUERY_CANCELED => Failure::Timeout(limit),
+        SqlState::READ_ONLY_SQL_TRANSACTION => Failure::ReadOnly(message),
+        SqlState::ADMIN_SHUTDOWN | SqlState::CRASH_SHUTDOWN | SqlState::CANNOT_CONNECT_NOW => {
+            Failure::Unavailable(message)
+        }
+        _ => Failure::Statement(message),
+    }
+}
+
+fn rows(statement: &tokio_postgres::Statement, fetched: Vec<tokio_postgres::Row>, run: Run) -> std::result::Result<Rows, tokio_postgres::Error> {
+    let columns: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
+    let (mut out, mut bytes, mut truncated) = (Vec::new(), 0usize, false);
+    for row in fetched {
+        if out.len() >= run.row_limit as usize {
+            truncated = true;
+            break;
+        }
+        let mut values = Vec::with_capacity(columns.len());
+        for i in 0..columns.len() {
+            let value = row.try_get::<_, Cell>(i)?.0;
+            bytes += size_of(&value);
+            values.push(value);
+        }
+        if bytes > run.max_bytes {
+            truncated = true;
+            break;
+        }
+        out.push(values);
+    }
+    Ok(Rows { columns, rows: out, truncated })
+}
+
+/// A parameter of the `sql` interface, written as the type the server expects.
+#[derive(Debug)]
+struct Param(Value);
+
+impl ToSql for Param {
+    fn to_sql(&self, ty: &Type, out: &mut bytes::BytesMut) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match &self.0 {
+            Value::Null => Ok(IsNull::Yes),
+            Value::Integer(i) => match *ty {
+                Type::INT2 => i16::try_from(*i)?.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*i)?.to_sql(ty, out),
+                Type::FLOAT4 => (*i as f32).to_sql(ty, out),
+                Type::FLOAT8 => (*i as f64).to_sql(ty, out),
+                Type::BOOL => (*i != 0).to_sql(ty, out),
+                _ => i.to_sql(ty, out),
+            },
+            Value::Real(f) => match *ty {
+                Type::FLOAT4 => (*f as f32).to_sql(ty, out),
+                _ => f.to_sql(ty, out),
+            },
+            Value::Text(s) => s.to_sql(ty, out),
+            Value::Blob(b) => b.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_ty: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+/// One value read from a row, whatever its column type.
+struct Cell(Value);
+
+impl<'a> FromSql<'a> for Cell {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        let value = match *ty {
+            Type::BOOL => Value::Integer(i64::from(bool::from_sql(ty, raw)?)),
+            Type::INT2 => Value::Integer(i16::from_sql(ty, raw)?.into()),
+            Type::INT4 => Value::Integer(i32::from_sql(ty, raw)?.into()),
+            Type::INT8 => Value::Integer(i64::from_sql(ty, raw)?),
+            Type::OID => Value::Integer(u32::from_sql(ty, raw)?.into()),
+            Type::FLOAT4 => Value::Real(f32::from_sql(ty, raw)?.into()),
+            Type::FLOAT8 => Value::Real(f64::from_sql(ty, raw)?),
+            Type::NUMERIC => numeric(raw)?,
+            Type::BYTEA => Value::Blob(raw.to_vec()),
+            Type::JSON | Type::JSONB => Value::Text(serde_json::Value::from_sql(ty, raw)?.to_string()),
+            Type::DATE => Value::Text(jiff::civil::Date::from_sql(ty, raw)?.to_string()),
+            Type::TIME => Value::Text(jiff::civil::Time::from_sql(ty, raw)?.to_string()),
+            Type::TIMESTAMP => Value::Text(jiff::civil::DateTime::from_sql(ty, raw)?.to_string()),
+            Type::TIMESTAMPTZ => Value::Text(jiff::Timestamp::from_sql(ty, raw)?.to_string()),
+            Type::UUID if raw.len() == 16 => Value::Text(uuid(raw)),
+            _ if <&str as FromSql>::accepts(ty) => Value::Text(<&str>::from_sql(ty, raw)?.to_owned()),
+            _ => {
+                return Err(format!(
+                    "values of type `{ty}` cannot be read by this host; cast the column to text (`column::text`)"
+                )
+                .into());
+            }
+        };
+        Ok(Cell(value))
+    }
+
+    fn from_sql_null(_ty: &Type) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Cell(Value::Null))
+    }
+
+    fn accepts(_ty: &Type) -> bool {
+        true
+    }
+}
+
+fn uuid(raw: &[u8]) -> String {
+    let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
+}
+
+/// A binary `numeric`: a number where `f64` holds it exactly enough to
+/// print the same digits, else its decimal text.
+fn numeric(raw: &[u8]) -> std::result::Result<Value, Box<dyn std::error::Error + Sync + Send>> {
+    let field = |i: usize| -> std::result::Result<i16, Box<dyn std::error::Error + Sync + Send>> {
+        raw.get(i * 2..i * 2 + 2).map(|b| i16::from_be_bytes([b[0], b[1]])).ok_or_else(|| "a short numeric".into())
+    };
+    let (digits, weight, sign, scale) = (field(0)? as usize, field(1)?, field(2)? as u16, field(3)? as usize);
+    if sign == 0xC000 {
+        return Ok(Value::Text("NaN".into()));
+    }
+    let groups: Vec<i16> = (0..digits).map(|i| field(4 + i)).collect::<std::result::Result<_, _>>()?;
+    // Base-10000 groups: the first has weight `weight`.
+    let mut integer = String::new();
+    let mut fraction = String::new();
+    for (i, group) in groups.iter().enumerate() {
+        let power = weight as i64 - i as i64;
+        if power >= 0 {
+            if integer.is_empty() {
+                integer = group.to_string();
+            } else {
+                integer.push_str(&format!("{group:04}"));
+            }
+        } else {
+            // Leading zero groups of the fraction.
+            while (fraction.len() as i64) < (-power - 1) * 4 {
+                fraction.push_str("0000");
+            }
+            fraction.push_str(&format!("{group:04}"));
+        }
+    }
+    // Trailing zero groups of the integer part.
+    let last_power = weight as i64 - groups.len() as i64 + 1;
+    if !groups.is_empty() && last_power > 0 {
+        for _ in 0..last_power {
+            integer.push_str("0000");
+        }
+    }
+    if integer.is_empty() {
+        integer.push('0');
+    }
+    fraction.truncate(scale);
+    while fraction.len() < scale {
+        fraction.push('0');
+    }
+    let text = format!("{}{integer}{}{fraction}", if sign == 0x4000 { "-" } else { "" }, if scale > 0 { "." } else { "" });
+    Ok(match text.parse::<f64>() {
+        Ok(number) if number.is_finite() && text.len() <= 17 => Value::Real(number),
+        _ => Value::Text(text),
+    })
+}
+
+async fn schema(client: &tokio_postgres::Client) -> std::result::Result<Vec<RawTable>, tokio_postgres::Error> {
+    let tables = client
+        .query(
+            "SELECT c.relname::text, coalesce(obj_description(c.oid, 'pg_class'), ''), \
+                    CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END \
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'v', 'm', 'p') ORDER BY 1",
+            &[],
+        )
+        .await?;
+    let columns = client
+        .query(
+            "SELECT c.relname::text, a.attname::text, format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, \
+                    coalesce(col_description(c.oid, a.attnum), '') \
+             FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = current_schema() AND a.attnum > 0 AND NOT a.attisdropped \
+             ORDER BY c.relname, a.attnum",
+            &[],
+        )
+        .await?;
+    let keys = client
+        .query(
+            "SELECT c.relname::text, con.contype::text, a.attname::text, fc.relname::text, fa.attname::text \
+             FROM pg_constraint con \
+             JOIN pg_class c ON c.oid = con.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+             CROSS JOIN LATERAL unnest(con.conkey) WITH ORDINALITY AS k(attnum, position) \
+             JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum \
+             LEFT JOIN pg_class fc ON fc.oid = con.confrelid \
+             LEFT JOIN pg_attribute fa ON fa.attrelid = con.confrelid AND fa.attnum = con.confkey[k.position] \
+             WHERE n.nspname = current_schema() AND con.contype IN ('p', 'f') \
+             ORDER BY c.relname, con.contype, k.position",
+            &[],
+        )
+        .await?;
+    let mut out = Vec::with_capacity(tables.len());
+    for table in tables {
+        let name: String = table.get(0);
+        let primary_key =
+            keys.iter().filter(|k| k.get::<_, String>(0) == name && k.get::<_, String>(1) == "p").map(|k| k.get(2)).collect();
+        let columns = columns
+            .iter()
+            .filter(|c| c.get::<_, String>(0) == name)
+            .map(|c| {
+                let column: String = c.get(1);
+                let references = keys
+                    .iter()
+                    .find(|k| k.get::<_, String>(0) == name && k.get::<_, String>(1) == "f" && k.get::<_, String>(2) == column)
+                    .map(|k| format!("{}.{}", k.get::<_, String>(3), k.get::<_, String>(4)));
+                RawColumn { name: column, data_type: c.get(2), nullable: c.get(3), comment: c.get(4), references }
+            })
+            .collect();
+        let row_estimate: Option<i64> = table.get(2);
+        out.push(RawTable {
+            name,
+            comment: table.get(1),
+            columns,
+            primary_key,
+            row_estimate: row_estimate.and_then(|n| u64::try_from(n).ok()),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encode(digits: &[i16], weight: i16, sign: u16, scale: u16) -> Vec<u8> {
+        let mut raw = Vec::new();
+        for field in [digits.len() as i16, weight, sign as i16, scale as i16] {
+            raw.extend_from_slice(&field.to_be_bytes());
+        }
+        for d in digits {
+            raw.extend_from_slice(&d.to_be_bytes());
+        }
+        raw
+    }
+
+    #[test]
+    fn numerics_decode_to_their_digits() {
+        assert_eq!(numeric(&encode(&[2328, 6000], 0, 0, 2)).unwrap(), Value::Real(2328.60));
+        assert_eq!(numeric(&encode(&[9900], -1, 0, 2)).unwrap(), Value::Real(0.99));
+        assert_eq!(numeric(&encode(&[100], -2, 0, 8)).unwrap(), Value::Real(0.000001));
+        assert_eq!(numeric(&encode(&[1], 1, 0x4000, 0)).unwrap(), Value::Real(-10000.0));
+        assert_eq!(numeric(&encode(&[], 0, 0, 0)).unwrap(), Value::Real(0.0));
+        let long = numeric(&encode(&[1234, 5678, 9012, 3456, 7890], 4, 0, 0)).unwrap();
+        assert_eq!(long, Value::Text("12345678901234567890".into()));
+    }
+}

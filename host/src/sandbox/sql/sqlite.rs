@@ -1,0 +1,293 @@
+//! The SQLite backend (rusqlite, with SQLite bundled).
+//!
+//! Read access opens the file read-only (`SQLITE_OPEN_READ_ONLY`) and sets
+//! `PRAGMA query_only`, so the engine itself refuses writes. Every
+//! connection that runs an agent's statement carries an authorizer (SQLite
+//! asks it about every table and column a statement reads, every function
+//! it calls): hidden tables and columns, system tables, `PRAGMA`, `ATTACH`
+//! and the denied functions are refused by the engine too, whatever the
+//! parser let through. A progress handler interrupts a statement past its
+//! deadline. Connections are pooled per mode; each statement runs on a
+//! blocking thread.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+
+use super::database::{Failure, Outcome, RawColumn, RawTable, Run};
+use super::policy::Hidden;
+use crate::contract::database::quiver::plugin::sql::{Rows, Value};
+
+/// Connections kept per mode.
+const POOL: usize = 4;
+
+/// A SQLite database file.
+pub(crate) struct Sqlite {
+    path: PathBuf,
+    /// Idle connections: (writable, connection).
+    idle: Mutex<Vec<(bool, Connection)>>,
+    hidden: Arc<Hidden>,
+}
+
+impl Sqlite {
+    pub(crate) fn new(path: PathBuf, hidden: Hidden) -> Sqlite {
+        Sqlite { path, idle: Mutex::new(Vec::new()), hidden: Arc::new(hidden) }
+    }
+
+    fn open(&self, writable: bool) -> Result<Connection, Failure> {
+        let flags = if writable { OpenFlags::SQLITE_OPEN_READ_WRITE } else { OpenFlags::SQLITE_OPEN_READ_ONLY }
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let unavailable = |e: rusqlite::Error| Failure::Unavailable(format!("cannot open {}: {e}", self.path.display()));
+        let mut connection = Connection::open_with_flags(&self.path, flags).map_err(unavailable)?;
+        if !writable {
+            connection.pragma_update(None, "query_only", true).map_err(unavailable)?;
+        }
+        let hidden = self.hidden.clone();
+        connection
+            .authorizer(Some(move |context: AuthContext<'_>| authorize(&hidden, writable, &context)))
+            .map_err(unavailable)?;
+        Ok(connection)
+    }
+
+    fn take(&self, writable: bool) -> Result<Connection, Failure> {
+        let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match idle.iter().position(|(w, _)| *w == writable) {
+            Some(i) => Ok(idle.swap_remove(i).1),
+            None => {
+                drop(idle);
+                self.open(writable)
+            }
+        }
+    }
+
+    fn give_back(&self, writable: bool, connection: Connection) {
+        let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if idle.iter().filter(|(w, _)| *w == writable).count() < POOL {
+            idle.push((writable, connection));
+        }
+    }
+
+    /// Run one statement that passed the policy.
+    pub(crate) async fn run(self: &Arc<Self>, statement: &str, params: Vec<Value>, run: Run) -> Result<Outcome, Failure> {
+        let this = self.clone();
+        let statement = statement.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let mut connection = this.take(run.writable)?;
+            let limit = run.deadline.saturating_duration_since(Instant::now());
+            let deadline = run.deadline;
+            let _ = connection.progress_handler(1_000, Some(move || Instant::now() >= deadline));
+            let outcome = execute(&connection, &statement, params, run).map_err(|e| failure(e, limit));
+            let _ = connection.progress_handler(0, None::<fn() -> bool>);
+            // A connection that failed mid-statement is not reused.
+            if outcome.is_ok() {
+                this.give_back(run.writable, connection);
+            }
+            outcome
+        })
+        .await
+        .map_err(|e| Failure::Unavailable(format!("the statement's thread failed: {e}")))?
+    }
+
+    /// The tables and views, read without any agent's restrictions.
+    pub(crate) async fn introspect(self: &Arc<Self>) -> Result<Vec<RawTable>, Failure> {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.introspect_blocking())
+            .await
+            .map_err(|e| Failure::Unavailable(format!("the schema's thread failed: {e}")))?
+    }
+
+    pub(crate) fn introspect_blocking(&self) -> Result<Vec<RawTable>, Failure> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let connection = Connection::open_with_flags(&self.path, flags)
+            .map_err(|e| Failure::Unavailable(format!("cannot open {}: {e}", self.path.display())))?;
+        schema(&connection).map_err(|e| Failure::Unavailable(format!("cannot read the schema: {e}")))
+    }
+}
+
+/// A SQLite file built from `sql` in `dir`, named after `name` and the
+/// SQL's digest: built once (in a temporary file, then renamed into place),
+/// then reused.
+pub fn materialize(name: &str, sql: &str, dir: &std::path::Path) -> std::io::Result<PathBuf> {
+    use sha2::{Digest, Sha256};
+    let digest = hex::encode(&Sha256::digest(sql.as_bytes())[..6]);
+    let path = dir.join(format!("{name}-{digest}.db"));
+    if path.is_file() {
+        return Ok(path);
+    }
+    std::fs::create_dir_all(dir)?;
+    let temporary = dir.join(format!(".{name}-{digest}.{}.tmp", std::process::id()));
+    let built = (|| {
+        let connection = Connection::open(&temporary).map_err(std::io::Error::other)?;
+        connection.execute_batch(&format!("BEGIN;\n{sql}\nCOMMIT;")).map_err(std::io::Error::other)?;
+        drop(connection);
+        std::fs::rename(&temporary, &path)
+    })();
+    if built.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    built.map(|()| path)
+}
+
+/// What SQLite's authorizer answers for an agent's statement.
+fn authorize(hidden: &Hidden, writable: bool, context: &AuthContext<'_>) -> Authorization {
+    let system = |table: &str| table.to_ascii_lowercase().starts_with("sqlite_");
+    let allowed = match context.action {
+        AuthAction::Select | AuthAction::Recursive => true,
+        AuthAction::Read { table_name, column_name } => {
+            !system(table_name) && !hidden.table(table_name) && !hidden.column(table_name, column_name)
+        }
+        AuthAction::Function { function_name } => !matches!(
+            function_name.to_ascii_lowercase().as_str(),
+            "load_extension" | "readfile" | "writefile" | "fts3_tokenizer" | "edit"
+        ),
+        AuthAction::Insert { table_name } | AuthAction::Delete { table_name } => {
+            writable && !system(table_name) && !hidden.table(table_name)
+        }
+        AuthAction::Update { table_name, column_name } => {
+            writable && !system(table_name) && !hidden.table(table_name) && !hidden.column(table_name, column_name)
+        }
+        AuthAction::Pragma { .. } | AuthAction::Attach { .. } | AuthAction::Detach { .. } => false,
+        AuthAction::Transaction { .. } | AuthAction::Savepoint { .. } => false,
+        // DDL and everything else: only where writing is allowed (the
+        // policy decided whether this access level may change the schema).
+        _ => writable,
+    };
+    if allowed { Authorization::Allow } else { Authorization::Deny }
+}
+
+fn execute(connection: &Connection, sql: &str, params: Vec<Value>, run: Run) -> rusqlite::Result<Outcome> {
+    let mut statement = connection.prepare(sql)?;
+    let params: Vec<rusqlite::types::Value> = params.into_iter().map(to_sqlite).collect();
+    if !run.rows {
+        return Ok(Outcome::Changed(statement.execute(rusqlite::params_from_iter(params))? as u64));
+    }
+    let columns: Vec<String> = statement.column_names().into_iter().map(str::to_owned).collect();
+    let width = columns.len();
+    let mut rows = statement.query(rusqlite::params_from_iter(params))?;
+    let (mut out, mut bytes, mut truncated) = (Vec::new(), 0usize, false);
+    while let Some(row) = rows.next()? {
+        if out.len() >= run.row_limit as usize {
+            truncated = true;
+            break;
+        }
+        let mut values = Vec::with_capacity(width);
+        for i in 0..width {
+            let value = from_sqlite(row.get_ref(i)?);
+            bytes += size_of(&value);
+            values.push(value);
+        }
+        if bytes > run.max_bytes {
+            truncated = true;
+            break;
+        }
+        out.push(values);
+    }
+    Ok(Outcome::Rows(Rows { columns, rows: out, truncated }))
+}
+
+/// The bytes a value counts against the result cap.
+pub(crate) fn size_of(value: &Value) -> usize {
+    match value {
+        Value::Text(text) => text.len(),
+        Value::Blob(bytes) => bytes.len(),
+        _ => 8,
+    }
+}
+
+fn failure(error: rusqlite::Error, limit: Duration) -> Failure {
+    use rusqlite::ErrorCode;
+    match error.sqlite_error_code() {
+        Some(ErrorCode::OperationInterrupted) => Failure::Timeout(limit),
+        Some(ErrorCode::ReadOnly) => Failure::ReadOnly(error.to_string()),
+        Some(ErrorCode::AuthorizationForStatementDenied) => {
+            Failure::ReadOnly(format!("not authorized: {error}"))
+        }
+        Some(ErrorCode::CannotOpen | ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt | ErrorCode::SystemIoFailure) => {
+            Failure::Unavailable(error.to_string())
+        }
+        _ => Failure::Statement(error.to_string()),
+    }
+}
+
+fn to_sqlite(value: Value) -> rusqlite::types::Value {
+    use rusqlite::types::Value as V;
+    match value {
+        Value::Null => V::Null,
+        Value::Integer(i) => V::Integer(i),
+        Value::Real(f) => V::Real(f),
+        Value::Text(s) => V::Text(s),
+        Value::Blob(b) => V::Blob(b),
+    }
+}
+
+fn from_sqlite(value: ValueRef<'_>) -> Value {
+    match value {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Integer(i),
+        ValueRef::Real(f) => Value::Real(f),
+        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+    }
+}
+
+/// Tables and views with their columns, keys and (where `ANALYZE` ran)
+/// row estimates.
+fn schema(connection: &Connection) -> rusqlite::Result<Vec<RawTable>> {
+    let mut names = connection.prepare(
+        "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' \
+         ORDER BY name",
+    )?;
+    let names: Vec<String> = names.query_map([], |row| row.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let has_stats: bool = connection
+        .query_row("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'", [], |row| row.get::<_, i64>(0))
+        .map(|n| n > 0)?;
+    let mut tables = Vec::with_capacity(names.len());
+    for name in names {
+        let mut keys = connection.prepare("SELECT \"from\", \"table\", \"to\" FROM pragma_foreign_key_list(?1)")?;
+        let keys: Vec<(String, String, Option<String>)> =
+            keys.query_map([&name], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?.collect::<rusqlite::Result<_>>()?;
+        let mut info = connection.prepare("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1) ORDER BY cid")?;
+        let mut primary: Vec<(i64, String)> = Vec::new();
+        let columns = info
+            .query_map([&name], |row| {
+                let column: String = row.get(0)?;
+                let pk: i64 = row.get(3)?;
+                Ok((column, row.get::<_, String>(1)?, row.get::<_, i64>(2)? != 0, pk))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?
+            .into_iter()
+            .map(|(column, data_type, not_null, pk)| {
+                if pk > 0 {
+                    primary.push((pk, column.clone()));
+                }
+                let references = keys.iter().find(|(from, ..)| *from == column).map(|(_, table, to)| {
+                    format!("{table}.{}", to.clone().unwrap_or_else(|| "rowid".into()))
+                });
+                RawColumn { name: column, data_type, nullable: !not_null && pk == 0, comment: String::new(), references }
+            })
+            .collect();
+        primary.sort();
+        let row_estimate = if has_stats {
+            connection
+                .query_row("SELECT stat FROM sqlite_stat1 WHERE tbl = ?1 AND idx IS NULL OR tbl = ?1 LIMIT 1", [&name], |row| {
+                    row.get::<_, String>(0)
+                })
+                .ok()
+                .and_then(|stat| stat.split_whitespace().next().and_then(|n| n.parse().ok()))
+        } else {
+            None
+        };
+        tables.push(RawTable {
+            name,
+            comment: String::new(),
+            columns,
+            primary_key: primary.into_iter().map(|(_, c)| c).collect(),
+            row_estimate,
+        });
+    }
+    Ok(tables)
+}
