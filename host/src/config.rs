@@ -47,8 +47,17 @@ use crate::disclosure::policy::PolicySettings;
 use crate::disclosure::select::SelectorConfig;
 use crate::error::{Error, Result};
 use crate::load::{PluginSettings, RawPluginSettings, SettingsResolver};
-use crate::sandbox::sql::{DatabaseSettings, RawDatabase};
 use crate::sandbox::limits::{EngineSettings, Limits};
+use crate::sandbox::sql::{DatabaseSettings, RawDatabase};
+
+/// The `[audit]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditSettings {
+    /// Append one JSON line per call to this file (relative to the config
+    /// file). Off when unset.
+    pub path: Option<PathBuf>,
+}
 
 /// The configuration file as written.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -89,6 +98,9 @@ pub struct Config {
     /// Whether to serve the bundled demo database (default: with the
     /// bundled plugins).
     pub demo: Option<bool>,
+    /// The audit log.
+    #[serde(default)]
+    pub audit: AuditSettings,
     /// The folder relative paths are resolved against (the config file's).
     #[serde(skip)]
     pub base: Option<PathBuf>,
@@ -109,9 +121,15 @@ impl Config {
     pub fn parse(text: &str, base: &Path) -> Result<Config> {
         let mut config: Config = toml::from_str(text).map_err(|e| Error::config("the file", e.to_string()))?;
         config.base = Some(base.to_owned());
-        for dir in [&mut config.plugins_dir, &mut config.cache_dir, &mut config.skills_dir, &mut config.mcp_dir]
-            .into_iter()
-            .flatten()
+        for dir in [
+            &mut config.plugins_dir,
+            &mut config.cache_dir,
+            &mut config.skills_dir,
+            &mut config.mcp_dir,
+            &mut config.audit.path,
+        ]
+        .into_iter()
+        .flatten()
         {
             if !dir.as_os_str().is_empty() && dir.is_relative() {
                 *dir = base.join(&*dir);

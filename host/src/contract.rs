@@ -32,6 +32,7 @@ pub(crate) mod database {
         path: "../wit",
         world: "quiver:plugin/database-adapter",
         imports: { default: async | trappable },
+        additional_derives: [PartialEq],
         exports: { default: async },
         with: {
             "quiver:plugin/types": super::tool::quiver::plugin::types,

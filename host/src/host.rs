@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::audit::{AuditLog, AuditRecord};
 use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Status};
 use crate::config::{self, Config};
 use crate::disclosure::policy::{Policy, PolicySettings};
@@ -114,7 +115,9 @@ impl HostBuilder {
             },
         };
         let mut databases = Vec::new();
+        let mut secrets = Vec::new();
         for settings in config.database_settings()? {
+            secrets.extend(settings.password.clone());
             databases.push(open_database(settings)?);
         }
         if self.demo && config.demo != Some(false) {
@@ -130,9 +133,10 @@ impl HostBuilder {
             databases,
         };
         let reloader = Arc::new(Reloader::start(folders, config.plugin_settings(), runtime.clone(), self.keep_bytes)?);
+        let audit = config.audit.path.clone().map(|path| Arc::new(AuditLog::new(Some(path), secrets)));
         let services = Arc::new(Services {
             live: reloader.live().clone(),
-            backend: Backends::new(runtime.clone(), Arc::new(SavedLists)),
+            backend: Backends::new(runtime.clone(), Arc::new(SavedLists), audit),
             selector: config.selector.build()?,
             search: SearchCache::default(),
         });
@@ -223,6 +227,12 @@ impl Host {
     /// What the host serves and what it refused.
     pub fn status(&self) -> Status {
         self.catalog().status()
+    }
+
+    /// The latest `limit` audited calls, newest last (only those of
+    /// `resource`, if given); empty when no audit log is configured.
+    pub fn audit(&self, limit: usize, resource: Option<&str>) -> Vec<AuditRecord> {
+        self.inner.services.backend.audit().map(|log| log.recent(limit, resource)).unwrap_or_default()
     }
 
     /// Rescan the folders and publish a new catalog snapshot if anything

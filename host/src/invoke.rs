@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::audit::{self, AuditLog, AuditRecord};
 use crate::catalog::{Catalog, ToolEntry, ToolRecord};
 use crate::contract::Access;
 use crate::error::{Error, Result};
@@ -70,17 +71,39 @@ pub trait Backend: Send + Sync {
     ) -> BoxFuture<'a, Result<Value>>;
 }
 
-/// Routes plugins and upstream servers to their backends.
+/// Routes plugins and upstream servers to their backends, refuses what a
+/// caller's grant does not cover, and audits every call.
 #[derive(Clone)]
 pub struct Backends {
     plugins: Arc<dyn Backend>,
     upstream: Arc<dyn Backend>,
+    audit: Option<Arc<AuditLog>>,
 }
 
 impl Backends {
-    /// Plugins run on `plugins`; upstream MCP servers on `upstream`.
-    pub fn new(plugins: Arc<dyn Backend>, upstream: Arc<dyn Backend>) -> Backends {
-        Backends { plugins, upstream }
+    /// Plugins run on `plugins`; upstream MCP servers on `upstream`; calls
+    /// are recorded in `audit`, if given.
+    pub fn new(plugins: Arc<dyn Backend>, upstream: Arc<dyn Backend>, audit: Option<Arc<AuditLog>>) -> Backends {
+        Backends { plugins, upstream, audit }
+    }
+
+    /// The audit log, if one is kept.
+    pub fn audit(&self) -> Option<&AuditLog> {
+        self.audit.as_deref()
+    }
+
+    async fn checked_call(&self, catalog: &Catalog, tool: &ToolEntry, input: Value, caller: &Caller) -> Result<Value> {
+        let granted = caller.ceiling(&tool.origin);
+        if tool.access > granted {
+            return Err(Error::Denied {
+                resource: tool.origin.clone(),
+                action: tool.action.clone(),
+                needed: tool.access,
+                granted,
+                agent: caller.agent.clone(),
+            });
+        }
+        self.of(catalog, &tool.origin).call(catalog, tool, input, caller).await
     }
 
     fn of(&self, catalog: &Catalog, origin: &str) -> &dyn Backend {
@@ -106,7 +129,7 @@ impl Backend for Backends {
         self.of(catalog, origin).definitions(catalog, origin)
     }
 
-    /// Refuse an action above the caller's grant, then run it.
+    /// Refuse an action above the caller's grant, else run it; audit it.
     fn call<'a>(
         &'a self,
         catalog: &'a Catalog,
@@ -114,18 +137,25 @@ impl Backend for Backends {
         input: Value,
         caller: &'a Caller,
     ) -> BoxFuture<'a, Result<Value>> {
-        let granted = caller.ceiling(&tool.origin);
-        if tool.access > granted {
-            let error = Error::Denied {
+        Box::pin(async move {
+            let Some(audit) = &self.audit else { return self.checked_call(catalog, tool, input, caller).await };
+            let (time, started) = (audit::now(), std::time::Instant::now());
+            let (bytes_in, params) = (input.to_string().len(), audit.redact(&input));
+            let result = self.checked_call(catalog, tool, input, caller).await;
+            audit.record(AuditRecord {
+                time,
+                agent: caller.agent.clone(),
                 resource: tool.origin.clone(),
                 action: tool.action.clone(),
-                needed: tool.access,
-                granted,
-                agent: caller.agent.clone(),
-            };
-            return Box::pin(async move { Err(error) });
-        }
-        self.of(catalog, &tool.origin).call(catalog, tool, input, caller)
+                access: tool.access,
+                outcome: audit::outcome(&result),
+                duration_ms: started.elapsed().as_secs_f64() * 1e3,
+                bytes_in,
+                bytes_out: result.as_ref().map_or(0, |v| v.to_string().len()),
+                params,
+            });
+            result
+        })
     }
 }
 
@@ -145,7 +175,13 @@ impl Backend for SavedLists {
         })
     }
 
-    fn call<'a>(&'a self, _: &'a Catalog, tool: &'a ToolEntry, _: Value, _: &'a Caller) -> BoxFuture<'a, Result<Value>> {
+    fn call<'a>(
+        &'a self,
+        _: &'a Catalog,
+        tool: &'a ToolEntry,
+        _: Value,
+        _: &'a Caller,
+    ) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             Err(Error::NotCallable {
                 name: tool.name.clone(),

@@ -19,7 +19,7 @@
 //! | ⑤ invocation | [`invoke`]: the [`Backend`](invoke::Backend) seam; [`runtime`]: the Wasm backend |
 //! | ⑥ disclosure | [`disclosure`]: modes, meta-tools, Tier-1 text, search, selection, tokens |
 //! | ⑦ sessions | [`session`]: one conversation |
-//! | side stage | [`reload`]: rescan, reconcile, publish; the folder watcher |
+//! | side stages | [`reload`]: rescan, reconcile, publish; the folder watcher. [`audit`]: one line per call |
 //! | wiring | [`Host`] (and [`config`], the file it is built from) |
 //! | ⑧ faces | [`faces`] (MCP, REST) over sessions, and the `quiver` binary |
 //!
@@ -32,6 +32,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod audit;
 pub mod catalog;
 pub mod config;
 pub mod contract;

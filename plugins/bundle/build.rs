@@ -42,7 +42,8 @@ fn main() {
         if adapters.contains(&component.package) { adapter_list.push_str(&entry) } else { plugins.push_str(&entry) }
     }
     let mut code = String::new();
-    writeln!(code, "/// The bundled plugins, sorted by file name.\npub static PLUGINS: &[Bundled] = &[\n{plugins}];").unwrap();
+    writeln!(code, "/// The bundled plugins, sorted by file name.\npub static PLUGINS: &[Bundled] = &[\n{plugins}];")
+        .unwrap();
     writeln!(code, "/// The bundled database adapters (served behind configured databases only).").unwrap();
     writeln!(code, "pub static ADAPTERS: &[Bundled] = &[\n{adapter_list}];").unwrap();
     std::fs::write(out_dir.join("plugins.rs"), code).unwrap();

@@ -5,6 +5,9 @@
 //! [`TestHost`] builds a host over a temporary plugins folder and a
 //! temporary compile cache, the way production builds one.
 
+pub mod databases;
+pub mod postgres;
+
 use std::path::{Path, PathBuf};
 
 use quiver::{Config, Host};

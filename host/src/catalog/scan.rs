@@ -120,7 +120,10 @@ impl Catalog {
             Some(adapter) => match self.plugins.get(adapter).filter(|p| p.stub().kind == Kind::Database) {
                 Some(plugin) => (plugin.stub().clone(), plugin.origin().clone()),
                 None => {
-                    let error = Error::config(origin.clone(), format!("adapter `{adapter}` is not a database adapter plugin of this host"));
+                    let error = Error::config(
+                        origin.clone(),
+                        format!("adapter `{adapter}` is not a database adapter plugin of this host"),
+                    );
                     return self.refuse(origin, error);
                 }
             },
@@ -130,15 +133,18 @@ impl Catalog {
                     Err(error) => return self.refuse(origin, error),
                 },
                 None => {
-                    let error = Error::config(origin.clone(), "no generic database adapter is built in; name one with `adapter`");
+                    let error = Error::config(
+                        origin.clone(),
+                        "no generic database adapter is built in; name one with `adapter`",
+                    );
                     return self.refuse(origin, error);
                 }
             },
         };
         let grant = SqlGrant::new(source.database.clone());
-        let reused = previous.and_then(|p| p.plugins.get(name)).filter(|p| {
-            p.is_instance() && p.origin().same_as(&adapter.1) && p.settings().grants.sql == grant
-        });
+        let reused = previous
+            .and_then(|p| p.plugins.get(name))
+            .filter(|p| p.is_instance() && p.origin().same_as(&adapter.1) && p.settings().grants.sql == grant);
         if let Some(plugin) = reused {
             return self.insert(plugin.clone(), false);
         }

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::Category;
 use crate::contract::Access;
-use crate::invoke::Caller;
 use crate::error::{Error, Result};
+use crate::invoke::Caller;
 
 /// How skills are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

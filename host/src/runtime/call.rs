@@ -8,8 +8,8 @@
 
 use wasmtime::{Engine, Store, Trap};
 
-use crate::contract::{Access, guest_error};
 use crate::contract::tool::ToolPre;
+use crate::contract::{Access, guest_error};
 use crate::error::{Error, Result};
 use crate::load::{Manifest, Plugin};
 use crate::sandbox::{self, GuestState};

@@ -16,8 +16,8 @@ use serde_json::Value;
 use wasmtime::Engine;
 
 use crate::catalog::{Catalog, ToolEntry, ToolRecord};
-use crate::error::{Error, Result};
 use crate::contract::Access;
+use crate::error::{Error, Result};
 use crate::invoke::{Backend, BoxFuture, Caller};
 use crate::load::cache::ArtifactCache;
 use crate::load::compile::Compiler;

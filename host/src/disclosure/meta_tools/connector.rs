@@ -105,7 +105,9 @@ impl MetaTool for Connector {
                     let known = || tools.iter().map(|t| t.action.clone());
                     let tool =
                         named(Self::NAME, "action", &action, tools.iter().find(|t| t.action == action), known())?;
-                    cx.backend.call(cx.catalog, tool, Value::Object(args.parameters.unwrap_or_default()), cx.caller).await
+                    cx.backend
+                        .call(cx.catalog, tool, Value::Object(args.parameters.unwrap_or_default()), cx.caller)
+                        .await
                 }
             }
         })

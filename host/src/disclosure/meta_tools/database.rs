@@ -5,12 +5,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::tool::{CallContext, CallFuture, MetaTool, View, first_names, missing, named};
+use super::tool::{CallContext, CallFuture, MetaTool, View, missing, named};
 use crate::catalog::Category;
 use crate::contract::Kind;
-use crate::sandbox::sql::TableList;
 use crate::error::{Error, Result};
 use crate::load::Plugin;
+use crate::sandbox::sql::TableList;
 
 pub(crate) struct Database;
 
@@ -70,8 +70,8 @@ impl MetaTool for Database {
                 };
                 let tables = match tables {
                     TableList::Known(names) => {
-                        let shown = first_names(names.iter().map(String::as_str), SHOWN_TABLES);
-                        format!("Tables ({}): {shown}", names.len())
+                        let more = if names.len() > SHOWN_TABLES { ", …" } else { "" };
+                        format!("Tables ({}): {}{more}", names.len(), names[..names.len().min(SHOWN_TABLES)].join(", "))
                     }
                     TableList::Unknown => "Tables: see list_tables".to_owned(),
                     TableList::Failed(_) => "Tables: not readable now (see list_tables)".to_owned(),

@@ -95,7 +95,9 @@ impl MetaTool for Mcp {
                 }
                 Subcommand::Call => {
                     let tool = tool.ok_or_else(|| missing(Self::NAME, "tool", "call"))?;
-                    cx.backend.call(cx.catalog, tool, Value::Object(args.parameters.unwrap_or_default()), cx.caller).await
+                    cx.backend
+                        .call(cx.catalog, tool, Value::Object(args.parameters.unwrap_or_default()), cx.caller)
+                        .await
                 }
             }
         })

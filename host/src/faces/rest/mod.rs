@@ -9,6 +9,7 @@
 //! POST /v1/tools/{name}/call   call it with a JSON object
 //! GET  /v1/prompt              the Tier-1 text
 //! GET  /v1/status              plugins, rejected files, stale plugins
+//! GET  /v1/audit               the latest audited calls (limit, resource)
 //! GET  /v1/export/openai       every tool as OpenAI function tools (loads every plugin)
 //! GET  /v1/export/anthropic    every tool with `defer_loading`, plus a tool-search tool
 //! GET  /v1/openapi.json        this API
@@ -38,6 +39,7 @@ use errors::{bad_request, error_response};
 use openapi::{Answer, Params, Route, schema};
 use pages::{Level, Page, Pages};
 
+use crate::audit::AuditRecord;
 use crate::catalog::Status;
 use crate::error::{Error, ErrorKind, Result};
 use crate::host::Host;
@@ -60,7 +62,7 @@ const ROUTES: &[Route<Arc<Rest>>] = &[
         method: Method::GET,
         path: "/v1/tools",
         summary: "Level 1: every tool's name, a page at a time",
-        params: Params::Page,
+        params: Params::Query(schema::<Page>),
         answer: Answer::Schema("Names", schema::<pages::Names>),
         failures: &[StatusCode::BAD_REQUEST],
         handler: || get(names),
@@ -69,7 +71,7 @@ const ROUTES: &[Route<Arc<Rest>>] = &[
         method: Method::GET,
         path: "/v1/tools/summary",
         summary: "Level 2: every tool in one line, a page at a time",
-        params: Params::Page,
+        params: Params::Query(schema::<Page>),
         answer: Answer::Schema("Summaries", schema::<pages::Summaries>),
         failures: &[StatusCode::BAD_REQUEST],
         handler: || get(summaries),
@@ -109,6 +111,15 @@ const ROUTES: &[Route<Arc<Rest>>] = &[
         answer: Answer::Schema("Status", schema::<Status>),
         failures: &[],
         handler: || get(status),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/audit",
+        summary: "The latest audited calls, newest last (empty unless [audit] path is set)",
+        params: Params::Query(schema::<AuditQuery>),
+        answer: Answer::Schema("AuditRecords", schema::<Vec<AuditRecord>>),
+        failures: &[],
+        handler: || get(audit),
     },
     Route {
         method: Method::GET,
@@ -250,6 +261,20 @@ async fn status(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
     // The status changes without the tool list: its tag has the revision too.
     let version = format!("{}.{}", status.version, status.revision);
     cached(&rest, version, &headers, Json(status))
+}
+
+/// Which audited calls: `GET /v1/audit?limit=50&resource=chinook`.
+#[derive(Debug, Default, serde::Deserialize, JsonSchema)]
+struct AuditQuery {
+    /// At most this many, the latest (default 100, at most 1,000).
+    limit: Option<usize>,
+    /// Only the calls of this resource (a plugin, database or server).
+    resource: Option<String>,
+}
+
+async fn audit(State(rest): State<Arc<Rest>>, Query(query): Query<AuditQuery>) -> Response {
+    let limit = query.limit.unwrap_or(100).min(crate::audit::KEPT);
+    Json(rest.host.audit(limit, query.resource.as_deref())).into_response()
 }
 
 async fn export_openai(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {

@@ -11,14 +11,13 @@ use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
 use super::errors::ApiError;
-use super::pages::Page;
 
 /// How one route answers, for the router and the OpenAPI document.
 pub(crate) struct Route<S> {
     pub(crate) method: Method,
     pub(crate) path: &'static str,
     pub(crate) summary: &'static str,
-    /// Parameters beyond none: a `{name}` path parameter, or `Page` in the query.
+    /// Parameters beyond none: a `{name}` path parameter, or a query type.
     pub(crate) params: Params,
     /// The JSON answer's type (as a named schema), or its media type.
     pub(crate) answer: Answer,
@@ -31,7 +30,8 @@ pub(crate) struct Route<S> {
 pub(crate) enum Params {
     None,
     Name,
-    Page,
+    /// The schema of the type the query string deserializes into.
+    Query(fn() -> Value),
 }
 
 #[derive(Clone, Copy)]
@@ -59,10 +59,10 @@ fn parameters(params: Params) -> Value {
     match params {
         Params::None => json!([]),
         Params::Name => json!([{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}]),
-        Params::Page => {
-            // The query parameters, from `Page`'s own schema.
-            let page = schema::<Page>();
-            let properties = page["properties"].as_object().cloned().unwrap_or_default();
+        Params::Query(of) => {
+            // The query parameters, from the query type's own schema.
+            let query = of();
+            let properties = query["properties"].as_object().cloned().unwrap_or_default();
             properties
                 .into_iter()
                 .map(|(name, schema)| {

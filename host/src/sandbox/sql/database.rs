@@ -49,6 +49,64 @@ pub(crate) struct Run {
     pub(crate) max_bytes: usize,
 }
 
+/// The rows of one result, read against the row and byte caps.
+pub(crate) struct Collector {
+    row_limit: usize,
+    max_bytes: usize,
+    rows: Vec<Vec<Value>>,
+    bytes: usize,
+    truncated: bool,
+}
+
+impl Collector {
+    pub(crate) fn new(run: &Run) -> Collector {
+        Collector {
+            row_limit: run.row_limit as usize,
+            max_bytes: run.max_bytes,
+            rows: Vec::new(),
+            bytes: 0,
+            truncated: false,
+        }
+    }
+
+    /// Whether one more row may be read (else the result is `truncated`).
+    pub(crate) fn wants_more(&mut self) -> bool {
+        self.truncated |= self.rows.len() >= self.row_limit;
+        !self.truncated
+    }
+
+    /// Keep `row` unless it takes the result past the byte cap (then the
+    /// result is `truncated`). A first row alone past the cap is an error:
+    /// an empty truncated result would tell the model nothing.
+    pub(crate) fn push(&mut self, row: Vec<Value>) -> Result<(), Failure> {
+        self.bytes += row.iter().map(size_of).sum::<usize>();
+        if self.bytes <= self.max_bytes {
+            self.rows.push(row);
+        } else if self.rows.is_empty() {
+            return Err(Failure::Statement(format!(
+                "one row is larger than the result cap of {} KiB; select fewer or shorter columns (substr, length)",
+                self.max_bytes / 1024
+            )));
+        } else {
+            self.truncated = true;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn finish(self, columns: Vec<String>) -> Rows {
+        Rows { columns, rows: self.rows, truncated: self.truncated }
+    }
+}
+
+/// The bytes a value counts against the result cap.
+pub(crate) fn size_of(value: &Value) -> usize {
+    match value {
+        Value::Text(text) => text.len(),
+        Value::Blob(bytes) => bytes.len(),
+        _ => 8,
+    }
+}
+
 /// Why a backend failed, before it becomes the adapter's typed error.
 #[derive(Debug)]
 pub(crate) enum Failure {
@@ -123,8 +181,12 @@ impl Database {
     /// Prepare the connections of `settings` (nothing is connected yet).
     pub fn open(settings: DatabaseSettings) -> Result<Arc<Database>> {
         let engine = match &settings.location {
-            Location::Sqlite(path) => Engine::Sqlite(Arc::new(sqlite::Sqlite::new(path.clone(), settings.hidden.clone()))),
-            Location::Postgres(url) => Engine::Postgres(postgres::Postgres::new(&settings.name, url, &settings.password)?),
+            Location::Sqlite(path) => {
+                Engine::Sqlite(Arc::new(sqlite::Sqlite::new(path.clone(), settings.hidden.clone())))
+            }
+            Location::Postgres(url) => {
+                Engine::Postgres(postgres::Postgres::new(&settings.name, url, &settings.password)?)
+            }
         };
         Ok(Arc::new(Database { settings, engine, schema: Mutex::default() }))
     }
@@ -156,13 +218,16 @@ impl Database {
     ) -> std::result::Result<Outcome, wit::Error> {
         let access = self.settings.access.min(ceiling);
         let effect = policy::check(self.dialect(), access, &self.settings.hidden, statement).map_err(|refusal| {
-            if refusal.rule.starts_with("the statement does not parse") {
+            if refusal.malformed {
                 wit::Error::InvalidInput(refusal.to_string())
             } else {
                 wit::Error::Denied(refusal.to_string())
             }
         })?;
-        let deadline = deadline.min(Instant::now() + self.settings.statement_timeout);
+        let timeout = Instant::now() + self.settings.statement_timeout;
+        // Which limit ends the statement: its own timeout, or the call's.
+        let call_bound = deadline < timeout;
+        let deadline = deadline.min(timeout);
         if deadline <= Instant::now() {
             return Err(wit::Error::Unavailable("the call has no time left to run a statement".into()));
         }
@@ -178,7 +243,16 @@ impl Database {
             Engine::Sqlite(engine) => engine.run(statement, params, run).await,
             Engine::Postgres(engine) => engine.run(statement, params, run).await,
         };
-        outcome.map_err(|failure| self.error(failure))
+        outcome.map_err(|failure| match failure {
+            Failure::Timeout(left) if call_bound => wit::Error::Unavailable(format!(
+                "{}: the call's time ran out after {} ms, and the statement was cancelled; narrow it (filter, \
+                 aggregate, LIMIT)",
+                self.settings.name,
+                left.as_millis()
+            )),
+            Failure::Timeout(_) => self.error(Failure::Timeout(self.settings.statement_timeout)),
+            other => self.error(other),
+        })
     }
 
     fn error(&self, failure: Failure) -> wit::Error {

@@ -91,20 +91,30 @@ impl SqlState {
 }
 
 impl sql::Host for SqlState {
-    async fn query(&mut self, statement: String, params: Vec<sql::Value>) -> wasmtime::Result<Result<sql::Rows, wit::Error>> {
+    async fn query(
+        &mut self,
+        statement: String,
+        params: Vec<sql::Value>,
+    ) -> wasmtime::Result<Result<sql::Rows, wit::Error>> {
         let database = match self.database() {
             Ok(database) => database,
             Err(error) => return Ok(Err(error)),
         };
         Ok(database.run(&statement, params, self.ceiling, self.deadline, true).await.map(|outcome| match outcome {
             database::Outcome::Rows(rows) => rows,
-            database::Outcome::Changed(n) => {
-                sql::Rows { columns: vec!["changed".into()], rows: vec![vec![sql::Value::Integer(n as i64)]], truncated: false }
-            }
+            database::Outcome::Changed(n) => sql::Rows {
+                columns: vec!["changed".into()],
+                rows: vec![vec![sql::Value::Integer(n as i64)]],
+                truncated: false,
+            },
         }))
     }
 
-    async fn execute(&mut self, statement: String, params: Vec<sql::Value>) -> wasmtime::Result<Result<u64, wit::Error>> {
+    async fn execute(
+        &mut self,
+        statement: String,
+        params: Vec<sql::Value>,
+    ) -> wasmtime::Result<Result<u64, wit::Error>> {
         let database = match self.database() {
             Ok(database) => database,
             Err(error) => return Ok(Err(error)),

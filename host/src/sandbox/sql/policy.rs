@@ -28,11 +28,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    Expr, Ident, ObjectName, ObjectNamePart, Query, Select, SelectItem, SetExpr, Statement, TableFactor, Visit,
-    Visitor,
+    AssignmentTarget, Expr, Ident, ObjectName, ObjectNamePart, Query, Select, SelectItem, SetExpr, Statement,
+    TableFactor, Visit, Visitor,
 };
 use sqlparser::dialect::{PostgreSqlDialect, SQLiteDialect};
-use sqlparser::parser::Parser;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::contract::Access;
 
@@ -119,6 +121,9 @@ pub struct Refusal {
     pub rule: String,
     /// What to do instead.
     pub hint: String,
+    /// Whether the statement is malformed SQL (a mistake to fix) rather
+    /// than something the policy forbids.
+    pub malformed: bool,
 }
 
 impl std::fmt::Display for Refusal {
@@ -128,7 +133,7 @@ impl std::fmt::Display for Refusal {
 }
 
 fn refuse(rule: impl Into<String>, hint: impl Into<String>) -> Refusal {
-    Refusal { rule: rule.into(), hint: hint.into() }
+    Refusal { rule: rule.into(), hint: hint.into(), malformed: false }
 }
 
 /// Check `sql` against the policy of a connection of `dialect` with
@@ -144,7 +149,7 @@ pub fn check(dialect: Dialect, access: Access, hidden: &Hidden, sql: &str) -> Re
         Dialect::Sqlite => Parser::parse_sql(&SQLiteDialect {}, sql),
         Dialect::Postgres => Parser::parse_sql(&PostgreSqlDialect {}, sql),
     };
-    let statements = parsed.map_err(|e| refuse(format!("the statement does not parse: {e}"), "fix the SQL"))?;
+    let statements = parsed.map_err(|e| unparsed(dialect, sql, e))?;
     let statement = match statements.as_slice() {
         [one] => one,
         [] => return Err(refuse("there is no statement", "send one SQL statement")),
@@ -182,6 +187,50 @@ pub fn check(dialect: Dialect, access: Access, hidden: &Hidden, sql: &str) -> Re
     Ok(effect)
 }
 
+/// Statements that start with these keywords may be allowed at some
+/// access level; any other statement is not, whether or not it parses.
+const PERMITTED_STARTS: &[Keyword] = &[
+    Keyword::SELECT,
+    Keyword::WITH,
+    Keyword::VALUES,
+    Keyword::TABLE,
+    Keyword::EXPLAIN,
+    Keyword::INSERT,
+    Keyword::UPDATE,
+    Keyword::DELETE,
+    Keyword::MERGE,
+    Keyword::CREATE,
+    Keyword::ALTER,
+    Keyword::DROP,
+    Keyword::TRUNCATE,
+];
+
+/// Why a statement that does not parse is refused: a statement kind no
+/// access level allows (`DO`, `PRAGMA x = ON`…) is denied as such; a
+/// statement that could be allowed is malformed, with the parser's reason.
+fn unparsed(dialect: Dialect, sql: &str, error: ParserError) -> Refusal {
+    let tokens = match dialect {
+        Dialect::Sqlite => Tokenizer::new(&SQLiteDialect {}, sql).tokenize(),
+        Dialect::Postgres => Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize(),
+    };
+    let first = tokens.ok().and_then(|tokens| {
+        tokens.into_iter().find(|t| !matches!(t, Token::Whitespace(_) | Token::LParen | Token::SemiColon))
+    });
+    match first {
+        Some(Token::Word(word)) if word.keyword != Keyword::NoKeyword && !PERMITTED_STARTS.contains(&word.keyword) => {
+            refuse(
+                format!("{} is not a statement an agent may run", word.value.to_uppercase()),
+                "send a query (or, where granted, INSERT, UPDATE, DELETE, or DDL)",
+            )
+        }
+        _ => Refusal {
+            rule: format!("the statement does not parse: {error}"),
+            hint: "fix the SQL".into(),
+            malformed: true,
+        },
+    }
+}
+
 /// What `statement` does, or why no access level allows it.
 fn effect_of(statement: &Statement) -> Result<Effect, Refusal> {
     Ok(match statement {
@@ -190,7 +239,9 @@ fn effect_of(statement: &Statement) -> Result<Effect, Refusal> {
             return Err(refuse("EXPLAIN ANALYZE runs the statement", "use EXPLAIN without ANALYZE"));
         }
         Statement::Explain { statement, .. } if matches!(**statement, Statement::Query(_)) => Effect::Read,
-        Statement::Explain { .. } => return Err(refuse("EXPLAIN of a statement that is not a query", "explain a query")),
+        Statement::Explain { .. } => {
+            return Err(refuse("EXPLAIN of a statement that is not a query", "explain a query"));
+        }
         Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) | Statement::Merge(_) => Effect::Write,
         Statement::CreateTable(_)
         | Statement::CreateView(_)
@@ -299,6 +350,19 @@ impl Checker<'_> {
         self.tables.values().map(String::as_str).filter(|t| self.hidden.has_columns(t))
     }
 
+    /// `*` or `t.*` among `items` while a table with hidden columns is read.
+    fn check_wildcards(&self, items: &[SelectItem]) -> ControlFlow<Refusal> {
+        let wildcard =
+            items.iter().any(|item| matches!(item, SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)));
+        if wildcard && let Some(table) = self.tables_with_hidden_columns().next() {
+            return ControlFlow::Break(refuse(
+                format!("`*` would include columns of `{table}` that are not available"),
+                "name the columns you need",
+            ));
+        }
+        ControlFlow::Continue(())
+    }
+
     fn check_identifier(&self, ident: &Ident) -> ControlFlow<Refusal> {
         let name = ident.value.to_lowercase();
         for table in self.tables_with_hidden_columns() {
@@ -326,6 +390,13 @@ struct Relations<'c, 'a>(&'c mut Checker<'a>);
 impl Visitor for Relations<'_, '_> {
     type Break = ();
 
+    /// Every relation named, including the targets of DML.
+    fn pre_visit_relation(&mut self, relation: &ObjectName) -> ControlFlow<()> {
+        let table = parts(relation).last().cloned().unwrap_or_default();
+        self.0.tables.insert(table.clone(), table);
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
         if let TableFactor::Table { name, alias, .. } = factor {
             let table = parts(name).last().cloned().unwrap_or_default();
@@ -348,6 +419,32 @@ impl Visitor for Checker<'_> {
                 "a statement inside the query changes data (a data-modifying WITH)",
                 "read with a plain query",
             ));
+        }
+        // Columns written and returned by DML are not expressions the
+        // visitor sees: check them here.
+        let (written, returning): (Vec<&ObjectName>, _) = match statement {
+            Statement::Insert(insert) => (insert.columns.iter().collect(), insert.returning.as_deref()),
+            Statement::Update(update) => (
+                update
+                    .assignments
+                    .iter()
+                    .flat_map(|a| match &a.target {
+                        AssignmentTarget::ColumnName(name) => std::slice::from_ref(name),
+                        AssignmentTarget::Tuple(names) => names.as_slice(),
+                    })
+                    .collect(),
+                update.returning.as_deref(),
+            ),
+            Statement::Delete(delete) => (Vec::new(), delete.returning.as_deref()),
+            _ => (Vec::new(), None),
+        };
+        for column in written {
+            if let Some(ObjectNamePart::Identifier(ident)) = column.0.last() {
+                self.check_identifier(ident)?;
+            }
+        }
+        if let Some(items) = returning {
+            self.check_wildcards(items)?;
         }
         ControlFlow::Continue(())
     }
@@ -373,16 +470,7 @@ impl Visitor for Checker<'_> {
         if select.into.is_some() {
             return ControlFlow::Break(refuse("SELECT … INTO creates a table", "select without INTO"));
         }
-        let wildcard = select.projection.iter().any(|item| {
-            matches!(item, SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..))
-        });
-        if wildcard && let Some(table) = self.tables_with_hidden_columns().next() {
-            return ControlFlow::Break(refuse(
-                format!("`*` would include columns of `{table}` that are not available"),
-                "name the columns you need",
-            ));
-        }
-        ControlFlow::Continue(())
+        self.check_wildcards(&select.projection)
     }
 
     fn pre_visit_relation(&mut self, relation: &ObjectName) -> ControlFlow<Refusal> {
@@ -424,7 +512,10 @@ impl Visitor for Checker<'_> {
                 if let Some(first) = idents.first().filter(|_| idents.len() > 1)
                     && self.hidden.table(&first.value)
                 {
-                    return ControlFlow::Break(refuse(format!("there is no table `{}`", first.value), "see list_tables"));
+                    return ControlFlow::Break(refuse(
+                        format!("there is no table `{}`", first.value),
+                        "see list_tables",
+                    ));
                 }
             }
             _ => {}
@@ -521,6 +612,12 @@ mod tests {
         assert!(write("CREATE TABLE t (a int)").unwrap_err().to_string().contains("needs `admin`"));
         assert!(write("DELETE FROM secrets").unwrap_err().to_string().contains("no table"));
         assert!(write("UPDATE customer SET ssn = 'x'").unwrap_err().to_string().contains("column `ssn`"));
+        assert!(write("UPDATE customer AS c SET (name, ssn) = ('a', 'b')").unwrap_err().to_string().contains("`ssn`"));
+        assert!(write("INSERT INTO customer (name, ssn) VALUES ('a', 'b')").unwrap_err().to_string().contains("`ssn`"));
+        assert!(write("INSERT INTO secrets VALUES (1)").unwrap_err().to_string().contains("no table"));
+        assert!(write("DELETE FROM customer RETURNING *").unwrap_err().to_string().contains("`*` would include"));
+        assert!(write("UPDATE customer SET name = 'x' RETURNING ssn").unwrap_err().to_string().contains("`ssn`"));
+        assert_eq!(write("DELETE FROM customer WHERE name = 'x' RETURNING name"), Ok(Effect::Write));
         let admin = |sql: &str| check(Dialect::Postgres, Access::Admin, &hidden(), sql);
         assert_eq!(admin("CREATE TABLE t (a int)"), Ok(Effect::Admin));
         assert!(admin("COPY artist TO '/tmp/x'").is_err());

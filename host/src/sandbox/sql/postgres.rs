@@ -16,9 +16,8 @@ use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 
-use super::database::{Failure, Outcome, RawColumn, RawTable, Run};
+use super::database::{Collector, Failure, Outcome, RawColumn, RawTable, Run};
 use super::policy::Effect;
-use super::sqlite::size_of;
 use crate::contract::database::quiver::plugin::sql::{Rows, Value};
 use crate::error::{Error, Result};
 use crate::sandbox::secrets::Secret;
@@ -55,7 +54,10 @@ impl Postgres {
     async fn client(&self, deadline: Instant) -> std::result::Result<deadpool_postgres::Object, Failure> {
         let wait = deadline.saturating_duration_since(Instant::now()).min(CONNECT_TIMEOUT);
         let timeouts = Timeouts { wait: Some(wait), create: Some(wait), recycle: Some(wait) };
-        self.pool.timeout_get(&timeouts).await.map_err(|e| Failure::Unavailable(format!("cannot connect: {}", chain(&e))))
+        self.pool
+            .timeout_get(&timeouts)
+            .await
+            .map_err(|e| Failure::Unavailable(format!("cannot connect: {}", chain(&e))))
     }
 
     /// Run one statement that passed the policy.
@@ -64,27 +66,31 @@ impl Postgres {
         let limit = run.deadline.saturating_duration_since(Instant::now());
         let cancel = client.cancel_token();
         let work = async {
-            let transaction = client.build_transaction().read_only(!run.writable).start().await?;
-            transaction.batch_execute(&format!("SET LOCAL statement_timeout = {}", limit.as_millis().max(1))).await?;
-            let statement = transaction.prepare(sql).await?;
+            let db = |error: tokio_postgres::Error| failure(&error, limit);
+            let transaction = client.build_transaction().read_only(!run.writable).start().await.map_err(db)?;
+            let timeout = format!("SET LOCAL statement_timeout = {}", limit.as_millis().max(1));
+            transaction.batch_execute(&timeout).await.map_err(db)?;
+            let statement = transaction.prepare(sql).await.map_err(db)?;
             let params: Vec<Param> = params.into_iter().map(Param).collect();
-            let outcome = if run.rows {
-                let portal = transaction.bind_raw(&statement, params.iter().map(|p| p as &dyn ToSql)).await?;
-                let fetched = transaction.query_portal(&portal, run.row_limit as i32 + 1).await?;
+            let params = || params.iter().map(|p| p as &dyn ToSql);
+            // A statement with no result columns (DML without RETURNING)
+            // says how many rows it changed.
+            let outcome = if run.rows && !statement.columns().is_empty() {
+                let portal = transaction.bind_raw(&statement, params()).await.map_err(db)?;
+                let fetched = transaction.query_portal(&portal, run.row_limit as i32 + 1).await.map_err(db)?;
                 Outcome::Rows(rows(&statement, fetched, run)?)
             } else {
-                Outcome::Changed(transaction.execute_raw(&statement, params.iter().map(|p| p as &dyn ToSql)).await?)
+                Outcome::Changed(transaction.execute_raw(&statement, params()).await.map_err(db)?)
             };
             // A read ends with the transaction rolled back (dropped).
             if run.effect != Effect::Read {
-                transaction.commit().await?;
+                transaction.commit().await.map_err(db)?;
             }
-            Ok::<_, tokio_postgres::Error>(outcome)
+            Ok::<_, Failure>(outcome)
         };
         match tokio::time::timeout(limit + Duration::from_millis(100), work).await {
             Ok(Ok(outcome)) => Ok(outcome),
-            Ok(Err(error)) => {
-                let failure = failure(&error, limit);
+            Ok(Err(failure)) => {
                 if matches!(failure, Failure::Unavailable(_)) {
                     // Never hand a broken connection to the next call.
                     let _ = deadpool_postgres::Object::take(client);
@@ -155,27 +161,24 @@ fn failure(error: &tokio_postgres::Error, limit: Duration) -> Failure {
     }
 }
 
-fn rows(statement: &tokio_postgres::Statement, fetched: Vec<tokio_postgres::Row>, run: Run) -> std::result::Result<Rows, tokio_postgres::Error> {
+fn rows(
+    statement: &tokio_postgres::Statement,
+    fetched: Vec<tokio_postgres::Row>,
+    run: Run,
+) -> std::result::Result<Rows, Failure> {
     let columns: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
-    let (mut out, mut bytes, mut truncated) = (Vec::new(), 0usize, false);
+    let mut collector = Collector::new(&run);
     for row in fetched {
-        if out.len() >= run.row_limit as usize {
-            truncated = true;
+        if !collector.wants_more() {
             break;
         }
-        let mut values = Vec::with_capacity(columns.len());
-        for i in 0..columns.len() {
-            let value = row.try_get::<_, Cell>(i)?.0;
-            bytes += size_of(&value);
-            values.push(value);
-        }
-        if bytes > run.max_bytes {
-            truncated = true;
-            break;
-        }
-        out.push(values);
+        let values = (0..columns.len())
+            .map(|i| row.try_get::<_, Cell>(i).map(|cell| cell.0))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Failure::Statement(format!("cannot read a value: {}", chain(&e))))?;
+        collector.push(values)?;
     }
-    Ok(Rows { columns, rows: out, truncated })
+    Ok(collector.finish(columns))
 }
 
 /// A parameter of the `sql` interface, written as the type the server expects.
@@ -183,7 +186,11 @@ fn rows(statement: &tokio_postgres::Statement, fetched: Vec<tokio_postgres::Row>
 struct Param(Value);
 
 impl ToSql for Param {
-    fn to_sql(&self, ty: &Type, out: &mut bytes::BytesMut) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
         match &self.0 {
             Value::Null => Ok(IsNull::Yes),
             Value::Integer(i) => match *ty {
@@ -300,7 +307,8 @@ fn numeric(raw: &[u8]) -> std::result::Result<Value, Box<dyn std::error::Error +
     while fraction.len() < scale {
         fraction.push('0');
     }
-    let text = format!("{}{integer}{}{fraction}", if sign == 0x4000 { "-" } else { "" }, if scale > 0 { "." } else { "" });
+    let text =
+        format!("{}{integer}{}{fraction}", if sign == 0x4000 { "-" } else { "" }, if scale > 0 { "." } else { "" });
     Ok(match text.parse::<f64>() {
         Ok(number) if number.is_finite() && text.len() <= 17 => Value::Real(number),
         _ => Value::Text(text),
@@ -344,8 +352,11 @@ async fn schema(client: &tokio_postgres::Client) -> std::result::Result<Vec<RawT
     let mut out = Vec::with_capacity(tables.len());
     for table in tables {
         let name: String = table.get(0);
-        let primary_key =
-            keys.iter().filter(|k| k.get::<_, String>(0) == name && k.get::<_, String>(1) == "p").map(|k| k.get(2)).collect();
+        let primary_key = keys
+            .iter()
+            .filter(|k| k.get::<_, String>(0) == name && k.get::<_, String>(1) == "p")
+            .map(|k| k.get(2))
+            .collect();
         let columns = columns
             .iter()
             .filter(|c| c.get::<_, String>(0) == name)
@@ -353,7 +364,9 @@ async fn schema(client: &tokio_postgres::Client) -> std::result::Result<Vec<RawT
                 let column: String = c.get(1);
                 let references = keys
                     .iter()
-                    .find(|k| k.get::<_, String>(0) == name && k.get::<_, String>(1) == "f" && k.get::<_, String>(2) == column)
+                    .find(|k| {
+                        k.get::<_, String>(0) == name && k.get::<_, String>(1) == "f" && k.get::<_, String>(2) == column
+                    })
                     .map(|k| format!("{}.{}", k.get::<_, String>(3), k.get::<_, String>(4)));
                 RawColumn { name: column, data_type: c.get(2), nullable: c.get(3), comment: c.get(4), references }
             })

@@ -15,12 +15,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
-use super::database::{Failure, Outcome, RawColumn, RawTable, Run};
+use super::database::{Collector, Failure, Outcome, RawColumn, RawTable, Run};
 use super::policy::Hidden;
-use crate::contract::database::quiver::plugin::sql::{Rows, Value};
+use crate::contract::database::quiver::plugin::sql::Value;
 
 /// Connections kept per mode.
 const POOL: usize = 4;
@@ -41,7 +42,8 @@ impl Sqlite {
     fn open(&self, writable: bool) -> Result<Connection, Failure> {
         let flags = if writable { OpenFlags::SQLITE_OPEN_READ_WRITE } else { OpenFlags::SQLITE_OPEN_READ_ONLY }
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let unavailable = |e: rusqlite::Error| Failure::Unavailable(format!("cannot open {}: {e}", self.path.display()));
+        let unavailable =
+            |e: rusqlite::Error| Failure::Unavailable(format!("cannot open {}: {e}", self.path.display()));
         let mut connection = Connection::open_with_flags(&self.path, flags).map_err(unavailable)?;
         if !writable {
             connection.pragma_update(None, "query_only", true).map_err(unavailable)?;
@@ -72,7 +74,12 @@ impl Sqlite {
     }
 
     /// Run one statement that passed the policy.
-    pub(crate) async fn run(self: &Arc<Self>, statement: &str, params: Vec<Value>, run: Run) -> Result<Outcome, Failure> {
+    pub(crate) async fn run(
+        self: &Arc<Self>,
+        statement: &str,
+        params: Vec<Value>,
+        run: Run,
+    ) -> Result<Outcome, Failure> {
         let this = self.clone();
         let statement = statement.to_owned();
         tokio::task::spawn_blocking(move || {
@@ -80,7 +87,11 @@ impl Sqlite {
             let limit = run.deadline.saturating_duration_since(Instant::now());
             let deadline = run.deadline;
             let _ = connection.progress_handler(1_000, Some(move || Instant::now() >= deadline));
-            let outcome = execute(&connection, &statement, params, run).map_err(|e| failure(e, limit));
+            // No string or blob may grow past the result cap, not even
+            // in the middle of a statement (`zeroblob(1e9)`).
+            let _ = connection.set_limit(Limit::SQLITE_LIMIT_LENGTH, i32::try_from(run.max_bytes).unwrap_or(i32::MAX));
+            let outcome =
+                execute(&connection, &statement, params, run).unwrap_or_else(|e| Err(failure(e, limit, run.max_bytes)));
             let _ = connection.progress_handler(0, None::<fn() -> bool>);
             // A connection that failed mid-statement is not reused.
             if outcome.is_ok() {
@@ -159,56 +170,48 @@ fn authorize(hidden: &Hidden, writable: bool, context: &AuthContext<'_>) -> Auth
     if allowed { Authorization::Allow } else { Authorization::Deny }
 }
 
-fn execute(connection: &Connection, sql: &str, params: Vec<Value>, run: Run) -> rusqlite::Result<Outcome> {
+/// Run `sql`; the outer error is the engine's, the inner one the caps'.
+fn execute(
+    connection: &Connection,
+    sql: &str,
+    params: Vec<Value>,
+    run: Run,
+) -> rusqlite::Result<Result<Outcome, Failure>> {
     let mut statement = connection.prepare(sql)?;
     let params: Vec<rusqlite::types::Value> = params.into_iter().map(to_sqlite).collect();
-    if !run.rows {
-        return Ok(Outcome::Changed(statement.execute(rusqlite::params_from_iter(params))? as u64));
+    // A statement with no result columns (DML without RETURNING) says how
+    // many rows it changed.
+    if !run.rows || statement.column_count() == 0 {
+        return Ok(Ok(Outcome::Changed(statement.execute(rusqlite::params_from_iter(params))? as u64)));
     }
     let columns: Vec<String> = statement.column_names().into_iter().map(str::to_owned).collect();
     let width = columns.len();
     let mut rows = statement.query(rusqlite::params_from_iter(params))?;
-    let (mut out, mut bytes, mut truncated) = (Vec::new(), 0usize, false);
-    while let Some(row) = rows.next()? {
-        if out.len() >= run.row_limit as usize {
-            truncated = true;
-            break;
+    let mut collector = Collector::new(&run);
+    while collector.wants_more()
+        && let Some(row) = rows.next()?
+    {
+        let values = (0..width).map(|i| row.get_ref(i).map(from_sqlite)).collect::<rusqlite::Result<_>>()?;
+        if let Err(failure) = collector.push(values) {
+            return Ok(Err(failure));
         }
-        let mut values = Vec::with_capacity(width);
-        for i in 0..width {
-            let value = from_sqlite(row.get_ref(i)?);
-            bytes += size_of(&value);
-            values.push(value);
-        }
-        if bytes > run.max_bytes {
-            truncated = true;
-            break;
-        }
-        out.push(values);
     }
-    Ok(Outcome::Rows(Rows { columns, rows: out, truncated }))
+    Ok(Ok(Outcome::Rows(collector.finish(columns))))
 }
 
-/// The bytes a value counts against the result cap.
-pub(crate) fn size_of(value: &Value) -> usize {
-    match value {
-        Value::Text(text) => text.len(),
-        Value::Blob(bytes) => bytes.len(),
-        _ => 8,
-    }
-}
-
-fn failure(error: rusqlite::Error, limit: Duration) -> Failure {
+fn failure(error: rusqlite::Error, limit: Duration, max_bytes: usize) -> Failure {
     use rusqlite::ErrorCode;
     match error.sqlite_error_code() {
         Some(ErrorCode::OperationInterrupted) => Failure::Timeout(limit),
+        Some(ErrorCode::TooBig) => Failure::Statement(format!(
+            "a value would be larger than the result cap of {} KiB; select less of it (substr, length)",
+            max_bytes / 1024
+        )),
         Some(ErrorCode::ReadOnly) => Failure::ReadOnly(error.to_string()),
-        Some(ErrorCode::AuthorizationForStatementDenied) => {
-            Failure::ReadOnly(format!("not authorized: {error}"))
-        }
-        Some(ErrorCode::CannotOpen | ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt | ErrorCode::SystemIoFailure) => {
-            Failure::Unavailable(error.to_string())
-        }
+        Some(ErrorCode::AuthorizationForStatementDenied) => Failure::ReadOnly(format!("not authorized: {error}")),
+        Some(
+            ErrorCode::CannotOpen | ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt | ErrorCode::SystemIoFailure,
+        ) => Failure::Unavailable(error.to_string()),
         _ => Failure::Statement(error.to_string()),
     }
 }
@@ -248,9 +251,11 @@ fn schema(connection: &Connection) -> rusqlite::Result<Vec<RawTable>> {
     let mut tables = Vec::with_capacity(names.len());
     for name in names {
         let mut keys = connection.prepare("SELECT \"from\", \"table\", \"to\" FROM pragma_foreign_key_list(?1)")?;
-        let keys: Vec<(String, String, Option<String>)> =
-            keys.query_map([&name], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?.collect::<rusqlite::Result<_>>()?;
-        let mut info = connection.prepare("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1) ORDER BY cid")?;
+        let keys: Vec<(String, String, Option<String>)> = keys
+            .query_map([&name], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut info =
+            connection.prepare("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1) ORDER BY cid")?;
         let mut primary: Vec<(i64, String)> = Vec::new();
         let columns = info
             .query_map([&name], |row| {
@@ -264,18 +269,27 @@ fn schema(connection: &Connection) -> rusqlite::Result<Vec<RawTable>> {
                 if pk > 0 {
                     primary.push((pk, column.clone()));
                 }
-                let references = keys.iter().find(|(from, ..)| *from == column).map(|(_, table, to)| {
-                    format!("{table}.{}", to.clone().unwrap_or_else(|| "rowid".into()))
-                });
-                RawColumn { name: column, data_type, nullable: !not_null && pk == 0, comment: String::new(), references }
+                let references = keys
+                    .iter()
+                    .find(|(from, ..)| *from == column)
+                    .map(|(_, table, to)| format!("{table}.{}", to.clone().unwrap_or_else(|| "rowid".into())));
+                RawColumn {
+                    name: column,
+                    data_type,
+                    nullable: !not_null && pk == 0,
+                    comment: String::new(),
+                    references,
+                }
             })
             .collect();
         primary.sort();
         let row_estimate = if has_stats {
             connection
-                .query_row("SELECT stat FROM sqlite_stat1 WHERE tbl = ?1 AND idx IS NULL OR tbl = ?1 LIMIT 1", [&name], |row| {
-                    row.get::<_, String>(0)
-                })
+                .query_row(
+                    "SELECT stat FROM sqlite_stat1 WHERE tbl = ?1 AND idx IS NULL OR tbl = ?1 LIMIT 1",
+                    [&name],
+                    |row| row.get::<_, String>(0),
+                )
                 .ok()
                 .and_then(|stat| stat.split_whitespace().next().and_then(|n| n.parse().ok()))
         } else {
@@ -290,4 +304,91 @@ fn schema(connection: &Connection) -> rusqlite::Result<Vec<RawTable>> {
         });
     }
     Ok(tables)
+}
+
+/// The engine's own layers, each without the policy in front of it.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::sql::policy::Effect;
+
+    fn database() -> (tempfile::TempDir, Arc<Sqlite>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let connection = Connection::open(&path).unwrap();
+        connection
+            .execute_batch(
+                "CREATE TABLE genre (id INTEGER PRIMARY KEY, name TEXT);
+                 INSERT INTO genre VALUES (1, 'Rock'), (2, 'Jazz');
+                 CREATE TABLE secrets (id INTEGER PRIMARY KEY, key TEXT);
+                 CREATE TABLE staff (id INTEGER PRIMARY KEY, name TEXT, salary INTEGER);",
+            )
+            .unwrap();
+        let hidden = Hidden::parse(&["secrets".into(), "staff.salary".into()]).unwrap();
+        (dir, Arc::new(Sqlite::new(path, hidden)))
+    }
+
+    fn run(writable: bool) -> Run {
+        Run {
+            effect: Effect::Read,
+            writable,
+            rows: true,
+            deadline: Instant::now() + Duration::from_secs(5),
+            row_limit: 10,
+            max_bytes: 4096,
+        }
+    }
+
+    async fn refused(sqlite: &Arc<Sqlite>, sql: &str) -> String {
+        match sqlite.run(sql, Vec::new(), run(false)).await {
+            Err(Failure::ReadOnly(message) | Failure::Statement(message)) => message,
+            other => panic!("`{sql}` was not refused by the engine: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_read_connection_refuses_writes_whatever_reaches_it() {
+        let (_dir, sqlite) = database();
+        for sql in
+            ["DELETE FROM genre", "INSERT INTO genre VALUES (3, 'Pop')", "DROP TABLE genre", "CREATE TABLE t (x)"]
+        {
+            refused(&sqlite, sql).await;
+        }
+        let Ok(Outcome::Rows(rows)) = sqlite.run("SELECT count(*) FROM genre", Vec::new(), run(false)).await else {
+            panic!("a read runs")
+        };
+        assert_eq!(rows.rows, vec![vec![Value::Integer(2)]]);
+    }
+
+    #[tokio::test]
+    async fn the_authorizer_refuses_what_the_policy_would() {
+        let (_dir, sqlite) = database();
+        for sql in [
+            "SELECT * FROM secrets",
+            "SELECT salary FROM staff",
+            "SELECT * FROM staff",
+            "SELECT name FROM sqlite_master",
+            "PRAGMA table_info(secrets)",
+            "ATTACH DATABASE ':memory:' AS other",
+            "SELECT load_extension('x')",
+        ] {
+            let message = refused(&sqlite, sql).await;
+            assert!(message.contains("not authorized") || message.contains("no such function"), "{sql}: {message}");
+        }
+        assert!(sqlite.run("SELECT id, name FROM staff", Vec::new(), run(false)).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn limits_hold_in_the_engine() {
+        let (_dir, sqlite) = database();
+        let forever = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r";
+        let mut short = run(false);
+        short.deadline = Instant::now() + Duration::from_millis(100);
+        assert!(matches!(sqlite.run(forever, Vec::new(), short).await, Err(Failure::Timeout(_))));
+        let big = sqlite.run("SELECT zeroblob(1000000)", Vec::new(), run(false)).await;
+        assert!(matches!(&big, Err(Failure::Statement(m)) if m.contains("result cap of 4 KiB")), "{big:?}");
+        let many = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT i FROM r";
+        let Ok(Outcome::Rows(rows)) = sqlite.run(many, Vec::new(), run(false)).await else { panic!("rows") };
+        assert_eq!((rows.rows.len(), rows.truncated), (10, true));
+    }
 }
