@@ -1,5 +1,5 @@
-//! The README's examples are real: its configuration parses, its plugin is
-//! the bundled calc plugin.
+//! The README's examples are real: its configurations parse, its plugin is
+//! the bundled calc plugin, its demo database answers what it shows.
 
 fn readme() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap()
@@ -26,4 +26,34 @@ fn the_readme_plugin_is_the_calc_plugin() {
     let shown = block_after(&readme(), "A complete plugin", "rust");
     let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins/calc/src/lib.rs")).unwrap();
     assert!(source.contains(shown.trim()), "README and plugins/calc/src/lib.rs differ");
+}
+
+#[test]
+fn the_readme_database_configuration_is_valid() {
+    let toml = block_after(&readme(), "**A worked configuration**", "toml");
+    let config = quiver::Config::parse(&toml, std::path::Path::new("/srv/quiver")).unwrap();
+    assert_eq!(config.databases.keys().collect::<Vec<_>>(), ["shop", "stock"]);
+    for (name, raw) in &config.databases {
+        // The password variable is not set here: resolve everything else.
+        let raw = quiver::sandbox::sql::RawDatabase { password_env: None, ..raw.clone() };
+        let settings = quiver::sandbox::sql::DatabaseSettings::resolve(name, &raw, std::path::Path::new("/srv/quiver"));
+        settings.unwrap_or_else(|e| panic!("[databases.{name}]: {e}"));
+    }
+    assert_eq!(config.databases["shop"].password_env.as_deref(), Some("SHOP_DB_PASSWORD"));
+}
+
+/// The demo's commands and outputs, run on the demo database.
+#[tokio::test]
+async fn the_readme_demo_queries_answer_as_shown() {
+    let block = block_after(&readme(), "**The demo.**", "text");
+    let lines: Vec<&str> = block.lines().collect();
+    let t = quiver_tests::TestHost::builder().demo().build();
+    for pair in lines.chunks(2) {
+        let input = pair[0].split_once("query '").unwrap().1.trim_end_matches('\'');
+        let shown = pair[1];
+        match t.host.call("chinook", "query", input).await {
+            Ok(value) => assert_eq!(value, serde_json::from_str::<serde_json::Value>(shown).unwrap()),
+            Err(error) => assert_eq!(format!("error: {error}"), shown),
+        }
+    }
 }

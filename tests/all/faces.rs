@@ -366,6 +366,44 @@ async fn the_rest_api_answers_at_three_levels_with_etags() {
     assert_ne!(headers[header::ETAG].to_str().unwrap(), etag);
 }
 
+/// With `[audit] path` set, every call is a line in the file and in
+/// `GET /v1/audit` (newest last, filtered by resource).
+#[tokio::test]
+async fn the_rest_api_serves_the_audit_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let t = TestHost::builder().bundled().config(&format!("[audit]\npath = \"{}\"", log.display())).build();
+    let app = router(&t.host, &HttpOptions::default(), CancellationToken::new()).unwrap();
+    for body in [r#"{"expression": "6 * 7"}"#, r#"{"expression": "1 +"}"#] {
+        let call = Request::post("/v1/tools/calc__evaluate/call")
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap();
+        send(&app, call).await;
+    }
+    let hashed = Request::post("/v1/tools/codec__hash/call")
+        .header("content-type", "application/json")
+        .body(Body::from(r#"{"data": "x", "algorithm": "sha256", "hmac_key": "webhook-signing-key"}"#))
+        .unwrap();
+    assert_eq!(send(&app, hashed).await.0, StatusCode::OK);
+
+    let (status, _, body) = get(&app, "/v1/audit?resource=calc&limit=10", &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    let records = json_of(&body);
+    let records = records.as_array().unwrap();
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert_eq!((&records[0]["action"], &records[0]["outcome"]), (&json!("evaluate"), &json!("ok")));
+    assert_eq!(records[1]["outcome"], "invalid_input");
+    assert_eq!(records[0]["params"], json!({ "expression": "6 * 7" }));
+    let (_, _, body) = get(&app, "/v1/audit?limit=1", &[]).await;
+    let hashed = json_of(&body);
+    assert_eq!((&hashed[0]["resource"], &hashed[0]["params"]["hmac_key"]), (&json!("codec"), &json!("[redacted]")));
+    assert!(!std::fs::read_to_string(&log).unwrap().contains("webhook-signing-key"));
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 3);
+    let (_, _, body) = get(&app, "/v1/openapi.json", &[]).await;
+    assert!(json_of(&body)["paths"]["/v1/audit"]["get"].is_object());
+}
+
 #[tokio::test]
 async fn http_refuses_foreign_origins_and_missing_tokens() {
     let t = TestHost::builder().bundled().build();

@@ -43,6 +43,7 @@ pub struct TestHostBuilder {
     skills: Option<PathBuf>,
     mcp: Option<PathBuf>,
     keep_bytes: bool,
+    demo: bool,
 }
 
 /// A folder of `tests/data/`.
@@ -97,6 +98,12 @@ impl TestHostBuilder {
         self
     }
 
+    /// Also serve the bundled demo database (`chinook`), as the CLI does.
+    pub fn demo(mut self) -> Self {
+        self.demo = true;
+        self
+    }
+
     /// Serve the skills in `dir`.
     pub fn skills(mut self, dir: PathBuf) -> Self {
         self.skills = Some(dir);
@@ -148,6 +155,9 @@ impl TestHostBuilder {
         }
         if self.keep_bytes {
             builder = builder.keep_plugin_bytes();
+        }
+        if self.demo {
+            builder = builder.demo_databases();
         }
         Ok(TestHost { host: builder.build()?, plugins, cache })
     }

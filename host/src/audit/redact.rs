@@ -9,8 +9,22 @@ use crate::sandbox::secrets::Secret;
 pub const REDACTED: &str = "[redacted]";
 
 /// Parts of a key (case-insensitive) that mark its value as a credential.
-const SECRET_KEYS: &[&str] =
-    &["password", "passwd", "token", "secret", "authorization", "api_key", "apikey", "credential", "cookie"];
+const SECRET_KEYS: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "token",
+    "secret",
+    "authorization",
+    "api_key",
+    "apikey",
+    "access_key",
+    "private_key",
+    "signing_key",
+    "hmac_key",
+    "credential",
+    "cookie",
+];
 
 /// Whether the value of `key` is a credential.
 pub fn secret_key(key: &str) -> bool {
