@@ -263,9 +263,9 @@ pub enum Error {
         /// The action.
         action: String,
         /// The access level the action declares.
-        needed: crate::contract::Access,
+        needed: quiver_contract::Access,
         /// The level the caller is granted on the resource.
-        granted: crate::contract::Access,
+        granted: quiver_contract::Access,
         /// The agent, if any.
         agent: Option<String>,
     },

@@ -12,6 +12,7 @@
 //! default) and [`postgres`].
 
 mod database;
+mod engine;
 pub mod policy;
 mod postgres;
 pub mod settings;
@@ -101,8 +102,8 @@ impl sql::Host for SqlState {
             Err(error) => return Ok(Err(error)),
         };
         Ok(database.run(&statement, params, self.ceiling, self.deadline, true).await.map(|outcome| match outcome {
-            database::Outcome::Rows(rows) => rows,
-            database::Outcome::Changed(n) => sql::Rows {
+            engine::Outcome::Rows(rows) => rows,
+            engine::Outcome::Changed(n) => sql::Rows {
                 columns: vec!["changed".into()],
                 rows: vec![vec![sql::Value::Integer(n as i64)]],
                 truncated: false,
@@ -120,8 +121,8 @@ impl sql::Host for SqlState {
             Err(error) => return Ok(Err(error)),
         };
         Ok(database.run(&statement, params, self.ceiling, self.deadline, false).await.map(|outcome| match outcome {
-            database::Outcome::Changed(n) => n,
-            database::Outcome::Rows(rows) => rows.rows.len() as u64,
+            engine::Outcome::Changed(n) => n,
+            engine::Outcome::Rows(rows) => rows.rows.len() as u64,
         }))
     }
 

@@ -16,7 +16,7 @@ use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 
-use super::database::{Collector, Failure, Outcome, RawColumn, RawTable, Run};
+use super::engine::{Collector, Failure, Outcome, RawColumn, RawTable, Run};
 use super::policy::Effect;
 use crate::contract::database::quiver::plugin::sql::{Rows, Value};
 use crate::error::{Error, Result};
@@ -125,7 +125,7 @@ impl Postgres {
             let result = runtime.block_on(async { tokio::time::timeout(limit, this.introspect()).await });
             // Connections made on this runtime die with it: do not pool them.
             this.pool.retain(|_, _| false);
-            result.unwrap_or_else(|_| Err(Failure::Timeout(limit)))
+            result.unwrap_or(Err(Failure::Timeout(limit)))
         });
         reader.join().unwrap_or_else(|_| Err(Failure::Unavailable("the schema's thread panicked".into())))
     }

@@ -19,7 +19,7 @@ use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
-use super::database::{Collector, Failure, Outcome, RawColumn, RawTable, Run};
+use super::engine::{Collector, Failure, Outcome, RawColumn, RawTable, Run};
 use super::policy::Hidden;
 use crate::contract::database::quiver::plugin::sql::Value;
 
@@ -184,7 +184,7 @@ fn execute(
     if !run.rows || statement.column_count() == 0 {
         return Ok(Ok(Outcome::Changed(statement.execute(rusqlite::params_from_iter(params))? as u64)));
     }
-    let columns: Vec<String> = statement.column_names().into_iter().map(str::to_owned).collect();
+    let columns: Vec<String> = statement.column_names().map(str::to_owned).collect();
     let width = columns.len();
     let mut rows = statement.query(rusqlite::params_from_iter(params))?;
     let mut collector = Collector::new(&run);
