@@ -502,3 +502,39 @@ async fn unreachable_databases_are_typed_and_never_leak_secrets(engine: Engine) 
         }
     }
 }
+
+/// PostgreSQL over TLS (`sslmode=require`): the server's certificate is
+/// verified against the operator's `ca_file`; without it (the system's
+/// roots) the connection is refused with a certificate error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_over_tls_verifies_the_server() {
+    let (server, ca) = quiver_tests::postgres::Postgres::start_with_tls();
+    server.create("chinook", quiver_tests::databases::chinook());
+    let url = format!("{}?sslmode=require", server.url("postgres", "chinook"));
+    let section = |extra: &str| {
+        format!("[databases.music]\nurl = \"{url}\"\npassword_file = \"{}\"\n{extra}", server.password_file().display())
+    };
+
+    let t = TestHost::builder().config(&section(&format!("ca_file = \"{}\"", ca.display()))).build();
+    let mut s = t.host.session(None).unwrap();
+    assert!(s.system_prompt().contains("Tables (11): album"), "{}", s.system_prompt());
+    assert_eq!(query(&mut s, "SELECT count(*) FROM genre").await["rows"][0][0], 25);
+    let connections = |ssl: bool| {
+        server.psql(
+            "chinook",
+            &format!(
+                "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+                 WHERE a.application_name = 'quiver' AND s.ssl = {ssl}"
+            ),
+        )
+    };
+    assert_ne!(connections(true), "0", "the host's connection is not encrypted");
+    assert_eq!(connections(false), "0", "the host has a plain connection");
+
+    let untrusted = TestHost::builder().config(&section("")).build();
+    let mut s = untrusted.host.session(None).unwrap();
+    assert!(s.system_prompt().contains("Tables: not readable now"), "{}", s.system_prompt());
+    let (kind, message) = refused(&mut s, "SELECT 1").await;
+    assert_eq!(kind, GuestErrorKind::Unavailable, "{message}");
+    assert!(message.contains("certificate"), "{message}");
+}

@@ -25,21 +25,54 @@ pub struct Postgres {
     port: u16,
     /// The unprivileged user the server runs as, when the tests run as root.
     run_as: Option<String>,
+    /// Server options besides the address and port (TLS).
+    options: String,
 }
 
 impl Postgres {
     /// Create a cluster and start it on a free loopback port.
     pub fn start() -> Postgres {
+        Postgres::start_with(|_| String::new())
+    }
+
+    /// Create a cluster that also accepts TLS, with a certificate for
+    /// `127.0.0.1` and `localhost` from a CA of its own (made here with
+    /// rcgen), and start it. Returns the server and the CA's PEM file.
+    pub fn start_with_tls() -> (Postgres, PathBuf) {
+        let mut ca_file = PathBuf::new();
+        let server = Postgres::start_with(|root| {
+            let (ca, certificate, key) = certificates();
+            ca_file = root.join("ca.crt");
+            std::fs::write(&ca_file, ca).expect("write the CA");
+            std::fs::write(root.join("server.crt"), certificate).expect("write the certificate");
+            std::fs::write(root.join("server.key"), key).expect("write the key");
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(root.join("server.key"), std::fs::Permissions::from_mode(0o600))
+                .expect("make the key private");
+            format!(
+                "-c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                root.join("server.crt").display(),
+                root.join("server.key").display()
+            )
+        });
+        (server, ca_file)
+    }
+
+    /// Create a cluster; `prepare` writes what its extra server options
+    /// (which it returns) need into the cluster's folder, before the
+    /// folder is handed to the server's user.
+    fn start_with(prepare: impl FnOnce(&Path) -> String) -> Postgres {
         let bin = binaries();
         let root = tempfile::Builder::new().prefix("quiver-pg-").tempdir().expect("a temporary folder");
         let run_as = is_root().then(|| "postgres".to_owned());
         std::fs::create_dir(root.path().join("socket")).expect("create the socket folder");
         let password_file = root.path().join("password");
         std::fs::write(&password_file, PASSWORD).expect("write the password file");
+        let options = prepare(root.path());
         if let Some(user) = &run_as {
             hand_over(root.path(), user);
         }
-        let server = Postgres { bin, root, port: free_port(), run_as };
+        let server = Postgres { bin, root, port: free_port(), run_as, options };
         server.run_tool(
             "initdb",
             &[
@@ -64,9 +97,10 @@ impl Postgres {
     /// Start the server again after [`Postgres::stop`], on the same port.
     pub fn start_again(&self) {
         let options = format!(
-            "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+            "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off -c synchronous_commit=off -c full_page_writes=off {}",
             self.port,
-            self.root.path().join("socket").display()
+            self.root.path().join("socket").display(),
+            self.options
         );
         let log = self.root.path().join("server.log").display().to_string();
         self.run_tool(
@@ -222,12 +256,29 @@ fn hand_over(dir: &Path, user: &str) {
         .find(|fields| fields.first() == Some(&user) && fields.len() > 3)
         .map(|fields| (fields[2].parse().unwrap(), fields[3].parse().unwrap()))
         .unwrap_or_else(|| panic!("no `{user}` user to run PostgreSQL as (the postgresql package creates it)"));
-    for entry in [dir.to_owned(), dir.join("socket"), dir.join("password")] {
-        std::os::unix::fs::chown(&entry, Some(uid), Some(gid)).expect("hand the folder to the server's user");
+    for entry in std::fs::read_dir(dir).expect("list the cluster's folder").flatten() {
+        std::os::unix::fs::chown(entry.path(), Some(uid), Some(gid)).expect("hand the folder to the server's user");
     }
+    std::os::unix::fs::chown(dir, Some(uid), Some(gid)).expect("hand the folder to the server's user");
 }
 
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     listener.local_addr().expect("a local address").port()
+}
+
+/// A CA, and a server certificate and key it signed for `127.0.0.1` and
+/// `localhost`, as PEM.
+fn certificates() -> (String, String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("a CA key");
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA parameters");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(DnType::CommonName, "Quiver test CA");
+    let ca_certificate = ca.self_signed(&ca_key).expect("the CA certificate");
+    let key = KeyPair::generate().expect("a server key");
+    let mut server = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).expect("parameters");
+    server.distinguished_name.push(DnType::CommonName, "127.0.0.1");
+    let certificate = server.signed_by(&key, &Issuer::new(ca, ca_key)).expect("the server certificate");
+    (ca_certificate.pem(), certificate.pem(), key.serialize_pem())
 }

@@ -10,6 +10,7 @@
 //! repetitions, measured in this run on this machine.
 
 mod client;
+mod databases;
 mod disclosure;
 mod http;
 mod loading;
@@ -146,7 +147,7 @@ fn main() {
     )
     .unwrap();
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 10] = [
+    let sections: [(&str, Section); 11] = [
         ("loading", loading::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
         ("retrieval", disclosure::retrieval),
@@ -156,6 +157,7 @@ fn main() {
         ("client", client::section),
         ("per-request", client::per_request),
         ("throughput", scale::throughput),
+        ("databases", databases::section),
         ("reload", reload::section),
     ];
     for (name, section) in sections {

@@ -70,9 +70,7 @@ impl Database {
             Location::Sqlite(path) => {
                 Engine::Sqlite(Arc::new(sqlite::Sqlite::new(path.clone(), settings.hidden.clone())))
             }
-            Location::Postgres(url) => {
-                Engine::Postgres(postgres::Postgres::new(&settings.name, url, &settings.password)?)
-            }
+            Location::Postgres(url) => Engine::Postgres(postgres::Postgres::new(&settings, url)?),
         };
         Ok(Arc::new(Database { settings, engine, schema: Mutex::default() }))
     }
@@ -122,6 +120,7 @@ impl Database {
             writable: access > Access::Read,
             rows,
             deadline,
+            call_bound,
             row_limit: self.settings.row_limit,
             max_bytes: self.settings.max_result_bytes,
         };

@@ -30,6 +30,8 @@ pub(crate) struct Run {
     pub(crate) rows: bool,
     /// When it must be done.
     pub(crate) deadline: Instant,
+    /// Whether that is the call's deadline, nearer than the statement timeout.
+    pub(crate) call_bound: bool,
     /// Rows read at most (one more is read to say `truncated`).
     pub(crate) row_limit: u32,
     /// Bytes of values read at most.

@@ -17,6 +17,7 @@ pub mod policy;
 mod postgres;
 pub mod settings;
 mod sqlite;
+mod tls;
 
 use std::sync::Arc;
 use std::time::Instant;

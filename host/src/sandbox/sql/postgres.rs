@@ -12,15 +12,15 @@
 use std::time::{Duration, Instant};
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Timeouts};
-use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::engine::{Collector, Failure, Outcome, RawColumn, RawTable, Run};
 use super::policy::Effect;
+use super::settings::DatabaseSettings;
 use crate::contract::database::quiver::plugin::sql::{Rows, Value};
 use crate::error::{Error, Result};
-use crate::sandbox::secrets::Secret;
 
 /// Connections kept open per database.
 const POOL: usize = 4;
@@ -30,25 +30,37 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// A PostgreSQL database.
 pub(crate) struct Postgres {
     pool: Pool,
+    /// For cancel requests, which open a connection of their own.
+    tls: MakeRustlsConnect,
 }
 
 impl Postgres {
-    pub(crate) fn new(name: &str, url: &str, password: &Option<Secret>) -> Result<Postgres> {
-        let section = format!("[databases.{name}]");
+    pub(crate) fn new(settings: &DatabaseSettings, url: &str) -> Result<Postgres> {
+        let section = format!("[databases.{}]", settings.name);
         let mut config: tokio_postgres::Config =
             url.parse().map_err(|e| Error::config(section.clone(), format!("url: {e}")))?;
-        if let Some(password) = password {
+        if let Some(password) = &settings.password {
             config.password(password.expose());
         }
-        config.connect_timeout(CONNECT_TIMEOUT).application_name("quiver");
+        // The configured statement timeout holds on every connection; a
+        // statement sets its own (`SET LOCAL`) only when the call's deadline
+        // is nearer.
+        let timeout = settings.statement_timeout;
+        config
+            .connect_timeout(CONNECT_TIMEOUT)
+            .application_name("quiver")
+            .options(format!("-c statement_timeout={}", timeout.as_millis()));
+        // `Fast`: a pooled connection is reused unless its socket closed; a
+        // connection that breaks mid-call is never returned to the pool.
+        let tls = super::tls::connector(&section, settings.ca_file.as_deref())?;
         let manager =
-            Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Verified });
+            Manager::from_config(config, tls.clone(), ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(POOL)
             .runtime(Runtime::Tokio1)
             .build()
             .map_err(|e| Error::config(section, format!("cannot make the connection pool: {e}")))?;
-        Ok(Postgres { pool })
+        Ok(Postgres { pool, tls })
     }
 
     async fn client(&self, deadline: Instant) -> std::result::Result<deadpool_postgres::Object, Failure> {
@@ -68,8 +80,10 @@ impl Postgres {
         let work = async {
             let db = |error: tokio_postgres::Error| failure(&error, limit);
             let transaction = client.build_transaction().read_only(!run.writable).start().await.map_err(db)?;
-            let timeout = format!("SET LOCAL statement_timeout = {}", limit.as_millis().max(1));
-            transaction.batch_execute(&timeout).await.map_err(db)?;
+            if run.call_bound {
+                let timeout = format!("SET LOCAL statement_timeout = {}", limit.as_millis().max(1));
+                transaction.batch_execute(&timeout).await.map_err(db)?;
+            }
             let statement = transaction.prepare(sql).await.map_err(db)?;
             let params: Vec<Param> = params.into_iter().map(Param).collect();
             let params = || params.iter().map(|p| p as &dyn ToSql);
@@ -100,7 +114,7 @@ impl Postgres {
             Err(_elapsed) => {
                 // The server may still be running it: cancel it, and drop
                 // the connection, whose transaction was cut mid-way.
-                let _ = cancel.cancel_query(NoTls).await;
+                let _ = cancel.cancel_query(self.tls.clone()).await;
                 let _ = deadpool_postgres::Object::take(client);
                 Err(Failure::Timeout(limit))
             }
@@ -117,11 +131,11 @@ impl Postgres {
     /// [`introspect`](Self::introspect) from a thread that is not a runtime's
     /// worker, waiting at most `limit`.
     pub(crate) fn introspect_blocking(&self, limit: Duration) -> std::result::Result<Vec<RawTable>, Failure> {
-        let pool = self.pool.clone();
+        let (pool, tls) = (self.pool.clone(), self.tls.clone());
         let reader = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
             let runtime = runtime.map_err(|e| Failure::Unavailable(format!("cannot start a runtime: {e}")))?;
-            let this = Postgres { pool };
+            let this = Postgres { pool, tls };
             let result = runtime.block_on(async { tokio::time::timeout(limit, this.introspect()).await });
             // Connections made on this runtime die with it: do not pool them.
             this.pool.retain(|_, _| false);
@@ -136,8 +150,12 @@ fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
+        // Wrappers often repeat their cause's message: say it once.
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
         source = cause.source();
     }
     text

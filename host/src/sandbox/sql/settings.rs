@@ -32,6 +32,10 @@ pub struct RawDatabase {
     pub password_env: Option<String>,
     /// The file holding the password (PostgreSQL).
     pub password_file: Option<PathBuf>,
+    /// PEM file of the CA that signed the server's certificate (PostgreSQL
+    /// over TLS; default: the system's roots). TLS itself is the URL's
+    /// `sslmode`.
+    pub ca_file: Option<PathBuf>,
     /// `read` (default), `write` (adds DML) or `admin` (adds DDL).
     pub access: Option<Access>,
     /// Rows a query returns at most (default 1,000; at most 10,000).
@@ -92,6 +96,8 @@ pub struct DatabaseSettings {
     pub location: Location,
     /// Its password, held by the host.
     pub password: Option<Secret>,
+    /// The CA certificates the server's certificate must chain to.
+    pub ca_file: Option<PathBuf>,
     /// The highest access any agent may use.
     pub access: Access,
     /// Rows a query returns at most.
@@ -142,6 +148,13 @@ impl DatabaseSettings {
             }
             (None, None) => None,
         };
+        let ca_file = match (&raw.ca_file, &location) {
+            (None, _) => None,
+            (Some(file), Location::Postgres(_)) => {
+                Some(if file.is_relative() { base.join(file) } else { file.clone() })
+            }
+            (Some(_), Location::Sqlite(_)) => return Err(fail("ca_file is for PostgreSQL over TLS".into())),
+        };
         let row_limit = raw.row_limit.unwrap_or(DEFAULT_ROW_LIMIT);
         if !(1..=MAX_ROW_LIMIT).contains(&row_limit) {
             return Err(fail(format!("row_limit must be 1 to {MAX_ROW_LIMIT}, not {row_limit}")));
@@ -159,6 +172,7 @@ impl DatabaseSettings {
             name: name.to_owned(),
             location,
             password,
+            ca_file,
             access: raw.access.unwrap_or(Access::Read),
             row_limit,
             statement_timeout: Duration::from_millis(timeout_ms),

@@ -334,6 +334,7 @@ mod tests {
             writable,
             rows: true,
             deadline: Instant::now() + Duration::from_secs(5),
+            call_bound: false,
             row_limit: 10,
             max_bytes: 4096,
         }
