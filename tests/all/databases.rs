@@ -365,6 +365,15 @@ async fn limits_cut_results_and_statements_short(engine: Engine) {
         }
     }
     assert_eq!(query(&mut s, "SELECT count(*) FROM artist").await["rows"][0][0], 275);
+
+    // Deep nesting: as deep as the parser allows runs (on SQLite, in the
+    // calling thread's stack); deeper is a typed refusal, never a crash.
+    let nested = |depth: usize| format!("SELECT {}1{}", "(SELECT ".repeat(depth), ")".repeat(depth));
+    assert_eq!(query(&mut s, &nested(20)).await["rows"][0][0], 1);
+    let deep = format!("SELECT {}1{}", "(1 + ".repeat(20), ")".repeat(20));
+    assert_eq!(query(&mut s, &deep).await["rows"][0][0], 21);
+    let (kind, message) = refused(&mut s, &nested(500)).await;
+    assert_eq!(kind, GuestErrorKind::InvalidInput, "{message}");
 }
 
 /// `write` access: DML runs, is counted and audited; DDL is still refused;

@@ -73,34 +73,44 @@ impl Sqlite {
         }
     }
 
-    /// Run one statement that passed the policy.
+    /// Run one statement that passed the policy. SQLite works on the
+    /// calling thread: on a multi-threaded runtime the statement runs in
+    /// place (`block_in_place` hands this worker's other tasks to another
+    /// thread, so nothing waits on a thread hand-off); elsewhere it goes to
+    /// the blocking pool.
     pub(crate) async fn run(
         self: &Arc<Self>,
         statement: &str,
         params: Vec<Value>,
         run: Run,
     ) -> Result<Outcome, Failure> {
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        if Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread) {
+            return tokio::task::block_in_place(|| self.run_here(statement, params, run));
+        }
         let this = self.clone();
         let statement = statement.to_owned();
-        tokio::task::spawn_blocking(move || {
-            let mut connection = this.take(run.writable)?;
-            let limit = run.deadline.saturating_duration_since(Instant::now());
-            let deadline = run.deadline;
-            let _ = connection.progress_handler(1_000, Some(move || Instant::now() >= deadline));
-            // No string or blob may grow past the result cap, not even
-            // in the middle of a statement (`zeroblob(1e9)`).
-            let _ = connection.set_limit(Limit::SQLITE_LIMIT_LENGTH, i32::try_from(run.max_bytes).unwrap_or(i32::MAX));
-            let outcome =
-                execute(&connection, &statement, params, run).unwrap_or_else(|e| Err(failure(e, limit, run.max_bytes)));
-            let _ = connection.progress_handler(0, None::<fn() -> bool>);
-            // A connection that failed mid-statement is not reused.
-            if outcome.is_ok() {
-                this.give_back(run.writable, connection);
-            }
-            outcome
-        })
-        .await
-        .map_err(|e| Failure::Unavailable(format!("the statement's thread failed: {e}")))?
+        tokio::task::spawn_blocking(move || this.run_here(&statement, params, run))
+            .await
+            .map_err(|e| Failure::Unavailable(format!("the statement's thread failed: {e}")))?
+    }
+
+    fn run_here(&self, statement: &str, params: Vec<Value>, run: Run) -> Result<Outcome, Failure> {
+        let mut connection = self.take(run.writable)?;
+        let limit = run.deadline.saturating_duration_since(Instant::now());
+        let deadline = run.deadline;
+        let _ = connection.progress_handler(1_000, Some(move || Instant::now() >= deadline));
+        // No string or blob may grow past the result cap, not even in the
+        // middle of a statement (`zeroblob(1e9)`).
+        let _ = connection.set_limit(Limit::SQLITE_LIMIT_LENGTH, i32::try_from(run.max_bytes).unwrap_or(i32::MAX));
+        let outcome =
+            execute(&connection, statement, params, run).unwrap_or_else(|e| Err(failure(e, limit, run.max_bytes)));
+        let _ = connection.progress_handler(0, None::<fn() -> bool>);
+        // A connection that failed mid-statement is not reused.
+        if outcome.is_ok() {
+            self.give_back(run.writable, connection);
+        }
+        outcome
     }
 
     /// The tables and views, read without any agent's restrictions.
