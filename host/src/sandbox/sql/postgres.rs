@@ -1,17 +1,19 @@
 //! The PostgreSQL backend (tokio-postgres, pooled by deadpool-postgres).
 //!
 //! Every statement runs in a transaction of its own: `READ ONLY` for read
-//! access (the server itself refuses writes), with `statement_timeout` set
-//! for it alone. Rows are read through a portal that fetches at most
-//! `row_limit + 1` rows, so a query that would return 10⁹ rows returns as
-//! soon as the limit is known to be passed. Past the call's deadline the
-//! statement is cancelled on the server and its connection dropped. A lost
-//! connection is an `unavailable` error; the pool replaces it on the next
-//! call.
+//! access (the server itself refuses writes), rolled back after a read. It
+//! takes two round trips, as a plain query on the native driver does. Rows
+//! are read as they stream in, at most `row_limit + 1`: a query that would
+//! return 10⁹ rows returns as soon as the limit is known to be passed, and
+//! the server is told to stop (a cancel request) on a connection that is
+//! then dropped. Past the call's deadline the statement is cancelled the
+//! same way. A lost connection is an `unavailable` error; the pool replaces
+//! it on the next call.
 
 use std::time::{Duration, Instant};
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Timeouts};
+use futures_util::{FutureExt, TryStreamExt};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -19,7 +21,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use super::engine::{Collector, Failure, Outcome, RawColumn, RawTable, Run};
 use super::policy::Effect;
 use super::settings::DatabaseSettings;
-use crate::contract::database::quiver::plugin::sql::{Rows, Value};
+use crate::contract::database::quiver::plugin::sql::Value;
 use crate::error::{Error, Result};
 
 /// Connections kept open per database.
@@ -74,47 +76,37 @@ impl Postgres {
 
     /// Run one statement that passed the policy.
     pub(crate) async fn run(&self, sql: &str, params: Vec<Value>, run: Run) -> std::result::Result<Outcome, Failure> {
-        let mut client = self.client(run.deadline).await?;
+        let client = self.client(run.deadline).await?;
         let limit = run.deadline.saturating_duration_since(Instant::now());
-        let cancel = client.cancel_token();
-        let work = async {
-            let db = |error: tokio_postgres::Error| failure(&error, limit);
-            let transaction = client.build_transaction().read_only(!run.writable).start().await.map_err(db)?;
-            if run.call_bound {
-                let timeout = format!("SET LOCAL statement_timeout = {}", limit.as_millis().max(1));
-                transaction.batch_execute(&timeout).await.map_err(db)?;
-            }
-            let statement = transaction.prepare(sql).await.map_err(db)?;
-            let params: Vec<Param> = params.into_iter().map(Param).collect();
-            let params = || params.iter().map(|p| p as &dyn ToSql);
-            // A statement with no result columns (DML without RETURNING)
-            // says how many rows it changed.
-            let outcome = if run.rows && !statement.columns().is_empty() {
-                let portal = transaction.bind_raw(&statement, params()).await.map_err(db)?;
-                let fetched = transaction.query_portal(&portal, run.row_limit as i32 + 1).await.map_err(db)?;
-                Outcome::Rows(rows(&statement, fetched, run)?)
-            } else {
-                Outcome::Changed(transaction.execute_raw(&statement, params()).await.map_err(db)?)
-            };
-            // A read ends with the transaction rolled back (dropped).
-            if run.effect != Effect::Read {
-                transaction.commit().await.map_err(db)?;
-            }
-            Ok::<_, Failure>(outcome)
-        };
-        match tokio::time::timeout(limit + Duration::from_millis(100), work).await {
-            Ok(Ok(outcome)) => Ok(outcome),
-            Ok(Err(failure)) => {
-                if matches!(failure, Failure::Unavailable(_)) {
-                    // Never hand a broken connection to the next call.
-                    let _ = deadpool_postgres::Object::take(client);
+        let mut settled = true;
+        let work = statement(&client, sql, params, run, limit, &mut settled);
+        let result = tokio::time::timeout(limit + Duration::from_millis(100), work).await;
+        match result {
+            Ok(result) if settled && !matches!(result, Err(Failure::Unavailable(_))) => {
+                // Reads, failures and writes whose COMMIT did not run end
+                // rolled back. The ROLLBACK is sent, not awaited: the
+                // connection's next statement queues behind it.
+                if result.is_err() || run.effect == Effect::Read {
+                    let _ = client.batch_execute("ROLLBACK").now_or_never();
                 }
-                Err(failure)
+                result
+            }
+            Ok(result) => {
+                // A lost connection, or a result left unread (more rows
+                // than the limit): the server may still be sending rows.
+                // Stop it and never reuse the connection.
+                if !settled {
+                    let cancel = client.cancel_token();
+                    let tls = self.tls.clone();
+                    tokio::spawn(async move { cancel.cancel_query(tls).await });
+                }
+                let _ = deadpool_postgres::Object::take(client);
+                result
             }
             Err(_elapsed) => {
                 // The server may still be running it: cancel it, and drop
                 // the connection, whose transaction was cut mid-way.
-                let _ = cancel.cancel_query(self.tls.clone()).await;
+                let _ = client.cancel_token().cancel_query(self.tls.clone()).await;
                 let _ = deadpool_postgres::Object::take(client);
                 Err(Failure::Timeout(limit))
             }
@@ -179,24 +171,73 @@ fn failure(error: &tokio_postgres::Error, limit: Duration) -> Failure {
     }
 }
 
-fn rows(
-    statement: &tokio_postgres::Statement,
-    fetched: Vec<tokio_postgres::Row>,
+/// Run `sql` in a transaction of its own, in two round trips: `BEGIN`
+/// (with the statement's own timeout when the call's deadline is nearer)
+/// travels with the statement's `Parse`, then `Bind`/`Execute` streams the
+/// rows. A read stops reading at the row or byte cap and leaves `settled`
+/// false (the server is still sending); a write drains its `RETURNING` rows
+/// so that it commits whole.
+async fn statement(
+    client: &tokio_postgres::Client,
+    sql: &str,
+    params: Vec<Value>,
     run: Run,
-) -> std::result::Result<Rows, Failure> {
-    let columns: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
-    let mut collector = Collector::new(&run);
-    for row in fetched {
-        if !collector.wants_more() {
-            break;
-        }
-        let values = (0..columns.len())
-            .map(|i| row.try_get::<_, Cell>(i).map(|cell| cell.0))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| Failure::Statement(format!("cannot read a value: {}", chain(&e))))?;
-        collector.push(values)?;
+    limit: Duration,
+    settled: &mut bool,
+) -> std::result::Result<Outcome, Failure> {
+    let db = |error: tokio_postgres::Error| failure(&error, limit);
+    let mut begin = String::from(if run.writable { "BEGIN READ WRITE" } else { "BEGIN READ ONLY" });
+    if run.call_bound {
+        begin.push_str(&format!("; SET LOCAL statement_timeout = {}", limit.as_millis().max(1)));
     }
-    Ok(collector.finish(columns))
+    let (began, prepared) = futures_util::join!(client.batch_execute(&begin), client.prepare(sql));
+    began.map_err(db)?;
+    let statement = prepared.map_err(db)?;
+    let params: Vec<Param> = params.into_iter().map(Param).collect();
+    let params = params.iter().map(|p| p as &dyn ToSql);
+    // A statement with no result columns (DML without RETURNING) says how
+    // many rows it changed.
+    let outcome = if run.rows && !statement.columns().is_empty() {
+        let stream = client.query_raw(&statement, params).await.map_err(db)?;
+        let mut stream = std::pin::pin!(stream);
+        let columns: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
+        let mut collector = Collector::new(&run);
+        *settled = false;
+        loop {
+            let row = match stream.try_next().await {
+                Ok(Some(row)) => row,
+                Ok(None) => break,
+                // The server ended the statement.
+                Err(error) => {
+                    *settled = true;
+                    return Err(db(error));
+                }
+            };
+            if !collector.wants_more() {
+                if run.effect == Effect::Read {
+                    return Ok(Outcome::Rows(collector.finish(columns)));
+                }
+                continue;
+            }
+            collector.push(cells(&row)?)?;
+        }
+        *settled = true;
+        Outcome::Rows(collector.finish(columns))
+    } else {
+        Outcome::Changed(client.execute_raw(&statement, params).await.map_err(db)?)
+    };
+    if run.effect != Effect::Read {
+        client.batch_execute("COMMIT").await.map_err(db)?;
+    }
+    Ok(outcome)
+}
+
+/// One row's values, as the `sql` interface carries them.
+fn cells(row: &tokio_postgres::Row) -> std::result::Result<Vec<Value>, Failure> {
+    (0..row.len())
+        .map(|i| row.try_get::<_, Cell>(i).map(|cell| cell.0))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| Failure::Statement(format!("cannot read a value: {}", chain(&e))))
 }
 
 /// A parameter of the `sql` interface, written as the type the server expects.
