@@ -47,6 +47,7 @@ use crate::disclosure::policy::PolicySettings;
 use crate::disclosure::select::SelectorConfig;
 use crate::error::{Error, Result};
 use crate::load::{PluginSettings, RawPluginSettings, SettingsResolver};
+use crate::sandbox::http::{ConnectorSettings, RawConnector};
 use crate::sandbox::limits::{EngineSettings, Limits};
 use crate::sandbox::sql::{DatabaseSettings, RawDatabase};
 
@@ -95,6 +96,9 @@ pub struct Config {
     /// Databases, by the name agents see them under.
     #[serde(default)]
     pub databases: BTreeMap<String, RawDatabase>,
+    /// Connector instances, by the name agents see them under.
+    #[serde(default)]
+    pub connectors: BTreeMap<String, RawConnector>,
     /// Whether to serve the bundled demo database (default: with the
     /// bundled plugins).
     pub demo: Option<bool>,
@@ -164,6 +168,13 @@ impl Config {
     pub fn database_settings(&self) -> Result<Vec<DatabaseSettings>> {
         let base = self.base.clone().unwrap_or_else(|| PathBuf::from("."));
         self.databases.iter().map(|(name, raw)| DatabaseSettings::resolve(name, raw, &base)).collect()
+    }
+
+    /// The resolved settings of every `[connectors.NAME]` section:
+    /// credentials read from where they are kept.
+    pub fn connector_settings(&self) -> Result<Vec<ConnectorSettings>> {
+        let base = self.base.clone().unwrap_or_else(|| PathBuf::from("."));
+        self.connectors.iter().map(|(name, raw)| ConnectorSettings::resolve(name, raw, &base)).collect()
     }
 
     /// The resolved settings of plugin `name` (without a settings file).

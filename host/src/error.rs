@@ -252,6 +252,22 @@ pub enum Error {
         reason: String,
     },
 
+    /// The resource's own ceiling (a connector's `access`) is below the
+    /// action's access level, whoever calls.
+    #[error(
+        "`{resource}.{action}` needs `{needed}` access, and the operator allows at most `{allowed}` on `{resource}`"
+    )]
+    AboveCeiling {
+        /// The plugin instance.
+        resource: String,
+        /// The action.
+        action: String,
+        /// The access level the action declares.
+        needed: quiver_contract::Access,
+        /// The resource's ceiling.
+        allowed: quiver_contract::Access,
+    },
+
     /// The caller's grant does not cover the action's access level.
     #[error(
         "`{resource}.{action}` needs `{needed}` access, and {} is granted `{granted}` on `{resource}`",
@@ -387,6 +403,10 @@ impl Error {
                 "SKILL.md starts with `---`, YAML with `name` (the folder name, a-z0-9-) and `description`, then `---`"
             }
             Error::InvalidMcpList { .. } => "save the `tools` array of a tools/list result as <server>.json",
+            Error::AboveCeiling { .. } => {
+                "use an action within the ceiling (see its access level), or ask the operator to raise the \
+                 resource's `access` setting"
+            }
             Error::Denied { .. } => {
                 "use an action within the grant (see its access level), or ask the operator to raise `access` in \
                  the agent's profile"

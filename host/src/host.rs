@@ -123,6 +123,8 @@ impl HostBuilder {
         if self.demo && config.demo != Some(false) {
             databases.extend(demo_databases(cache_dir.as_deref())?);
         }
+        let connectors = config.connector_settings()?;
+        secrets.extend(connectors.iter().filter_map(|c| c.secret().cloned()));
         let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir)?);
         let folders = Folders {
             embedded: self.embedded,
@@ -131,6 +133,7 @@ impl HostBuilder {
             mcp: config.mcp_dir.clone(),
             adapter: generic_adapter(),
             databases,
+            connectors,
         };
         let reloader = Arc::new(Reloader::start(folders, config.plugin_settings(), runtime.clone(), self.keep_bytes)?);
         let audit = config.audit.path.clone().map(|path| Arc::new(AuditLog::new(Some(path), secrets)));

@@ -93,6 +93,16 @@ impl Backends {
     }
 
     async fn checked_call(&self, catalog: &Catalog, tool: &ToolEntry, input: Value, caller: &Caller) -> Result<Value> {
+        if let Some(allowed) = catalog.get(&tool.origin).and_then(|p| p.settings().access)
+            && tool.access > allowed
+        {
+            return Err(Error::AboveCeiling {
+                resource: tool.origin.clone(),
+                action: tool.action.clone(),
+                needed: tool.access,
+                allowed,
+            });
+        }
         let granted = caller.ceiling(&tool.origin);
         if tool.access > granted {
             return Err(Error::Denied {

@@ -12,7 +12,7 @@
 
 use crate::ToolError;
 use crate::wit::wasi::http::outgoing_handler;
-use crate::wit::wasi::http::types::{ErrorCode, Fields, Method, OutgoingBody, OutgoingRequest, Scheme};
+use crate::wit::wasi::http::types::{ErrorCode, Fields, HeaderError, Method, OutgoingBody, OutgoingRequest, Scheme};
 use crate::wit::wasi::io::streams::StreamError;
 
 /// Largest response body read into memory.
@@ -57,13 +57,65 @@ pub fn get(url: &str) -> Result<Response, ToolError> {
     send("GET", url, &[], None)
 }
 
-/// Send one request and read the whole response.
+/// Redirects followed at most.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// Send a request and read the whole response, following up to
+/// [`MAX_REDIRECTS`] redirects. Each hop is a request of its own, which the
+/// host checks against the allow-list again; it adds credentials only on
+/// the connector's own origin, so a hop elsewhere carries none.
 pub fn send(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&[u8]>) -> Result<Response, ToolError> {
+    let (mut method, mut url, mut body) = (method.to_ascii_uppercase(), url.to_owned(), body);
+    for _ in 0..=MAX_REDIRECTS {
+        let response = send_once(&method, &url, headers, body)?;
+        let Some(location) =
+            response.header("location").filter(|_| matches!(response.status, 301 | 302 | 303 | 307 | 308))
+        else {
+            return Ok(response);
+        };
+        url = join(&url, location);
+        // 303, and 301/302 after anything but GET/HEAD, continue as GET
+        // without the body (as browsers do); 307 and 308 repeat the request.
+        if response.status == 303 || (matches!(response.status, 301 | 302) && method != "GET" && method != "HEAD") {
+            method = "GET".into();
+            body = None;
+        }
+    }
+    Err(ToolError::failed(format!("more than {MAX_REDIRECTS} redirects, the last to `{url}`")))
+}
+
+/// `location` resolved against `base` (absolute URL, absolute path, or
+/// relative path).
+fn join(base: &str, location: &str) -> String {
+    if location.contains("://") {
+        return location.to_owned();
+    }
+    let (scheme, rest) = base.split_once("://").unwrap_or(("http", base));
+    let split = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(split);
+    if let Some(network_path) = location.strip_prefix("//") {
+        return format!("{scheme}://{network_path}");
+    }
+    if location.starts_with('/') {
+        return format!("{scheme}://{authority}{location}");
+    }
+    let path = path.split('?').next().unwrap_or("");
+    let folder = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+    let folder = if folder.is_empty() { "/" } else { folder };
+    format!("{scheme}://{authority}{folder}{location}")
+}
+
+fn send_once(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&[u8]>) -> Result<Response, ToolError> {
     let (scheme, authority, path) = split_url(url)?;
     let fields: Vec<(String, Vec<u8>)> =
         headers.iter().map(|(k, v)| ((*k).to_owned(), v.as_bytes().to_vec())).collect();
-    let fields =
-        Fields::from_list(&fields).map_err(|e| ToolError::invalid_input(format!("header not allowed: {e:?}")))?;
+    let fields = Fields::from_list(&fields).map_err(|e| match e {
+        HeaderError::Forbidden => ToolError::denied(
+            "the host sets credential and routing headers itself (Authorization, Cookie, Host, the API key's \
+             header...); send the request without them",
+        ),
+        other => ToolError::invalid_input(format!("a header is not valid: {other:?}")),
+    })?;
     let request = OutgoingRequest::new(fields);
     let method = match method.to_ascii_uppercase().as_str() {
         "GET" => Method::Get,
@@ -116,10 +168,21 @@ pub fn send(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&[u8
             }
             Err(StreamError::Closed) => break,
             Err(StreamError::LastOperationFailed(e)) => {
-                return Err(ToolError::unavailable(format!(
-                    "reading the response of `{url}`: {}",
-                    e.to_debug_string()
-                )));
+                // The host's reason (size cap, timeout). wasmtime 48 keeps
+                // it as text only on a body stream (`http-error-code` finds
+                // no code there), so the text decides.
+                if let Some(code) = crate::wit::wasi::http::types::http_error_code(&e) {
+                    return Err(http_error(url, code));
+                }
+                let reason = e.to_debug_string();
+                let code = if reason.contains("body size exceeds limit") {
+                    ErrorCode::HttpResponseBodySize(None)
+                } else if reason.contains("read timeout") || reason.contains("response timeout") {
+                    ErrorCode::ConnectionReadTimeout
+                } else {
+                    return Err(ToolError::unavailable(format!("reading the response of `{url}`: {reason}")));
+                };
+                return Err(http_error(url, code));
             }
         }
     }
@@ -149,6 +212,17 @@ fn http_error(url: &str, error: ErrorCode) -> ToolError {
     match error {
         ErrorCode::HttpRequestDenied => {
             ToolError::denied(format!("the host does not allow requests to `{url}` (not in this plugin's allow-list)"))
+        }
+        ErrorCode::DestinationIpProhibited => ToolError::denied(format!(
+            "the host does not send requests to `{url}`: it resolves to a loopback, private, link-local or \
+             metadata address"
+        )),
+        ErrorCode::HttpResponseBodySize(_) => ToolError::failed(format!(
+            "the response of `{url}` is larger than this connector may read; ask for less (filters, fields, \
+             a smaller page)"
+        )),
+        ErrorCode::ConnectionReadTimeout | ErrorCode::HttpResponseTimeout => {
+            ToolError::unavailable(format!("`{url}` did not answer in time (the connector's response timeout)"))
         }
         ErrorCode::DnsError(_) | ErrorCode::DestinationNotFound => {
             ToolError::unavailable(format!("cannot resolve the host of `{url}`"))

@@ -28,6 +28,19 @@ fn the_readme_plugin_is_the_calc_plugin() {
     assert!(source.contains(shown.trim()), "README and plugins/calc/src/lib.rs differ");
 }
 
+/// The connectors example parses, and without `BOOKS_TOKEN` in the
+/// environment its error names the section and the variable.
+#[test]
+fn the_readme_connector_configuration_is_valid() {
+    let toml = block_after(&readme(), "## Connectors", "toml");
+    let config = quiver::Config::parse(&toml, std::path::Path::new("/srv/quiver")).unwrap();
+    assert_eq!(config.connectors["books"].base_url, "https://books.example.com/api");
+    if std::env::var_os("BOOKS_TOKEN").is_none() {
+        let error = config.connector_settings().unwrap_err().to_string();
+        assert!(error.contains("[connectors.books]") && error.contains("BOOKS_TOKEN"), "{error}");
+    }
+}
+
 #[test]
 fn the_readme_database_configuration_is_valid() {
     let toml = block_after(&readme(), "**A worked configuration**", "toml");

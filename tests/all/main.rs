@@ -3,6 +3,7 @@
 mod bundled;
 mod cache;
 mod calls;
+mod connectors;
 mod databases;
 mod disclosure;
 mod docs;

@@ -7,6 +7,7 @@
 
 pub mod databases;
 pub mod postgres;
+pub mod servers;
 
 use std::path::{Path, PathBuf};
 

@@ -15,6 +15,8 @@ use super::snapshot::{Catalog, Rejection};
 use crate::contract::Kind;
 use crate::error::{Error, Result};
 use crate::load::{FileStamp, Origin, Plugin, RawPluginSettings, SettingsResolver, stub};
+use crate::sandbox::config::ConfigGrant;
+use crate::sandbox::http::ConnectorSettings;
 use crate::sandbox::sql::{Database, SqlGrant};
 
 /// An embedded plugin: a file name and its bytes.
@@ -39,6 +41,8 @@ pub struct Sources<'a> {
     pub adapter: Option<Embedded>,
     /// The configured databases.
     pub databases: &'a [DatabaseSource],
+    /// The configured connector instances.
+    pub connectors: &'a [ConnectorSettings],
     /// Folder of `*.wasm` plugins.
     pub plugins_dir: Option<&'a Path>,
     /// Folder of skill folders.
@@ -103,6 +107,9 @@ impl Catalog {
         for source in sources.databases {
             catalog.add_database(source, sources.adapter, settings, previous);
         }
+        for connector in sources.connectors {
+            catalog.add_connector(connector, previous);
+        }
         Ok(catalog)
     }
 
@@ -154,6 +161,46 @@ impl Catalog {
                 self.insert(Arc::new(Plugin::instance(name, adapter.0, adapter.1, resolved)), false);
             }
             Err(error) => self.refuse(origin, error),
+        }
+    }
+
+    /// Serve the connector plugin `connector.plugin` as `connector.name`,
+    /// with the instance's HTTP grant, `config` values and access ceiling
+    /// over the plugin's own settings.
+    fn add_connector(&mut self, connector: &ConnectorSettings, previous: Option<&Catalog>) {
+        let name = connector.name.as_str();
+        let origin = format!("[connectors.{name}]");
+        if self.plugins.contains_key(name) {
+            let error =
+                Error::config(origin.clone(), format!("`{name}` is already the name of a plugin; rename the section"));
+            return self.refuse(origin, error);
+        }
+        let plugin =
+            self.plugins.get(&connector.plugin).filter(|p| p.stub().kind == Kind::Connector && !p.is_instance());
+        let Some(plugin) = plugin else {
+            let error = Error::config(
+                origin.clone(),
+                format!("plugin `{}` is not a connector plugin of this host", connector.plugin),
+            );
+            return self.refuse(origin, error);
+        };
+        let (stub, plugin_origin) = (plugin.stub().clone(), plugin.origin().clone());
+        let mut resolved = plugin.settings().clone();
+        let mut config: std::collections::BTreeMap<String, String> =
+            resolved.grants.config.entries().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+        config.extend(connector.config.iter().map(|(k, v)| (k.clone(), v.clone())));
+        resolved.grants.config = ConfigGrant::new(config);
+        resolved.grants.http = connector.grant.clone();
+        resolved.access = Some(connector.access);
+        if let Some(timeout_ms) = connector.timeout_ms {
+            resolved.grants.limits.timeout_ms = timeout_ms;
+        }
+        let reused = previous
+            .and_then(|p| p.plugins.get(name))
+            .filter(|p| p.is_instance() && p.origin().same_as(&plugin_origin) && *p.settings() == resolved);
+        match reused {
+            Some(plugin) => self.insert(plugin.clone(), false),
+            None => self.insert(Arc::new(Plugin::instance(name, stub, plugin_origin, resolved)), false),
         }
     }
 

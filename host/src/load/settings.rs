@@ -68,6 +68,9 @@ pub struct PluginSettings {
     pub grants: Grants,
     /// Whether to compile it as soon as it is added or replaced.
     pub preload: bool,
+    /// The highest access any caller may use on it (a connector
+    /// instance's `access`); `None`: its actions' own levels only.
+    pub access: Option<crate::contract::Access>,
 }
 
 /// Resolves each plugin's settings: its settings file over its
@@ -97,7 +100,9 @@ impl SettingsResolver {
     pub fn resolve(&self, name: &str, sidecar: Option<&RawPluginSettings>) -> Result<PluginSettings> {
         let overlaid;
         let raw = match (self.plugins.get(name), sidecar) {
-            (None, None) => return Ok(PluginSettings { grants: self.grants_of_defaults(), preload: false }),
+            (None, None) => {
+                return Ok(PluginSettings { grants: self.grants_of_defaults(), preload: false, access: None });
+            }
             (Some(raw), None) => raw,
             (None, Some(over)) => over,
             (Some(raw), Some(over)) => {
@@ -115,7 +120,7 @@ impl SettingsResolver {
         check_limits(&section, &limits, self.max_memory_mb)?;
         let http = HttpGrant::parse(&raw.allow_http).map_err(|e| Error::config(section, format!("allow_http: {e}")))?;
         let grants = Grants { limits, config: ConfigGrant::new(raw.config.clone()), http, ..Grants::default() };
-        Ok(PluginSettings { grants, preload: raw.preload.unwrap_or(false) })
+        Ok(PluginSettings { grants, preload: raw.preload.unwrap_or(false), access: None })
     }
 
     fn grants_of_defaults(&self) -> Grants {

@@ -18,6 +18,7 @@ use crate::catalog::{Catalog, DatabaseSource, Embedded, Live, Sources};
 use crate::error::Result;
 use crate::load::SettingsResolver;
 use crate::runtime::WasmRuntime;
+use crate::sandbox::http::ConnectorSettings;
 
 /// Where the catalog's resources come from, owned.
 #[derive(Debug, Clone, Default)]
@@ -34,6 +35,8 @@ pub struct Folders {
     pub adapter: Option<Embedded>,
     /// The configured databases.
     pub databases: Vec<DatabaseSource>,
+    /// The configured connector instances.
+    pub connectors: Vec<ConnectorSettings>,
 }
 
 impl Folders {
@@ -42,6 +45,7 @@ impl Folders {
             embedded: &self.embedded,
             adapter: self.adapter,
             databases: &self.databases,
+            connectors: &self.connectors,
             plugins_dir: self.plugins.as_deref(),
             skills_dir: self.skills.as_deref(),
             mcp_dir: self.mcp.as_deref(),

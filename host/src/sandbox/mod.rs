@@ -9,7 +9,7 @@
 //! | WASI p2 baseline | [`wasi`] | every kind | none: no files, env, sockets | WASI error codes |
 //! | `log` (+ stdout/stderr) | [`log`] | every kind | `max_log_kb` | output dropped past the budget |
 //! | `config` | [`config`] | every kind | [`ConfigGrant`](config::ConfigGrant) | `none` for any other key |
-//! | `wasi:http` | [`http`] | connectors | [`HttpGrant`](http::HttpGrant) | `HTTP-request-denied` |
+//! | `wasi:http` | [`http`] | connectors | [`HttpGrant`](http::HttpGrant): allowed origins, credential, limits | `HTTP-request-denied`, `destination-IP-prohibited`, body size, timeouts |
 //! | `sql` | [`sql`] | database adapters | [`SqlGrant`](sql::SqlGrant): one configured database | `denied` (policy, read-only), `unavailable` |
 //!
 //! A capability knows nothing of the others or of the store: it is linked

@@ -24,6 +24,13 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+/// Equal values (for telling whether a plugin's settings changed).
+impl PartialEq for Secret {
+    fn eq(&self, other: &Secret) -> bool {
+        *self.0 == *other.0
+    }
+}
+
 impl Secret {
     /// A secret holding `value` (for embedders that fetch secrets themselves).
     pub fn new(value: String) -> Secret {
@@ -56,7 +63,6 @@ impl Secret {
 
     /// The value, for the host's capability code to inject (never into
     /// guest memory, logs or errors).
-    #[allow(dead_code)] // the first user is connector credentials
     pub(crate) fn expose(&self) -> &str {
         &self.0
     }

@@ -1,0 +1,247 @@
+//! Credentials the host adds to a connector's requests: bearer token, API
+//! key (header or query parameter), HTTP basic. The guest never holds
+//! them: they come from the environment or a file into a [`Secret`], are
+//! added in the `wasi:http` hook only on requests to the connector's own
+//! origin, and the headers that carry them are ones the guest may not set
+//! at all (see [`Credential::forbids`]).
+
+use std::path::Path;
+
+use http::HeaderName;
+use http::header::{AUTHORIZATION, COOKIE, HOST, PROXY_AUTHORIZATION};
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::sandbox::secrets::Secret;
+
+/// The `auth` table of a `[connectors.NAME]` section, as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RawAuth {
+    /// `Authorization: Bearer TOKEN`.
+    Bearer {
+        /// Environment variable holding the token.
+        token_env: Option<String>,
+        /// File holding the token (relative to the config file).
+        token_file: Option<String>,
+    },
+    /// An API key in a header (`header = "X-API-Key"`) or a query
+    /// parameter (`query = "api_key"`).
+    ApiKey {
+        /// The header that carries the key.
+        header: Option<String>,
+        /// The query parameter that carries the key.
+        query: Option<String>,
+        /// Environment variable holding the key.
+        key_env: Option<String>,
+        /// File holding the key.
+        key_file: Option<String>,
+    },
+    /// `Authorization: Basic base64(username:password)`.
+    Basic {
+        /// The user name (not a secret).
+        username: String,
+        /// Environment variable holding the password.
+        password_env: Option<String>,
+        /// File holding the password.
+        password_file: Option<String>,
+    },
+}
+
+/// A credential, resolved: where it goes, what is sent, and the secret as
+/// the operator keeps it (for the audit log to redact).
+#[derive(Debug, PartialEq)]
+pub struct Credential {
+    carrier: Carrier,
+    value: Secret,
+    secret: Secret,
+}
+
+/// What carries a credential.
+#[derive(Debug, PartialEq)]
+enum Carrier {
+    Header(HeaderName),
+    Query(String),
+}
+
+impl Credential {
+    /// Resolve `raw` for the connector in `section`; paths are relative to
+    /// `base`. A missing secret is an error naming the section and the
+    /// variable or file.
+    pub fn resolve(raw: &RawAuth, section: &str, base: &Path) -> Result<Credential> {
+        let secret = |env: &Option<String>, file: &Option<String>, what: &str| match (env, file) {
+            (Some(var), None) => Secret::from_env(var, section),
+            (None, Some(file)) => Secret::from_file(&base.join(file), section),
+            _ => Err(Error::config(section, format!("auth: give exactly one of `{what}_env` and `{what}_file`"))),
+        };
+        Ok(match raw {
+            RawAuth::Bearer { token_env, token_file } => {
+                let token = secret(token_env, token_file, "token")?;
+                let value = Secret::new(format!("Bearer {}", token.expose()));
+                Credential { carrier: Carrier::Header(AUTHORIZATION), value, secret: token }
+            }
+            RawAuth::ApiKey { header, query, key_env, key_file } => {
+                let key = secret(key_env, key_file, "key")?;
+                match (header, query) {
+                    (Some(header), None) => {
+                        let name = HeaderName::try_from(header.as_str())
+                            .map_err(|e| Error::config(section, format!("auth.header `{header}`: {e}")))?;
+                        Credential { carrier: Carrier::Header(name), value: key.clone(), secret: key }
+                    }
+                    (None, Some(query)) if !query.is_empty() => {
+                        Credential { carrier: Carrier::Query(query.clone()), value: key.clone(), secret: key }
+                    }
+                    _ => {
+                        return Err(Error::config(
+                            section,
+                            "auth: an api_key goes in a `header` or a `query` parameter",
+                        ));
+                    }
+                }
+            }
+            RawAuth::Basic { username, password_env, password_file } => {
+                use base64::Engine as _;
+                let password = secret(password_env, password_file, "password")?;
+                let pair = zeroize::Zeroizing::new(format!("{username}:{}", password.expose()));
+                let encoded = base64::engine::general_purpose::STANDARD.encode(pair.as_bytes());
+                let value = Secret::new(format!("Basic {encoded}"));
+                Credential { carrier: Carrier::Header(AUTHORIZATION), value, secret: password }
+            }
+        })
+        .and_then(|credential| credential.check(section))
+    }
+
+    fn check(self, section: &str) -> Result<Credential> {
+        if let Carrier::Header(_) = &self.carrier
+            && http::HeaderValue::from_str(self.value.expose()).is_err()
+        {
+            return Err(Error::config(section, "auth: the secret is not a valid header value"));
+        }
+        Ok(self)
+    }
+
+    /// The secret as the operator keeps it (the token, key or password),
+    /// for the audit log to redact wherever it appears.
+    pub(crate) fn secret(&self) -> &Secret {
+        &self.secret
+    }
+
+    /// Headers a guest may never set on a connector: what carries
+    /// credentials or decides where a request goes. A guest that sets one
+    /// gets the `forbidden` header error; the host sets them itself.
+    pub(crate) fn forbids(credential: Option<&Credential>, name: &HeaderName) -> bool {
+        *name == AUTHORIZATION
+            || *name == PROXY_AUTHORIZATION
+            || *name == COOKIE
+            || *name == HOST
+            || matches!(credential, Some(Credential { carrier: Carrier::Header(own), .. }) if own == name)
+            || wasmtime_wasi_http::DEFAULT_FORBIDDEN_HEADERS.contains(name)
+    }
+
+    /// Add the credential to `request`. A query parameter the guest already
+    /// set under the credential's name is refused, not overwritten silently.
+    pub(crate) fn apply<B>(&self, request: &mut http::Request<B>) -> std::result::Result<(), &'static str> {
+        match &self.carrier {
+            Carrier::Header(name) => {
+                let mut value = http::HeaderValue::from_str(self.value.expose()).map_err(|_| "invalid credential")?;
+                value.set_sensitive(true);
+                request.headers_mut().insert(name.clone(), value);
+            }
+            Carrier::Query(name) => {
+                let uri = request.uri();
+                let query = uri.query().unwrap_or("");
+                let taken = query.split('&').any(|pair| {
+                    let key = pair.split('=').next().unwrap_or("");
+                    percent_encoding::percent_decode_str(key).decode_utf8_lossy() == name.as_str()
+                });
+                if taken {
+                    return Err("the guest set the credential's query parameter");
+                }
+                let encode = |s: &str| percent_encoding::utf8_percent_encode(s, QUERY).to_string();
+                let pair = format!("{}={}", encode(name), encode(self.value.expose()));
+                let path = uri.path();
+                let path_and_query =
+                    if query.is_empty() { format!("{path}?{pair}") } else { format!("{path}?{query}&{pair}") };
+                let mut parts = uri.clone().into_parts();
+                parts.path_and_query = Some(path_and_query.parse().map_err(|_| "invalid credential")?);
+                *request.uri_mut() = http::Uri::from_parts(parts).map_err(|_| "invalid credential")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a query component must escape.
+const QUERY: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auth(toml_text: &str) -> RawAuth {
+        #[derive(Deserialize)]
+        struct Wrapper {
+            auth: RawAuth,
+        }
+        toml::from_str::<Wrapper>(toml_text).unwrap().auth
+    }
+
+    #[test]
+    fn every_kind_resolves_and_applies() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("key"), "k&y=1\n").unwrap();
+        std::fs::write(dir.path().join("pw"), "open sesame").unwrap();
+        std::fs::write(dir.path().join("token"), "t0ken").unwrap();
+        let apply = |raw: &str, uri: &str| {
+            let credential = Credential::resolve(&auth(raw), "[connectors.x]", dir.path()).unwrap();
+            let mut request = http::Request::builder().uri(uri).body(()).unwrap();
+            credential.apply(&mut request).map(|()| request)
+        };
+        let request = apply(r#"auth = { kind = "bearer", token_file = "token" }"#, "http://h/a").unwrap();
+        assert_eq!(request.headers()["authorization"], "Bearer t0ken");
+        assert!(request.headers()["authorization"].is_sensitive());
+        let request =
+            apply(r#"auth = { kind = "basic", username = "ann", password_file = "pw" }"#, "http://h/a").unwrap();
+        assert_eq!(request.headers()["authorization"], "Basic YW5uOm9wZW4gc2VzYW1l");
+        let request =
+            apply(r#"auth = { kind = "api_key", header = "X-API-Key", key_file = "key" }"#, "http://h/a").unwrap();
+        assert_eq!(request.headers()["x-api-key"], "k&y=1");
+        let query = r#"auth = { kind = "api_key", query = "api_key", key_file = "key" }"#;
+        assert_eq!(apply(query, "http://h/a?q=1").unwrap().uri(), "http://h/a?q=1&api_key=k%26y%3D1");
+        assert_eq!(apply(query, "http://h/a").unwrap().uri(), "http://h/a?api_key=k%26y%3D1");
+        assert!(apply(query, "http://h/a?api%5Fkey=mine").is_err());
+    }
+
+    #[test]
+    fn missing_or_ambiguous_secrets_name_what_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let raw = auth(r#"auth = { kind = "bearer", token_env = "QUIVER_TEST_UNSET_BOOKS_TOKEN" }"#);
+        let error = Credential::resolve(&raw, "[connectors.books]", dir.path()).unwrap_err().to_string();
+        assert!(error.contains("QUIVER_TEST_UNSET_BOOKS_TOKEN") && error.contains("[connectors.books]"), "{error}");
+        let raw = auth(r#"auth = { kind = "bearer" }"#);
+        let error = Credential::resolve(&raw, "[connectors.books]", dir.path()).unwrap_err().to_string();
+        assert!(error.contains("token_env"), "{error}");
+        let raw = auth(r#"auth = { kind = "api_key", key_file = "nope" }"#);
+        let error = Credential::resolve(&raw, "[connectors.books]", dir.path()).unwrap_err().to_string();
+        assert!(error.contains("nope"), "{error}");
+        assert!(toml::from_str::<toml::Value>("x = 1").is_ok());
+        let typo = r#"auth = { kind = "bearer", token_envv = "X" }"#;
+        #[derive(Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Wrapper {
+            auth: RawAuth,
+        }
+        assert!(toml::from_str::<Wrapper>(typo).is_err());
+    }
+
+    #[test]
+    fn a_credential_never_prints() {
+        let credential = Credential {
+            carrier: Carrier::Header(AUTHORIZATION),
+            value: Secret::new("Bearer hunter2".into()),
+            secret: Secret::new("hunter2".into()),
+        };
+        assert!(!format!("{credential:?}").contains("hunter2"));
+    }
+}

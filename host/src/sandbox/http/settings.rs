@@ -1,0 +1,158 @@
+//! One connector instance's settings: a `[connectors.NAME]` section as
+//! written, then resolved into the plugin it runs, its HTTP grant (with the
+//! credential read from where it is kept) and the highest access any agent
+//! may use on it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::credentials::{Credential, RawAuth};
+use super::grant::{AllowedHost, BYTE_TIMEOUT, CONNECT_TIMEOUT, HttpGrant, MAX_RESPONSE_BYTES};
+use crate::contract::Access;
+use crate::error::{Error, Result};
+
+/// A `[connectors.NAME]` section as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConnector {
+    /// The connector plugin this instance runs (a plugin of this host).
+    pub plugin: Option<String>,
+    /// An OpenAPI document to serve with no code (not built yet).
+    pub openapi: Option<PathBuf>,
+    /// The API's base URL; its origin is allowed and gets the credential.
+    pub base_url: String,
+    /// More destinations the connector may reach (never with the credential).
+    #[serde(default)]
+    pub allow_http: Vec<String>,
+    /// The credential the host adds on requests to `base_url`'s origin.
+    pub auth: Option<RawAuth>,
+    /// The highest access any agent may use here (default `read`).
+    pub access: Option<Access>,
+    /// Longest a call may take, in ms (default: `[limits]`).
+    pub timeout_ms: Option<u64>,
+    /// Longest a connection may take, in ms (default 10,000).
+    pub connect_timeout_ms: Option<u64>,
+    /// Longest wait for the first byte of a response, and between two
+    /// bytes, in ms (default 30,000).
+    pub response_timeout_ms: Option<u64>,
+    /// Largest response body, in KiB (default 16,384).
+    pub max_response_kb: Option<u64>,
+    /// More values for the plugin's `config` import (never credentials).
+    #[serde(default)]
+    pub config: BTreeMap<String, String>,
+}
+
+/// One connector instance, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectorSettings {
+    /// The name agents see.
+    pub name: String,
+    /// The plugin it runs.
+    pub plugin: String,
+    /// Where it may send requests, and what the host adds.
+    pub grant: HttpGrant,
+    /// The highest access any agent may use.
+    pub access: Access,
+    /// Longest a call may take, when set here.
+    pub timeout_ms: Option<u64>,
+    /// Values of its `config` import: `base_url` and the section's `config`.
+    pub config: BTreeMap<String, String>,
+}
+
+impl ConnectorSettings {
+    /// Its credential's secret, for the audit log to redact.
+    pub fn secret(&self) -> Option<&crate::sandbox::secrets::Secret> {
+        self.grant.credential.as_ref().map(|(_, credential)| credential.secret())
+    }
+
+    /// Resolve `[connectors.NAME]`; files are relative to `base`.
+    pub fn resolve(name: &str, raw: &RawConnector, base: &Path) -> Result<ConnectorSettings> {
+        let section = format!("[connectors.{name}]");
+        let fail = |message: String| Error::config(section.clone(), message);
+        let plugin = match (&raw.plugin, &raw.openapi) {
+            (Some(plugin), None) => plugin.clone(),
+            (None, Some(document)) => {
+                return Err(fail(format!(
+                    "openapi = \"{}\": OpenAPI connectors are not built yet; name a connector `plugin`",
+                    document.display()
+                )));
+            }
+            _ => return Err(fail("give `plugin`, the connector plugin this instance runs".into())),
+        };
+        let origin = AllowedHost::origin_of(&raw.base_url).map_err(|e| fail(format!("base_url: {e}")))?;
+        let mut allowed = vec![origin.clone()];
+        for entry in &raw.allow_http {
+            allowed.push(entry.parse().map_err(|e| fail(format!("allow_http: {e}")))?);
+        }
+        let mut grant = HttpGrant::new(allowed);
+        if let Some(auth) = &raw.auth {
+            grant.credential = Some((origin, Arc::new(Credential::resolve(auth, &section, base)?)));
+        }
+        let positive = |value: Option<u64>, key: &str| match value {
+            Some(0) => Err(fail(format!("{key} must be at least 1"))),
+            other => Ok(other),
+        };
+        grant.connect_timeout =
+            positive(raw.connect_timeout_ms, "connect_timeout_ms")?.map_or(CONNECT_TIMEOUT, Duration::from_millis);
+        grant.byte_timeout =
+            positive(raw.response_timeout_ms, "response_timeout_ms")?.map_or(BYTE_TIMEOUT, Duration::from_millis);
+        grant.max_response_bytes =
+            positive(raw.max_response_kb, "max_response_kb")?.map_or(MAX_RESPONSE_BYTES, |kb| kb.saturating_mul(1024));
+        let mut config = raw.config.clone();
+        if config.contains_key("base_url") {
+            return Err(fail("config: `base_url` is set by the section's own `base_url`".into()));
+        }
+        config.insert("base_url".into(), raw.base_url.trim_end_matches('/').to_owned());
+        Ok(ConnectorSettings {
+            name: name.to_owned(),
+            plugin,
+            grant,
+            access: raw.access.unwrap_or(Access::Read),
+            timeout_ms: positive(raw.timeout_ms, "timeout_ms")?,
+            config,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(text: &str) -> Result<ConnectorSettings> {
+        let raw: RawConnector = toml::from_str(text).unwrap();
+        ConnectorSettings::resolve("books", &raw, Path::new("."))
+    }
+
+    #[test]
+    fn a_section_resolves_to_a_grant_with_its_origin_allowed() {
+        let settings =
+            resolve("plugin = \"rest\"\nbase_url = \"http://127.0.0.1:8080/v1/\"\nmax_response_kb = 4").unwrap();
+        assert_eq!(settings.access, Access::Read);
+        assert_eq!(settings.config["base_url"], "http://127.0.0.1:8080/v1");
+        assert!(settings.grant.entry_for(&"http://127.0.0.1:8080/v1/books".parse().unwrap()).is_some());
+        assert_eq!(settings.grant.max_response_bytes, 4096);
+        assert!(settings.grant.credential.is_none());
+    }
+
+    #[test]
+    fn mistakes_name_the_section_and_the_key() {
+        for (text, expected) in [
+            ("base_url = \"http://127.0.0.1:1\"", "plugin"),
+            ("plugin = \"p\"\nbase_url = \"ftp://x\"", "base_url"),
+            ("plugin = \"p\"\nbase_url = \"http://h\"\nallow_http = [\"ftp://y\"]", "allow_http"),
+            ("plugin = \"p\"\nbase_url = \"http://h\"\nmax_response_kb = 0", "max_response_kb"),
+            ("openapi = \"books.json\"\nbase_url = \"http://h\"", "not built yet"),
+            (
+                "plugin = \"p\"\nbase_url = \"http://h\"\nauth = { kind = \"bearer\", token_env = \"QUIVER_TEST_UNSET_TOKEN\" }",
+                "QUIVER_TEST_UNSET_TOKEN",
+            ),
+        ] {
+            let error = resolve(text).unwrap_err().to_string();
+            assert!(error.contains("[connectors.books]") && error.contains(expected), "{text}: {error}");
+        }
+    }
+}

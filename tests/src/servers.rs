@@ -1,0 +1,104 @@
+//! Third-party and hostile HTTP servers on loopback, for the connector
+//! tests: [`JsonServer`] (json-server 0.17.4 from npm, installed by
+//! `.ci/run` into `tests/servers/node_modules`, with a bearer-token
+//! middleware) and [`Hostile`] (`tests/servers/hostile.py`: redirects,
+//! slow and endless answers, header echo). Each runs on a free port, is
+//! ready when it says so on its output (no sleeps), and is stopped by PID
+//! when dropped. A server that cannot start fails the test.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+fn servers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("servers")
+}
+
+/// A free TCP port on 127.0.0.1 (the listener is closed at once).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A child process stopped (by PID) when dropped.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// json-server 0.17.4 serving a copy of a JSON database, requiring
+/// `Authorization: Bearer TOKEN`.
+pub struct JsonServer {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    _process: Process,
+    _dir: tempfile::TempDir,
+}
+
+impl JsonServer {
+    /// Serve `db` (a JSON document of collections) behind `token`.
+    pub fn start(db: &serde_json::Value, token: &str) -> JsonServer {
+        let bin = servers_dir().join("node_modules/.bin/json-server");
+        assert!(bin.exists(), "{} is missing: run `bash .ci/run` (it runs npm ci in tests/servers)", bin.display());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("db.json");
+        std::fs::write(&file, db.to_string()).unwrap();
+        let port = free_port();
+        let mut child = Command::new(&bin)
+            .arg(&file)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--middlewares"])
+            .arg(servers_dir().join("auth.js"))
+            .env("QUIVER_TEST_API_TOKEN", token)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start json-server: {e}"));
+        let stdout = child.stdout.take().unwrap();
+        let process = Process(child);
+        // json-server prints `Home` then its URL once it listens.
+        let url = format!("http://127.0.0.1:{port}");
+        let mut lines = BufReader::new(stdout).lines();
+        let mut home = false;
+        loop {
+            match lines.next() {
+                Some(Ok(line)) if home && line.trim() == url => break,
+                Some(Ok(line)) => home |= line.trim() == "Home",
+                _ => panic!("json-server exited before listening on {url}"),
+            }
+        }
+        // Keep reading its output so that it never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        JsonServer { url, _process: process, _dir: dir }
+    }
+}
+
+/// `tests/servers/hostile.py` on a free port.
+pub struct Hostile {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// Its port.
+    pub port: u16,
+    _process: Process,
+}
+
+impl Hostile {
+    /// Start one.
+    pub fn start() -> Hostile {
+        let mut child = Command::new("python3")
+            .arg(servers_dir().join("hostile.py"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start python3: {e}"));
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let process = Process(child);
+        let port: u16 = line.trim().parse().unwrap_or_else(|_| panic!("hostile.py did not print its port: {line:?}"));
+        Hostile { url: format!("http://127.0.0.1:{port}"), port, _process: process }
+    }
+}
