@@ -230,6 +230,9 @@ fn http_error(url: &str, error: ErrorCode) -> ToolError {
         ErrorCode::ConnectionRefused | ErrorCode::ConnectionTimeout | ErrorCode::DestinationUnavailable => {
             ToolError::unavailable(format!("cannot connect to `{url}`: {error:?}"))
         }
+        // The host's own reason, e.g. its credential for the request could
+        // not be had.
+        ErrorCode::InternalError(Some(reason)) => ToolError::unavailable(format!("request to `{url}`: {reason}")),
         other => ToolError::failed(format!("request to `{url}` failed: {other:?}")),
     }
 }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use quiver::{Error, ErrorKind, GuestErrorKind};
 use quiver_tests::TestHost;
-use quiver_tests::servers::{Hostile, JsonServer};
+use quiver_tests::servers::{Hostile, JsonServer, TokenEndpoint};
 
 const TOKEN: &str = "s3cret-books-token";
 
@@ -132,6 +132,47 @@ access = {{ shelf = "read" }}
         assert_eq!(guest_error(&error).0, GuestErrorKind::Denied, "{header}: {error}");
     }
     assert!(call(&t, "books", "read", json!({ "path": "/books/7" })).await.is_ok(), "the host still serves");
+}
+
+/// OAuth2 client credentials: the host gets the token from the token
+/// endpoint (its own traffic), reuses it until shortly before it expires,
+/// then asks again; json-server accepts it. Wrong client credentials are a
+/// typed `unavailable` that names the endpoint's answer and no secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth2_tokens_are_fetched_cached_and_refreshed_by_the_host() {
+    let server = JsonServer::start(&library(), TOKEN);
+    let endpoint = TokenEndpoint::start("quiver-client", "client-s3cret", TOKEN);
+    let secrets = tempfile::tempdir().unwrap();
+    let good = secret_file(&secrets, "client", "client-s3cret");
+    let bad = secret_file(&secrets, "wrong", "not-the-secret");
+    let section = |name: &str, query: &str, secret: &str| {
+        format!(
+            "[connectors.{name}]\nplugin = \"fixture-connector\"\nbase_url = \"{}\"\nauth = {{ kind = \"oauth2\", \
+             token_url = \"{}{query}\", client_id = \"quiver-client\", client_secret_file = \"{secret}\", scope = \"books:read\" }}\n",
+            server.url, endpoint.url
+        )
+    };
+    let config = section("books", "", &good) + &section("brief", "?expires_in=1", &good) + &section("rogue", "", &bad);
+    let t = TestHost::builder().fixture("connector").config(&config).build();
+    assert_eq!(endpoint.issued(), 0, "tokens are asked for on first use, not at start-up");
+
+    for _ in 0..3 {
+        let read = call(&t, "books", "read", json!({ "path": "/books/7" })).await.unwrap();
+        assert_eq!(read["status"], 200, "{read}");
+    }
+    assert_eq!(endpoint.issued(), 1, "a valid token is reused");
+    // A token about to expire (1 s, inside the refresh margin) is replaced
+    // on every use.
+    for _ in 0..2 {
+        assert_eq!(call(&t, "brief", "read", json!({ "path": "/books/7" })).await.unwrap()["status"], 200);
+    }
+    assert_eq!(endpoint.issued(), 3);
+
+    let error = call(&t, "rogue", "read", json!({ "path": "/books/7" })).await.unwrap_err();
+    let (kind, message) = guest_error(&error);
+    assert_eq!(kind, GuestErrorKind::Unavailable, "{message}");
+    assert!(message.contains("refused the client credentials (status 401)"), "{message}");
+    assert!(!message.contains("not-the-secret") && !message.contains(TOKEN), "{message}");
 }
 
 /// A missing credential is a start-up error that names the connector and

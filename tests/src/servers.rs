@@ -88,17 +88,53 @@ pub struct Hostile {
 impl Hostile {
     /// Start one.
     pub fn start() -> Hostile {
-        let mut child = Command::new("python3")
-            .arg(servers_dir().join("hostile.py"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start python3: {e}"));
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let process = Process(child);
-        let port: u16 = line.trim().parse().unwrap_or_else(|_| panic!("hostile.py did not print its port: {line:?}"));
+        let (port, process) = python("hostile.py", &[]);
         Hostile { url: format!("http://127.0.0.1:{port}"), port, _process: process }
     }
+}
+
+/// `tests/servers/oauth.py`: an OAuth2 token endpoint (client credentials).
+pub struct TokenEndpoint {
+    /// `http://127.0.0.1:PORT/token`.
+    pub url: String,
+    base: String,
+    _process: Process,
+}
+
+impl TokenEndpoint {
+    /// Give `token` to the client `id` with `secret`.
+    pub fn start(id: &str, secret: &str, token: &str) -> TokenEndpoint {
+        let (port, process) = python("oauth.py", &[id, secret, token]);
+        let base = format!("http://127.0.0.1:{port}");
+        TokenEndpoint { url: format!("{base}/token"), base, _process: process }
+    }
+
+    /// How many tokens it has given.
+    pub fn issued(&self) -> u64 {
+        let address = self.base.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        use std::io::{Read, Write};
+        write!(stream, "GET /issued HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let body = &answer[answer.find("\r\n\r\n").unwrap() + 4..];
+        serde_json::from_str::<serde_json::Value>(body).unwrap()["issued"].as_u64().unwrap()
+    }
+}
+
+/// Start `tests/servers/SCRIPT ARGS...`; its port (its first line) and process.
+fn python(script: &str, args: &[&str]) -> (u16, Process) {
+    let mut child = Command::new("python3")
+        .arg(servers_dir().join(script))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start python3: {e}"));
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let process = Process(child);
+    let port = line.trim().parse().unwrap_or_else(|_| panic!("{script} did not print its port: {line:?}"));
+    (port, process)
 }

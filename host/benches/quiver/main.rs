@@ -10,6 +10,7 @@
 //! repetitions, measured in this run on this machine.
 
 mod client;
+mod connectors;
 mod databases;
 mod disclosure;
 mod http;
@@ -147,7 +148,7 @@ fn main() {
     )
     .unwrap();
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 11] = [
+    let sections: [(&str, Section); 12] = [
         ("loading", loading::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
         ("retrieval", disclosure::retrieval),
@@ -158,6 +159,7 @@ fn main() {
         ("per-request", client::per_request),
         ("throughput", scale::throughput),
         ("databases", databases::section),
+        ("connectors", connectors::section),
         ("reload", reload::section),
     ];
     for (name, section) in sections {

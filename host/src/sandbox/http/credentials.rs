@@ -11,6 +11,7 @@ use http::HeaderName;
 use http::header::{AUTHORIZATION, COOKIE, HOST, PROXY_AUTHORIZATION};
 use serde::Deserialize;
 
+use super::oauth2::ClientCredentials;
 use crate::error::{Error, Result};
 use crate::sandbox::secrets::Secret;
 
@@ -37,6 +38,21 @@ pub enum RawAuth {
         /// File holding the key.
         key_file: Option<String>,
     },
+    /// OAuth2 client credentials: the host gets a bearer token from
+    /// `token_url` with the client id and secret (HTTP basic), keeps it
+    /// until shortly before it expires, and asks again.
+    Oauth2 {
+        /// The token endpoint.
+        token_url: String,
+        /// The client id (not a secret).
+        client_id: String,
+        /// Environment variable holding the client secret.
+        client_secret_env: Option<String>,
+        /// File holding the client secret.
+        client_secret_file: Option<String>,
+        /// The scope to ask for, if any.
+        scope: Option<String>,
+    },
     /// `Authorization: Basic base64(username:password)`.
     Basic {
         /// The user name (not a secret).
@@ -53,8 +69,24 @@ pub enum RawAuth {
 #[derive(Debug, PartialEq)]
 pub struct Credential {
     carrier: Carrier,
-    value: Secret,
+    value: Source,
     secret: Secret,
+}
+
+/// Where the value sent comes from.
+#[derive(Debug, PartialEq)]
+enum Source {
+    Fixed(Secret),
+    OAuth2(ClientCredentials),
+}
+
+/// Why a credential could not be added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NotApplied {
+    /// The guest's request is in the credential's way.
+    Refused(&'static str),
+    /// The credential is not available now (the token endpoint failed).
+    Unavailable(String),
 }
 
 /// What carries a credential.
@@ -77,7 +109,7 @@ impl Credential {
         Ok(match raw {
             RawAuth::Bearer { token_env, token_file } => {
                 let token = secret(token_env, token_file, "token")?;
-                let value = Secret::new(format!("Bearer {}", token.expose()));
+                let value = Source::Fixed(Secret::new(format!("Bearer {}", token.expose())));
                 Credential { carrier: Carrier::Header(AUTHORIZATION), value, secret: token }
             }
             RawAuth::ApiKey { header, query, key_env, key_file } => {
@@ -86,10 +118,11 @@ impl Credential {
                     (Some(header), None) => {
                         let name = HeaderName::try_from(header.as_str())
                             .map_err(|e| Error::config(section, format!("auth.header `{header}`: {e}")))?;
-                        Credential { carrier: Carrier::Header(name), value: key.clone(), secret: key }
+                        Credential { carrier: Carrier::Header(name), value: Source::Fixed(key.clone()), secret: key }
                     }
                     (None, Some(query)) if !query.is_empty() => {
-                        Credential { carrier: Carrier::Query(query.clone()), value: key.clone(), secret: key }
+                        let value = Source::Fixed(key.clone());
+                        Credential { carrier: Carrier::Query(query.clone()), value, secret: key }
                     }
                     _ => {
                         return Err(Error::config(
@@ -104,16 +137,26 @@ impl Credential {
                 let password = secret(password_env, password_file, "password")?;
                 let pair = zeroize::Zeroizing::new(format!("{username}:{}", password.expose()));
                 let encoded = base64::engine::general_purpose::STANDARD.encode(pair.as_bytes());
-                let value = Secret::new(format!("Basic {encoded}"));
+                let value = Source::Fixed(Secret::new(format!("Basic {encoded}")));
                 Credential { carrier: Carrier::Header(AUTHORIZATION), value, secret: password }
+            }
+            RawAuth::Oauth2 { token_url, client_id, client_secret_env, client_secret_file, scope } => {
+                let client_secret = secret(client_secret_env, client_secret_file, "client_secret")?;
+                let client =
+                    ClientCredentials::new(section, token_url, client_id, client_secret.clone(), scope.clone())?;
+                Credential {
+                    carrier: Carrier::Header(AUTHORIZATION),
+                    value: Source::OAuth2(client),
+                    secret: client_secret,
+                }
             }
         })
         .and_then(|credential| credential.check(section))
     }
 
     fn check(self, section: &str) -> Result<Credential> {
-        if let Carrier::Header(_) = &self.carrier
-            && http::HeaderValue::from_str(self.value.expose()).is_err()
+        if let (Carrier::Header(_), Source::Fixed(value)) = (&self.carrier, &self.value)
+            && http::HeaderValue::from_str(value.expose()).is_err()
         {
             return Err(Error::config(section, "auth: the secret is not a valid header value"));
         }
@@ -140,10 +183,18 @@ impl Credential {
 
     /// Add the credential to `request`. A query parameter the guest already
     /// set under the credential's name is refused, not overwritten silently.
-    pub(crate) fn apply<B>(&self, request: &mut http::Request<B>) -> std::result::Result<(), &'static str> {
+    pub(crate) async fn apply<B>(&self, request: &mut http::Request<B>) -> std::result::Result<(), NotApplied> {
+        let value = match &self.value {
+            Source::Fixed(value) => value.clone(),
+            Source::OAuth2(client) => client.authorization().await.map_err(NotApplied::Unavailable)?,
+        };
+        self.put(&value, request).map_err(NotApplied::Refused)
+    }
+
+    fn put<B>(&self, value: &Secret, request: &mut http::Request<B>) -> std::result::Result<(), &'static str> {
         match &self.carrier {
             Carrier::Header(name) => {
-                let mut value = http::HeaderValue::from_str(self.value.expose()).map_err(|_| "invalid credential")?;
+                let mut value = http::HeaderValue::from_str(value.expose()).map_err(|_| "invalid credential")?;
                 value.set_sensitive(true);
                 request.headers_mut().insert(name.clone(), value);
             }
@@ -158,7 +209,7 @@ impl Credential {
                     return Err("the guest set the credential's query parameter");
                 }
                 let encode = |s: &str| percent_encoding::utf8_percent_encode(s, QUERY).to_string();
-                let pair = format!("{}={}", encode(name), encode(self.value.expose()));
+                let pair = format!("{}={}", encode(name), encode(value.expose()));
                 let path = uri.path();
                 let path_and_query =
                     if query.is_empty() { format!("{path}?{pair}") } else { format!("{path}?{query}&{pair}") };
@@ -196,7 +247,8 @@ mod tests {
         let apply = |raw: &str, uri: &str| {
             let credential = Credential::resolve(&auth(raw), "[connectors.x]", dir.path()).unwrap();
             let mut request = http::Request::builder().uri(uri).body(()).unwrap();
-            credential.apply(&mut request).map(|()| request)
+            let Source::Fixed(value) = &credential.value else { unreachable!() };
+            credential.put(value, &mut request).map(|()| request)
         };
         let request = apply(r#"auth = { kind = "bearer", token_file = "token" }"#, "http://h/a").unwrap();
         assert_eq!(request.headers()["authorization"], "Bearer t0ken");
@@ -239,7 +291,7 @@ mod tests {
     fn a_credential_never_prints() {
         let credential = Credential {
             carrier: Carrier::Header(AUTHORIZATION),
-            value: Secret::new("Bearer hunter2".into()),
+            value: Source::Fixed(Secret::new("Bearer hunter2".into())),
             secret: Secret::new("hunter2".into()),
         };
         assert!(!format!("{credential:?}").contains("hunter2"));

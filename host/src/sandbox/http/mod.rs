@@ -24,6 +24,7 @@
 mod credentials;
 mod grant;
 mod guard;
+mod oauth2;
 mod send;
 mod settings;
 
@@ -38,6 +39,7 @@ use wasmtime_wasi_http::{
     WasiHttpView,
 };
 
+use credentials::NotApplied;
 pub use credentials::{Credential, RawAuth};
 pub use grant::{AllowedHost, HttpGrant};
 pub use guard::{Resolve, SystemResolver};
@@ -108,11 +110,18 @@ impl WasiHttpHooks for HttpPolicy {
                     return Err(refusal.to_wasi());
                 }
             };
-            if let Some(credential) = grant.credential_for(request.uri())
-                && let Err(why) = credential.apply(&mut request)
-            {
-                tracing::info!(uri = %request.uri().path(), why, "outbound request refused");
-                return Err(HttpError::HttpRequestDenied);
+            if let Some(credential) = grant.credential_for(request.uri()) {
+                match credential.apply(&mut request).await {
+                    Ok(()) => {}
+                    Err(NotApplied::Refused(why)) => {
+                        tracing::info!(uri = %request.uri().path(), why, "outbound request refused");
+                        return Err(HttpError::HttpRequestDenied);
+                    }
+                    Err(NotApplied::Unavailable(why)) => {
+                        tracing::warn!(%why, "no credential for an outbound request");
+                        return Err(HttpError::InternalError(Some(format!("the connector's credential: {why}"))));
+                    }
+                }
             }
             send::send(request, address, limits).await
         })
