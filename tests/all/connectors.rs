@@ -175,6 +175,35 @@ async fn oauth2_tokens_are_fetched_cached_and_refreshed_by_the_host() {
     assert!(!message.contains("not-the-secret") && !message.contains(TOKEN), "{message}");
 }
 
+/// An answer larger than the instance's budget reaches the model cut to
+/// size, with a note on what was left out; the same request with a
+/// narrower query fits whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_answers_are_cut_to_the_budget_with_a_note() {
+    let books: Vec<Value> =
+        (1..=500).map(|i| json!({ "id": i, "title": format!("Volume {i}"), "shelf": i % 7 })).collect();
+    let server = JsonServer::start(&json!({ "books": books }), TOKEN);
+    let secrets = tempfile::tempdir().unwrap();
+    let token = secret_file(&secrets, "token", TOKEN);
+    let config = format!(
+        "[connectors.books]\nplugin = \"fixture-connector\"\nbase_url = \"{}\"\nmax_answer_kb = 2\n\
+         auth = {{ kind = \"bearer\", token_file = \"{token}\" }}",
+        server.url
+    );
+    let t = TestHost::builder().fixture("connector").config(&config).build();
+    let all = call(&t, "books", "read", json!({ "path": "/books" })).await.unwrap();
+    assert!(all.to_string().len() <= 2048, "{} bytes", all.to_string().len());
+    let body = all["body"].as_str().unwrap();
+    assert!(
+        body.starts_with("[\n  {\n    \"id\": 1,") && body.contains("more characters cut to fit the answer budget"),
+        "{body}"
+    );
+    assert_eq!(all["status"], 200);
+    let page = call(&t, "books", "read", json!({ "path": "/books?_limit=3" })).await.unwrap();
+    let page: Value = serde_json::from_str(page["body"].as_str().unwrap()).unwrap();
+    assert_eq!(page.as_array().unwrap().len(), 3);
+}
+
 /// A missing credential is a start-up error that names the connector and
 /// the variable, and no secret value ever shows in one.
 #[test]

@@ -192,6 +192,7 @@ impl Catalog {
         resolved.grants.config = ConfigGrant::new(config);
         resolved.grants.http = connector.grant.clone();
         resolved.access = Some(connector.access);
+        resolved.answer_budget = Some(connector.answer_budget);
         if let Some(timeout_ms) = connector.timeout_ms {
             resolved.grants.limits.timeout_ms = timeout_ms;
         }

@@ -71,6 +71,9 @@ pub struct PluginSettings {
     /// The highest access any caller may use on it (a connector
     /// instance's `access`); `None`: its actions' own levels only.
     pub access: Option<crate::contract::Access>,
+    /// The largest answer in bytes of JSON; a larger one is shortened with
+    /// notes on what was cut (a connector instance's `max_answer_kb`).
+    pub answer_budget: Option<usize>,
 }
 
 /// Resolves each plugin's settings: its settings file over its
@@ -101,7 +104,12 @@ impl SettingsResolver {
         let overlaid;
         let raw = match (self.plugins.get(name), sidecar) {
             (None, None) => {
-                return Ok(PluginSettings { grants: self.grants_of_defaults(), preload: false, access: None });
+                return Ok(PluginSettings {
+                    grants: self.grants_of_defaults(),
+                    preload: false,
+                    access: None,
+                    answer_budget: None,
+                });
             }
             (Some(raw), None) => raw,
             (None, Some(over)) => over,
@@ -120,7 +128,7 @@ impl SettingsResolver {
         check_limits(&section, &limits, self.max_memory_mb)?;
         let http = HttpGrant::parse(&raw.allow_http).map_err(|e| Error::config(section, format!("allow_http: {e}")))?;
         let grants = Grants { limits, config: ConfigGrant::new(raw.config.clone()), http, ..Grants::default() };
-        Ok(PluginSettings { grants, preload: raw.preload.unwrap_or(false), access: None })
+        Ok(PluginSettings { grants, preload: raw.preload.unwrap_or(false), access: None, answer_budget: None })
     }
 
     fn grants_of_defaults(&self) -> Grants {

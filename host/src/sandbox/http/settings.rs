@@ -15,6 +15,9 @@ use super::grant::{AllowedHost, BYTE_TIMEOUT, CONNECT_TIMEOUT, HttpGrant, MAX_RE
 use crate::contract::Access;
 use crate::error::{Error, Result};
 
+/// The default answer budget, in KiB (about 4,000 tokens).
+pub const DEFAULT_ANSWER_KB: u64 = 16;
+
 /// A `[connectors.NAME]` section as written.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,6 +44,9 @@ pub struct RawConnector {
     pub response_timeout_ms: Option<u64>,
     /// Largest response body, in KiB (default 16,384).
     pub max_response_kb: Option<u64>,
+    /// Largest answer a model gets, in KiB of JSON (default 16): longer
+    /// arrays and strings are cut, with notes on what was left out.
+    pub max_answer_kb: Option<u64>,
     /// More values for the plugin's `config` import (never credentials).
     #[serde(default)]
     pub config: BTreeMap<String, String>,
@@ -59,6 +65,8 @@ pub struct ConnectorSettings {
     pub access: Access,
     /// Longest a call may take, when set here.
     pub timeout_ms: Option<u64>,
+    /// The largest answer, in bytes of JSON.
+    pub answer_budget: usize,
     /// Values of its `config` import: `base_url` and the section's `config`.
     pub config: BTreeMap<String, String>,
 }
@@ -113,6 +121,9 @@ impl ConnectorSettings {
             grant,
             access: raw.access.unwrap_or(Access::Read),
             timeout_ms: positive(raw.timeout_ms, "timeout_ms")?,
+            answer_budget: positive(raw.max_answer_kb, "max_answer_kb")?
+                .map_or(DEFAULT_ANSWER_KB, |kb| kb)
+                .saturating_mul(1024) as usize,
             config,
         })
     }

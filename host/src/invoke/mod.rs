@@ -13,6 +13,7 @@
 //! Values stay `serde_json::Value` from the caller to the backend; each
 //! backend checks the input against the tool's schema before it runs.
 
+mod fit;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -93,7 +94,8 @@ impl Backends {
     }
 
     async fn checked_call(&self, catalog: &Catalog, tool: &ToolEntry, input: Value, caller: &Caller) -> Result<Value> {
-        if let Some(allowed) = catalog.get(&tool.origin).and_then(|p| p.settings().access)
+        let settings = catalog.get(&tool.origin).map(|p| p.settings());
+        if let Some(allowed) = settings.and_then(|s| s.access)
             && tool.access > allowed
         {
             return Err(Error::AboveCeiling {
@@ -113,7 +115,11 @@ impl Backends {
                 agent: caller.agent.clone(),
             });
         }
-        self.of(catalog, &tool.origin).call(catalog, tool, input, caller).await
+        let mut answer = self.of(catalog, &tool.origin).call(catalog, tool, input, caller).await?;
+        if let Some(budget) = settings.and_then(|s| s.answer_budget) {
+            fit::fit(&mut answer, budget);
+        }
+        Ok(answer)
     }
 
     fn of(&self, catalog: &Catalog, origin: &str) -> &dyn Backend {
