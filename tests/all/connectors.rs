@@ -105,6 +105,12 @@ access = {{ shelf = "read" }}
     let execute = json!({ "subcommand": "execute", "connector": "shelf", "action": "remove", "parameters": { "path": "/books/1" } });
     let outcome = reader.call("connector", execute).await;
     assert!(outcome.is_error && outcome.text.contains("agent `reader`"), "{}", outcome.text);
+    // `discover` marks what this caller may not run.
+    let discovered = reader.call("connector", json!({ "subcommand": "discover", "connector": "shelf" })).await;
+    let actions = discovered.value.unwrap()["actions"].clone();
+    let callable =
+        |name: &str| actions.as_array().unwrap().iter().find(|a| a["name"] == name).unwrap()["callable"].clone();
+    assert_eq!((callable("read"), callable("create"), callable("remove")), (json!(true), json!(false), json!(false)));
     let removed = call(&t, "shelf", "remove", json!({ "path": "/books/1" })).await.unwrap();
     assert_eq!(removed["status"], 200, "{removed}");
     let gone = call(&t, "books", "read", json!({ "path": "/books/1" })).await.unwrap();

@@ -43,6 +43,9 @@ struct ActionSchema {
     description: String,
     input_schema: Value,
     access: Access,
+    /// Whether this caller may run it: false when its level is above the
+    /// instance's `access` or the agent's grant (running it is refused).
+    callable: bool,
 }
 
 #[derive(Serialize)]
@@ -87,6 +90,8 @@ impl MetaTool for Connector {
             match args.subcommand {
                 Subcommand::Discover => {
                     let records = cx.backend.definitions(cx.catalog, plugin.name()).await?;
+                    let ceiling =
+                        cx.caller.ceiling(plugin.name()).min(plugin.settings().access.unwrap_or(Access::Admin));
                     let actions = records
                         .into_iter()
                         .map(|r| ActionSchema {
@@ -94,6 +99,7 @@ impl MetaTool for Connector {
                             description: r.description,
                             input_schema: r.input_schema.unwrap_or_default(),
                             access: r.access,
+                            callable: r.access <= ceiling,
                         })
                         .collect();
                     let description = &plugin.stub().description;
