@@ -58,6 +58,7 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
     let fresh = Stats::new((0..reps).map(direct).collect());
     // And on a kept-alive connection (what a pooled client would pay).
     let kept = runtime.block_on(async {
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::new();
         let url = format!("{}/books/7", server.url);
         let get = || client.get(&url).bearer_auth(TOKEN).send();
