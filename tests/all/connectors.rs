@@ -210,6 +210,32 @@ async fn large_answers_are_cut_to_the_budget_with_a_note() {
     assert_eq!(page.as_array().unwrap().len(), 3);
 }
 
+/// An audit file that cannot be written never fails a call: the record
+/// is still kept in memory (`Host::audit`, `GET /v1/audit`), with the
+/// credential redacted wherever it appears in the parameters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unwritable_audit_file_fails_no_call() {
+    let upstream = Hostile::start();
+    let secrets = tempfile::tempdir().unwrap();
+    let token = secret_file(&secrets, "token", TOKEN);
+    // The audit "file" is a folder: every append fails.
+    let config = format!(
+        "[audit]\npath = \"{}\"\n[connectors.echo]\nplugin = \"fixture-connector\"\nbase_url = \"{}\"\n\
+         auth = {{ kind = \"bearer\", token_file = \"{token}\" }}",
+        secrets.path().display(),
+        upstream.url
+    );
+    let t = TestHost::builder().fixture("connector").config(&config).build();
+    for _ in 0..2 {
+        let answer = call(&t, "echo", "read", json!({ "path": format!("/echo?leak={TOKEN}") })).await.unwrap();
+        assert_eq!(answer["status"], 200, "{answer}");
+    }
+    let records = t.host.audit(10, Some("echo"));
+    assert_eq!(records.len(), 2);
+    let record = serde_json::to_string(&records[0]).unwrap();
+    assert!(!record.contains(TOKEN) && record.contains("\"outcome\":\"ok\""), "{record}");
+}
+
 /// A missing credential is a start-up error that names the connector and
 /// the variable, and no secret value ever shows in one.
 #[test]
