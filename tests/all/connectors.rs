@@ -230,8 +230,13 @@ async fn an_unwritable_audit_file_fails_no_call() {
         let answer = call(&t, "echo", "read", json!({ "path": format!("/echo?leak={TOKEN}") })).await.unwrap();
         assert_eq!(answer["status"], 200, "{answer}");
     }
+    let hops = call(&t, "echo", "read", json!({ "path": format!("/redirect?to={}/echo", upstream.url) })).await;
+    assert_eq!(hops.unwrap()["status"], 200);
     let records = t.host.audit(10, Some("echo"));
-    assert_eq!(records.len(), 2);
+    assert_eq!(records.len(), 3);
+    // Every response's status, redirect hops included.
+    let statuses: Vec<Vec<u16>> = records.iter().map(|r| r.http_statuses.clone()).collect();
+    assert!(statuses.contains(&vec![302, 200]) && statuses.contains(&vec![200]), "{statuses:?}");
     let record = serde_json::to_string(&records[0]).unwrap();
     assert!(!record.contains(TOKEN) && record.contains("\"outcome\":\"ok\""), "{record}");
 }

@@ -51,6 +51,10 @@ pub struct AuditRecord {
     pub bytes_in: usize,
     /// Bytes of the result (as JSON); 0 on error.
     pub bytes_out: usize,
+    /// The statuses of the HTTP responses a connector received, in order
+    /// (redirect hops included).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http_statuses: Vec<u16>,
     /// The parameters, credentials redacted.
     pub params: Value,
 }

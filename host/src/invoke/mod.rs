@@ -14,6 +14,7 @@
 //! backend checks the input against the tool's schema before it runs.
 
 mod fit;
+use crate::sandbox::http::{self, Exchanges};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -157,7 +158,8 @@ impl Backend for Backends {
             let Some(audit) = &self.audit else { return self.checked_call(catalog, tool, input, caller).await };
             let (time, started) = (audit::now(), std::time::Instant::now());
             let (bytes_in, params) = (input.to_string().len(), audit.redact(&input));
-            let result = self.checked_call(catalog, tool, input, caller).await;
+            let exchanges = Arc::new(Exchanges::default());
+            let result = http::recording(exchanges.clone(), self.checked_call(catalog, tool, input, caller)).await;
             audit.record(AuditRecord {
                 time,
                 agent: caller.agent.clone(),
@@ -168,6 +170,7 @@ impl Backend for Backends {
                 duration_ms: started.elapsed().as_secs_f64() * 1e3,
                 bytes_in,
                 bytes_out: result.as_ref().map_or(0, |v| v.to_string().len()),
+                http_statuses: exchanges.statuses(),
                 params,
             });
             result

@@ -45,6 +45,35 @@ pub use grant::{AllowedHost, HttpGrant};
 pub use guard::{Resolve, SystemResolver};
 pub use settings::{ConnectorSettings, RawConnector};
 
+/// The HTTP exchanges of one call, for the audit log: the status of each
+/// response, in order. Whoever wants them runs the call inside
+/// [`recording`]; the hooks find the record through a task-local (the
+/// guest calls the hook from within the call's own task).
+#[derive(Debug, Default)]
+pub struct Exchanges(std::sync::Mutex<Vec<u16>>);
+
+impl Exchanges {
+    /// The statuses so far.
+    pub fn statuses(&self) -> Vec<u16> {
+        self.0.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    fn push(&self, status: u16) {
+        if let Ok(mut statuses) = self.0.lock() {
+            statuses.push(status);
+        }
+    }
+}
+
+tokio::task_local! {
+    static EXCHANGES: Arc<Exchanges>;
+}
+
+/// Run `call`, recording its HTTP exchanges in `exchanges`.
+pub async fn recording<F: Future>(exchanges: Arc<Exchanges>, call: F) -> F::Output {
+    EXCHANGES.scope(exchanges, call).await
+}
+
 /// Add `wasi:http/outgoing-handler` to `linker` (connectors only; it goes
 /// on top of the [WASI baseline](super::wasi)).
 pub(crate) fn link<T: WasiHttpView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
@@ -94,6 +123,7 @@ impl WasiHttpHooks for HttpPolicy {
         fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> SendFuture {
         drop(fut);
+        let exchanges = EXCHANGES.try_with(Arc::clone).ok();
         let grant = self.grant.clone();
         let resolver = self.resolver.clone();
         let limits = send::Limits {
@@ -123,7 +153,11 @@ impl WasiHttpHooks for HttpPolicy {
                     }
                 }
             }
-            send::send(request, address, limits).await
+            let sent = send::send(request, address, limits).await;
+            if let (Ok((response, _)), Some(exchanges)) = (&sent, &exchanges) {
+                exchanges.push(response.status().as_u16());
+            }
+            sent
         })
     }
 }
