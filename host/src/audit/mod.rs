@@ -177,6 +177,7 @@ mod tests {
             duration_ms: 1.0,
             bytes_in: 2,
             bytes_out: 3,
+            http_statuses: Vec::new(),
             params: Value::Null,
         }
     }
