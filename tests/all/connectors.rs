@@ -284,7 +284,17 @@ allow_http = ["{elsewhere}"]
 auth = {{ kind = "bearer", token_file = "{token}" }}
 response_timeout_ms = 700
 max_response_kb = 64
+
+[connectors.by_name]
+plugin = "fixture-connector"
+base_url = "http://localhost:{port}"
+
+[connectors.internal]
+plugin = "fixture-connector"
+base_url = "http://localhost:{port}"
+private_hosts = ["localhost"]
 "#,
+        port = home.port,
         home = home.url,
         elsewhere = elsewhere.url
     );
@@ -323,6 +333,15 @@ max_response_kb = 64
         assert!(message.contains("allow-list"), "{target}: {message}");
         assert_eq!(guest_error(&fetch(target.clone()).await.unwrap_err()).0, GuestErrorKind::Denied, "{target}");
     }
+
+    // A name that resolves to loopback is refused (the system's resolver
+    // answers), unless the operator marks it internal.
+    let error = call(&t, "by_name", "read", json!({ "path": "/echo" })).await.unwrap_err();
+    let (kind, message) = guest_error(&error);
+    assert_eq!(kind, GuestErrorKind::Denied, "{message}");
+    assert!(message.contains("resolves to a loopback, private"), "{message}");
+    let internal = call(&t, "internal", "read", json!({ "path": "/echo" })).await.unwrap();
+    assert_eq!(headers(&internal)["host"], format!("localhost:{port}"));
 
     // Slow loris, silence, endless body.
     for path in ["/slow", "/silent"] {

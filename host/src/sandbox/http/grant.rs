@@ -30,6 +30,9 @@ pub struct HttpGrant {
     pub(crate) byte_timeout: Duration,
     /// Response bodies larger than this are cut off with a typed error.
     pub(crate) max_response_bytes: u64,
+    /// Host names the operator marks internal: they may resolve to
+    /// loopback or private addresses (never to a metadata address).
+    internal: Arc<[String]>,
 }
 
 impl Default for HttpGrant {
@@ -47,7 +50,23 @@ impl HttpGrant {
             connect_timeout: CONNECT_TIMEOUT,
             byte_timeout: BYTE_TIMEOUT,
             max_response_bytes: MAX_RESPONSE_BYTES,
+            internal: Arc::new([]),
         }
+    }
+
+    /// Mark `hosts` internal (see the field).
+    pub(crate) fn set_internal(&mut self, hosts: Vec<String>) {
+        self.internal = hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect();
+    }
+
+    /// Whether `host` is marked internal.
+    pub(crate) fn is_internal(&self, host: &str) -> bool {
+        self.internal.iter().any(|h| h.eq_ignore_ascii_case(host))
+    }
+
+    /// Whether some allow-list entry has host `host`.
+    pub(crate) fn has_host(&self, host: &str) -> bool {
+        self.allowed.iter().any(|a| a.host.eq_ignore_ascii_case(host))
     }
 
     /// Parse `allow_http` entries; the error names the bad entry.

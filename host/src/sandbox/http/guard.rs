@@ -7,7 +7,9 @@
 //! CGNAT, multicast, reserved and cloud-metadata addresses are refused
 //! unless the allow-list entry names that very address. The request is
 //! then sent to the address that was checked, so a second DNS answer
-//! (rebinding) never decides where it goes. Addresses embedded in IPv6
+//! (rebinding) never decides where it goes. A host name the operator marks
+//! internal (`private_hosts`) may resolve to non-public addresses, never to
+//! a metadata address. Addresses embedded in IPv6
 //! (IPv4-mapped, IPv4-compatible, NAT64, 6to4) are judged as the IPv4
 //! address they carry.
 
@@ -143,13 +145,13 @@ impl Refusal {
     }
 }
 
-/// Where a request for `uri` may be sent: the allow-list entry it matches,
-/// and one checked address (see the module documentation).
+/// Where a request for `uri` may be sent: the addresses it resolved to,
+/// every one checked (see the module documentation), to be tried in order.
 pub(crate) async fn destination(
     grant: &HttpGrant,
     uri: &http::Uri,
     resolver: &dyn Resolve,
-) -> Result<SocketAddr, Refusal> {
+) -> Result<Vec<SocketAddr>, Refusal> {
     let entry = grant.entry_for(uri).ok_or(Refusal::NotAllowed)?;
     let https = uri.scheme() == Some(&Scheme::HTTPS);
     let authority = uri.authority().ok_or(Refusal::NotAllowed)?;
@@ -165,15 +167,17 @@ pub(crate) async fn destination(
     // Every address must pass: one bad answer among good ones is what a
     // rebinding attack looks like.
     let named = entry.address().map(|a| a.to_canonical());
+    let internal = grant.is_internal(host);
     for address in &addresses {
         let ip = address.ip().to_canonical();
         if let Some(why) = special(ip)
             && named != Some(ip)
+            && (!internal || METADATA.contains(&ip))
         {
             return Err(Refusal::Prohibited { address: ip, why });
         }
     }
-    Ok(addresses[0])
+    Ok(addresses)
 }
 
 #[cfg(test)]
@@ -246,7 +250,7 @@ mod tests {
     }
 
     async fn check(grant: &HttpGrant, url: &str, resolver: &Answers) -> Result<SocketAddr, Refusal> {
-        destination(grant, &url.parse().unwrap(), resolver).await
+        destination(grant, &url.parse().unwrap(), resolver).await.map(|addresses| addresses[0])
     }
 
     #[tokio::test]
@@ -312,6 +316,22 @@ mod tests {
         ] {
             assert_eq!(check(&local, url, &resolver).await, Err(Refusal::NotAllowed), "{url}");
         }
+        // A name marked internal may resolve to a private address, never
+        // to a metadata one.
+        let mut internal = grant(&["https://intranet.example.com", "https://metadata.example.com"]);
+        internal.set_internal(vec!["intranet.example.com".into(), "metadata.example.com".into()]);
+        let resolver = Answers(HashMap::from([
+            ("intranet.example.com", vec![ip("10.0.0.7")]),
+            ("metadata.example.com", vec![ip("169.254.169.254")]),
+        ]));
+        assert_eq!(
+            check(&internal, "https://intranet.example.com/", &resolver).await.unwrap(),
+            "10.0.0.7:443".parse().unwrap()
+        );
+        assert!(matches!(
+            check(&internal, "https://metadata.example.com/", &resolver).await,
+            Err(Refusal::Prohibited { why: "a cloud metadata address", .. })
+        ));
         // Allowing a name does not allow what it resolves to.
         let by_name = grant(&["http://localhost:8080"]);
         let resolver = Answers(HashMap::from([("localhost", vec![ip("127.0.0.1")])]));

@@ -133,8 +133,8 @@ impl WasiHttpHooks for HttpPolicy {
             max_body: grant.max_response_bytes,
         };
         Box::new(async move {
-            let address = match guard::destination(&grant, request.uri(), resolver.as_ref()).await {
-                Ok(address) => address,
+            let addresses = match guard::destination(&grant, request.uri(), resolver.as_ref()).await {
+                Ok(addresses) => addresses,
                 Err(refusal) => {
                     tracing::info!(uri = %request.uri(), ?refusal, "outbound request refused");
                     return Err(refusal.to_wasi());
@@ -153,7 +153,7 @@ impl WasiHttpHooks for HttpPolicy {
                     }
                 }
             }
-            let sent = send::send(request, address, limits).await;
+            let sent = send::send(request, &addresses, limits).await;
             if let (Ok((response, _)), Some(exchanges)) = (&sent, &exchanges) {
                 exchanges.push(response.status().as_u16());
             }

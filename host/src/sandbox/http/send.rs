@@ -1,5 +1,5 @@
-//! Sending a request the guard let through: to the address it checked (no
-//! second DNS lookup), over TLS verified against the system's roots for
+//! Sending a request the guard let through: to the addresses it checked
+//! (no second DNS lookup), over TLS verified against the system's roots for
 //! `https`, with the connect, first-byte and between-bytes limits of the
 //! connector, and a response body that stops at the connector's cap.
 
@@ -29,13 +29,13 @@ pub(crate) struct Limits {
 /// The connection's driver, for wasi-http to await after the response.
 pub(crate) type Driver = Box<dyn Future<Output = Result<(), Error>> + Send>;
 
-/// Send `request` to `address`.
+/// Send `request` to the first of `addresses` that accepts a connection.
 pub(crate) async fn send(
     mut request: http::Request<WasiBody>,
-    address: SocketAddr,
+    addresses: &[SocketAddr],
     limits: Limits,
 ) -> Result<(http::Response<WasiBody>, Driver), Error> {
-    let tcp = match tokio::time::timeout(limits.connect, TcpStream::connect(address)).await {
+    let tcp = match tokio::time::timeout(limits.connect, TcpStream::connect(addresses)).await {
         Ok(stream) => stream.map_err(Error::Connect)?,
         Err(_) => return Err(Error::ConnectionTimeout),
     };

@@ -31,6 +31,11 @@ pub struct RawConnector {
     /// More destinations the connector may reach (never with the credential).
     #[serde(default)]
     pub allow_http: Vec<String>,
+    /// Host names (of `base_url` or `allow_http`) that may resolve to
+    /// loopback or private addresses: internal APIs reached by name.
+    /// Metadata addresses stay refused.
+    #[serde(default)]
+    pub private_hosts: Vec<String>,
     /// The credential the host adds on requests to `base_url`'s origin.
     pub auth: Option<RawAuth>,
     /// The highest access any agent may use here (default `read`).
@@ -97,6 +102,12 @@ impl ConnectorSettings {
             allowed.push(entry.parse().map_err(|e| fail(format!("allow_http: {e}")))?);
         }
         let mut grant = HttpGrant::new(allowed);
+        if let Some(host) = raw.private_hosts.iter().find(|h| !grant.has_host(h)) {
+            return Err(fail(format!(
+                "private_hosts: `{host}` is not the host of `base_url` or an `allow_http` entry"
+            )));
+        }
+        grant.set_internal(raw.private_hosts.clone());
         if let Some(auth) = &raw.auth {
             grant.credential = Some((origin, Arc::new(Credential::resolve(auth, &section, base)?)));
         }
@@ -156,6 +167,7 @@ mod tests {
             ("plugin = \"p\"\nbase_url = \"ftp://x\"", "base_url"),
             ("plugin = \"p\"\nbase_url = \"http://h\"\nallow_http = [\"ftp://y\"]", "allow_http"),
             ("plugin = \"p\"\nbase_url = \"http://h\"\nmax_response_kb = 0", "max_response_kb"),
+            ("plugin = \"p\"\nbase_url = \"http://h\"\nprivate_hosts = [\"other\"]", "private_hosts"),
             ("openapi = \"books.json\"\nbase_url = \"http://h\"", "not built yet"),
             (
                 "plugin = \"p\"\nbase_url = \"http://h\"\nauth = { kind = \"bearer\", token_env = \"QUIVER_TEST_UNSET_TOKEN\" }",
