@@ -10,6 +10,7 @@
 //!
 //! It has no WebAssembly runtime dependency (the SDK's proc-macro uses it).
 
+pub mod openapi;
 mod rules;
 mod stub;
 

@@ -43,9 +43,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::catalog::ConnectorSource;
 use crate::disclosure::policy::PolicySettings;
 use crate::disclosure::select::SelectorConfig;
 use crate::error::{Error, Result};
+use crate::load::openapi::{Api, Selection};
 use crate::load::{PluginSettings, RawPluginSettings, SettingsResolver};
 use crate::sandbox::http::{ConnectorSettings, RawConnector};
 use crate::sandbox::limits::{EngineSettings, Limits};
@@ -170,11 +172,38 @@ impl Config {
         self.databases.iter().map(|(name, raw)| DatabaseSettings::resolve(name, raw, &base)).collect()
     }
 
-    /// The resolved settings of every `[connectors.NAME]` section:
-    /// credentials read from where they are kept.
-    pub fn connector_settings(&self) -> Result<Vec<ConnectorSettings>> {
+    /// Every `[connectors.NAME]` section, resolved: credentials read from
+    /// where they are kept, OpenAPI documents parsed (once per content)
+    /// and their operations selected.
+    pub fn connector_sources(&self) -> Result<Vec<ConnectorSource>> {
         let base = self.base.clone().unwrap_or_else(|| PathBuf::from("."));
-        self.connectors.iter().map(|(name, raw)| ConnectorSettings::resolve(name, raw, &base)).collect()
+        let mut sources = Vec::with_capacity(self.connectors.len());
+        for (name, raw) in &self.connectors {
+            let section = format!("[connectors.{name}]");
+            let (raw, openapi) = match &raw.openapi {
+                Some(document) if raw.plugin.is_none() => {
+                    let api = Api::open(&base.join(document))
+                        .map_err(|e| Error::config(section.clone(), format!("openapi: {e}")))?;
+                    let selection = Selection {
+                        tags: raw.tags.clone(),
+                        exclude_tags: raw.exclude_tags.clone(),
+                        operations: raw.operations.clone(),
+                        exclude_operations: raw.exclude_operations.clone(),
+                        access: raw.operation_access.clone(),
+                    };
+                    let connector = api.select(&selection, &section)?;
+                    let mut raw = raw.clone();
+                    if let Some(auth) = &mut raw.auth {
+                        api.complete_auth(auth, &section)?;
+                    }
+                    (std::borrow::Cow::Owned(raw), Some(connector))
+                }
+                _ => (std::borrow::Cow::Borrowed(raw), None),
+            };
+            let settings = ConnectorSettings::resolve(name, &raw, &base)?;
+            sources.push(ConnectorSource { settings, openapi });
+        }
+        Ok(sources)
     }
 
     /// The resolved settings of plugin `name` (without a settings file).

@@ -123,15 +123,16 @@ impl HostBuilder {
         if self.demo && config.demo != Some(false) {
             databases.extend(demo_databases(cache_dir.as_deref())?);
         }
-        let connectors = config.connector_settings()?;
-        secrets.extend(connectors.iter().filter_map(|c| c.secret().cloned()));
+        let connectors = config.connector_sources()?;
+        secrets.extend(connectors.iter().filter_map(|c| c.settings.secret().cloned()));
         let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir)?);
         let folders = Folders {
             embedded: self.embedded,
             plugins: config.plugins_dir.clone(),
             skills: config.skills_dir.clone(),
             mcp: config.mcp_dir.clone(),
-            adapter: generic_adapter(),
+            adapter: bundled_adapter("sql.wasm"),
+            openapi: bundled_adapter("openapi.wasm"),
             databases,
             connectors,
         };
@@ -156,11 +157,13 @@ fn open_database(settings: DatabaseSettings) -> Result<DatabaseSource> {
     Ok(DatabaseSource { database, adapter })
 }
 
-/// The generic database adapter, when the bundled plugins are built in.
-fn generic_adapter() -> Option<Embedded> {
+/// A bundled generic plugin served behind configured resources (the
+/// database adapter, the OpenAPI connector), when the bundled plugins are
+/// built in.
+fn bundled_adapter(file_name: &str) -> Option<Embedded> {
     #[cfg(feature = "bundled")]
     {
-        quiver_bundled::ADAPTERS.first().map(|a| (a.file_name, a.bytes))
+        quiver_bundled::ADAPTERS.iter().find(|a| a.file_name == file_name).map(|a| (a.file_name, a.bytes))
     }
     #[cfg(not(feature = "bundled"))]
     {

@@ -25,7 +25,7 @@ mod status;
 pub use live::Live;
 pub use mcp::{UpstreamServer, UpstreamTool};
 pub use record::{Category, SUMMARY_CHARS, ToolEntry, ToolRecord, model_schema};
-pub use scan::{DatabaseSource, Embedded, Sources};
+pub use scan::{ConnectorSource, DatabaseSource, Embedded, Sources};
 pub use skill::Skill;
 pub use snapshot::{Catalog, Rejection, Stale};
 pub use status::Status;

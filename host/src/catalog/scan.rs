@@ -14,7 +14,8 @@ use super::skill::{self, Skill};
 use super::snapshot::{Catalog, Rejection};
 use crate::contract::Kind;
 use crate::error::{Error, Result};
-use crate::load::{FileStamp, Origin, Plugin, RawPluginSettings, SettingsResolver, stub};
+use crate::load::openapi::OpenApiConnector;
+use crate::load::{FileStamp, Origin, Plugin, PluginSettings, RawPluginSettings, SettingsResolver, stub};
 use crate::sandbox::config::ConfigGrant;
 use crate::sandbox::http::ConnectorSettings;
 use crate::sandbox::sql::{Database, SqlGrant};
@@ -32,6 +33,16 @@ pub struct DatabaseSource {
     pub adapter: Option<String>,
 }
 
+/// A configured connector instance: its settings and, for an `openapi`
+/// section, the operations of its document it serves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectorSource {
+    /// Its resolved settings.
+    pub settings: ConnectorSettings,
+    /// Its document's operations; `None`: it runs a connector plugin.
+    pub openapi: Option<OpenApiConnector>,
+}
+
 /// Where a catalog's resources come from.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Sources<'a> {
@@ -39,10 +50,12 @@ pub struct Sources<'a> {
     pub embedded: &'a [Embedded],
     /// The generic database adapter, for databases that name none.
     pub adapter: Option<Embedded>,
+    /// The generic OpenAPI connector, for `openapi` connectors.
+    pub openapi: Option<Embedded>,
     /// The configured databases.
     pub databases: &'a [DatabaseSource],
     /// The configured connector instances.
-    pub connectors: &'a [ConnectorSettings],
+    pub connectors: &'a [ConnectorSource],
     /// Folder of `*.wasm` plugins.
     pub plugins_dir: Option<&'a Path>,
     /// Folder of skill folders.
@@ -108,7 +121,7 @@ impl Catalog {
             catalog.add_database(source, sources.adapter, settings, previous);
         }
         for connector in sources.connectors {
-            catalog.add_connector(connector, previous);
+            catalog.add_connector(connector, sources.openapi, settings, previous);
         }
         Ok(catalog)
     }
@@ -164,10 +177,18 @@ impl Catalog {
         }
     }
 
-    /// Serve the connector plugin `connector.plugin` as `connector.name`,
-    /// with the instance's HTTP grant, `config` values and access ceiling
-    /// over the plugin's own settings.
-    fn add_connector(&mut self, connector: &ConnectorSettings, previous: Option<&Catalog>) {
+    /// Serve the connector plugin `connector.plugin` (or, for an OpenAPI
+    /// document, the generic connector) as the instance's name, with the
+    /// instance's HTTP grant, `config` values and access ceiling over the
+    /// plugin's own settings.
+    fn add_connector(
+        &mut self,
+        source: &ConnectorSource,
+        generic: Option<Embedded>,
+        settings: &SettingsResolver,
+        previous: Option<&Catalog>,
+    ) {
+        let connector = &source.settings;
         let name = connector.name.as_str();
         let origin = format!("[connectors.{name}]");
         if self.plugins.contains_key(name) {
@@ -175,34 +196,47 @@ impl Catalog {
                 Error::config(origin.clone(), format!("`{name}` is already the name of a plugin; rename the section"));
             return self.refuse(origin, error);
         }
-        let plugin =
-            self.plugins.get(&connector.plugin).filter(|p| p.stub().kind == Kind::Connector && !p.is_instance());
-        let Some(plugin) = plugin else {
-            let error = Error::config(
-                origin.clone(),
-                format!("plugin `{}` is not a connector plugin of this host", connector.plugin),
-            );
-            return self.refuse(origin, error);
+        let (stub, plugin_origin, mut resolved, manifest) = match &source.openapi {
+            Some(document) => {
+                let Some((file_name, bytes)) = generic else {
+                    let error = Error::config(origin.clone(), "no generic OpenAPI connector is built in");
+                    return self.refuse(origin, error);
+                };
+                let mut resolved = match settings.resolve(name, None) {
+                    Ok(resolved) => resolved,
+                    Err(error) => return self.refuse(origin, error),
+                };
+                resolved.grants.config = ConfigGrant::new(document.plans().collect());
+                let origin = Origin::Embedded { file_name, bytes };
+                (document.stub(name), origin, resolved, Some(document))
+            }
+            None => {
+                let plugin = self
+                    .plugins
+                    .get(&connector.plugin)
+                    .filter(|p| p.stub().kind == Kind::Connector && !p.is_instance());
+                let Some(plugin) = plugin else {
+                    let error = Error::config(
+                        origin.clone(),
+                        format!("plugin `{}` is not a connector plugin of this host", connector.plugin),
+                    );
+                    return self.refuse(origin, error);
+                };
+                (plugin.stub().clone(), plugin.origin().clone(), plugin.settings().clone(), None)
+            }
         };
-        let (stub, plugin_origin) = (plugin.stub().clone(), plugin.origin().clone());
-        let mut resolved = plugin.settings().clone();
-        let mut config: std::collections::BTreeMap<String, String> =
-            resolved.grants.config.entries().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
-        config.extend(connector.config.iter().map(|(k, v)| (k.clone(), v.clone())));
-        resolved.grants.config = ConfigGrant::new(config);
-        resolved.grants.http = connector.grant.clone();
-        resolved.access = Some(connector.access);
-        resolved.answer_budget = Some(connector.answer_budget);
-        if let Some(timeout_ms) = connector.timeout_ms {
-            resolved.grants.limits.timeout_ms = timeout_ms;
+        instance_settings(&mut resolved, connector);
+        let reused = previous.and_then(|p| p.plugins.get(name)).filter(|p| {
+            p.is_instance() && p.origin().same_as(&plugin_origin) && *p.settings() == resolved && *p.stub() == stub
+        });
+        if let Some(plugin) = reused {
+            return self.insert(plugin.clone(), false);
         }
-        let reused = previous
-            .and_then(|p| p.plugins.get(name))
-            .filter(|p| p.is_instance() && p.origin().same_as(&plugin_origin) && *p.settings() == resolved);
-        match reused {
-            Some(plugin) => self.insert(plugin.clone(), false),
-            None => self.insert(Arc::new(Plugin::instance(name, stub, plugin_origin, resolved)), false),
+        let mut plugin = Plugin::instance(name, stub, plugin_origin, resolved);
+        if let Some(document) = manifest {
+            plugin = plugin.with_manifest(document.manifest(name));
         }
+        self.insert(Arc::new(plugin), false)
     }
 
     fn refuse(&mut self, origin: String, error: Error) {
@@ -278,6 +312,21 @@ impl Catalog {
             tracing::info!(plugin = %plugin.name(), origin = %plugin.origin(), "folder plugin replaces the bundled one");
         }
         self.plugins.insert(plugin.name().to_owned(), plugin);
+    }
+}
+
+/// A connector instance's grant, `config` values, ceiling, answer budget
+/// and time limit, over `resolved` (its plugin's settings).
+fn instance_settings(resolved: &mut PluginSettings, connector: &ConnectorSettings) {
+    let mut config: std::collections::BTreeMap<String, String> =
+        resolved.grants.config.entries().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+    config.extend(connector.config.iter().map(|(k, v)| (k.clone(), v.clone())));
+    resolved.grants.config = ConfigGrant::new(config);
+    resolved.grants.http = connector.grant.clone();
+    resolved.access = Some(connector.access);
+    resolved.answer_budget = Some(connector.answer_budget);
+    if let Some(timeout_ms) = connector.timeout_ms {
+        resolved.grants.limits.timeout_ms = timeout_ms;
     }
 }
 

@@ -1,6 +1,6 @@
 //! The Tier-2 manifest: what `describe()` returns, parsed and checked.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -40,8 +40,11 @@ pub struct ActionSpec {
     pub output_schema: Option<Value>,
     /// What calling it may change.
     pub access: Access,
+    /// The input schema's validator: built when the manifest is checked
+    /// (a plugin's), or on first use (a document's, which may hold
+    /// hundreds of actions that are never called).
     #[serde(skip)]
-    pub(crate) validator: Arc<jsonschema::Validator>,
+    validator: Arc<OnceLock<std::result::Result<Arc<jsonschema::Validator>, String>>>,
 }
 
 impl std::fmt::Debug for ActionSpec {
@@ -54,6 +57,31 @@ impl ActionSpec {
     /// The first paragraph of the description, on one line.
     pub fn summary(&self) -> String {
         contract::summary_of(&self.description)
+    }
+
+    /// An action whose input schema is checked on first use.
+    pub(crate) fn new(
+        name: String,
+        description: String,
+        input_schema: Value,
+        output_schema: Option<Value>,
+        access: Access,
+    ) -> ActionSpec {
+        ActionSpec { name, description, input_schema, output_schema, access, validator: Arc::default() }
+    }
+
+    /// The validator of its input schema; the error says why the schema
+    /// is not a valid JSON Schema.
+    pub(crate) fn validator(&self) -> std::result::Result<&jsonschema::Validator, &str> {
+        let built = self.validator.get_or_init(|| {
+            jsonschema::validator_for(&self.input_schema)
+                .map(Arc::new)
+                .map_err(|e| format!("action `{}`: invalid input schema: {e}", self.name))
+        });
+        match built {
+            Ok(validator) => Ok(validator),
+            Err(reason) => Err(reason),
+        }
     }
 }
 
@@ -76,20 +104,19 @@ impl Manifest {
                     action.name
                 )));
             }
-            let validator = jsonschema::validator_for(&input_schema)
-                .map_err(|e| invalid(format!("action `{}`: invalid input schema: {e}", action.name)))?;
             let output_schema = match &action.output_schema {
                 Some(text) => Some(parse_schema(&action.name, "output", text).map_err(invalid)?),
                 None => None,
             };
-            actions.push(ActionSpec {
-                name: action.name,
-                description: action.description.trim().to_owned(),
+            let spec = ActionSpec::new(
+                action.name,
+                action.description.trim().to_owned(),
                 input_schema,
                 output_schema,
-                access: action.access.into(),
-                validator: Arc::new(validator),
-            });
+                action.access.into(),
+            );
+            spec.validator().map_err(|reason| invalid(reason.to_owned()))?;
+            actions.push(spec);
         }
         Ok(Manifest {
             name: manifest.name,

@@ -12,6 +12,7 @@
 pub mod cache;
 pub(crate) mod compile;
 mod manifest;
+pub mod openapi;
 mod origin;
 mod plugin;
 pub mod settings;

@@ -22,6 +22,9 @@ pub struct Plugin {
     instance: Option<String>,
     origin: Origin,
     settings: PluginSettings,
+    /// Its manifest when the host made it (an OpenAPI document's), so
+    /// preparing it never asks the component.
+    described: Option<Manifest>,
     prepared: OnceCell<Result<Arc<Prepared>>>,
     /// For database adapters: the table names last listed.
     tables: std::sync::RwLock<Option<Arc<[String]>>>,
@@ -47,13 +50,32 @@ impl std::fmt::Debug for Plugin {
 impl Plugin {
     /// A plugin with a stub already read from its bytes.
     pub fn new(stub: Stub, origin: Origin, settings: PluginSettings) -> Plugin {
-        Plugin { stub, instance: None, origin, settings, prepared: OnceCell::new(), tables: Default::default() }
+        Plugin {
+            stub,
+            instance: None,
+            origin,
+            settings,
+            described: None,
+            prepared: OnceCell::new(),
+            tables: Default::default(),
+        }
     }
 
     /// The component with `stub` served under another `name`, with its own
     /// settings: one adapter component serving each configured database.
     pub fn instance(name: &str, stub: Stub, origin: Origin, settings: PluginSettings) -> Plugin {
         Plugin { instance: Some(name.to_owned()), ..Plugin::new(stub, origin, settings) }
+    }
+
+    /// The same plugin described by `manifest`, which the host made: its
+    /// component's `describe()` is not asked.
+    pub fn with_manifest(self, manifest: Manifest) -> Plugin {
+        Plugin { described: Some(manifest), ..self }
+    }
+
+    /// The manifest the host made for it, if it did.
+    pub fn described(&self) -> Option<&Manifest> {
+        self.described.as_ref()
     }
 
     /// Whether it is served under a name of its own (see [`instance`](Self::instance)).

@@ -14,11 +14,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::catalog::{Catalog, DatabaseSource, Embedded, Live, Sources};
+use crate::catalog::{Catalog, ConnectorSource, DatabaseSource, Embedded, Live, Sources};
 use crate::error::Result;
 use crate::load::SettingsResolver;
 use crate::runtime::WasmRuntime;
-use crate::sandbox::http::ConnectorSettings;
 
 /// Where the catalog's resources come from, owned.
 #[derive(Debug, Clone, Default)]
@@ -33,10 +32,12 @@ pub struct Folders {
     pub mcp: Option<PathBuf>,
     /// The generic database adapter.
     pub adapter: Option<Embedded>,
+    /// The generic OpenAPI connector.
+    pub openapi: Option<Embedded>,
     /// The configured databases.
     pub databases: Vec<DatabaseSource>,
     /// The configured connector instances.
-    pub connectors: Vec<ConnectorSettings>,
+    pub connectors: Vec<ConnectorSource>,
 }
 
 impl Folders {
@@ -44,6 +45,7 @@ impl Folders {
         Sources {
             embedded: &self.embedded,
             adapter: self.adapter,
+            openapi: self.openapi,
             databases: &self.databases,
             connectors: &self.connectors,
             plugins_dir: self.plugins.as_deref(),

@@ -63,6 +63,9 @@ impl WasmRuntime {
         let origin = plugin.origin().to_string();
         let kind = plugin.stub().kind;
         let pre = self.linkers.instantiate_pre(&self.engine, &component, kind, plugin.name(), &origin)?;
+        if let Some(manifest) = plugin.described() {
+            return Ok(Arc::new(Prepared { pre, manifest: manifest.clone() }));
+        }
         let manifest = {
             let _permit = self.permit().await?;
             call::describe(&self.engine, &pre, plugin).await?
@@ -103,8 +106,10 @@ fn validate(plugin: &Plugin, spec: &ActionSpec, input: &Value) -> Result<()> {
             reason: format!("got {}", json_type(input)),
         });
     }
-    let errors: Vec<String> = spec
-        .validator
+    let validator = spec
+        .validator()
+        .map_err(|reason| Error::InvalidManifest { plugin: plugin.name().to_owned(), reason: reason.to_owned() })?;
+    let errors: Vec<String> = validator
         .iter_errors(input)
         .take(8)
         .map(|e| {

@@ -26,13 +26,20 @@ pub enum RawAuth {
         /// File holding the token (relative to the config file).
         token_file: Option<String>,
     },
-    /// An API key in a header (`header = "X-API-Key"`) or a query
-    /// parameter (`query = "api_key"`).
+    /// An API key in a header (`header = "X-API-Key"`), a query
+    /// parameter (`query = "api_key"`) or a cookie (`cookie = "session"`).
+    /// An OpenAPI connector may leave all three out: its document's
+    /// `apiKey` scheme says where the key goes.
     ApiKey {
         /// The header that carries the key.
         header: Option<String>,
         /// The query parameter that carries the key.
         query: Option<String>,
+        /// The cookie that carries the key.
+        cookie: Option<String>,
+        /// For an OpenAPI connector: the document's `apiKey` security
+        /// scheme to follow, when it declares several.
+        scheme: Option<String>,
         /// Environment variable holding the key.
         key_env: Option<String>,
         /// File holding the key.
@@ -42,8 +49,12 @@ pub enum RawAuth {
     /// `token_url` with the client id and secret (HTTP basic), keeps it
     /// until shortly before it expires, and asks again.
     Oauth2 {
-        /// The token endpoint.
-        token_url: String,
+        /// The token endpoint (an OpenAPI connector may take it from its
+        /// document's `clientCredentials` flow).
+        token_url: Option<String>,
+        /// For an OpenAPI connector: the document's `oauth2` security
+        /// scheme whose token URL to use, when it declares several.
+        scheme: Option<String>,
         /// The client id (not a secret).
         client_id: String,
         /// Environment variable holding the client secret.
@@ -112,22 +123,26 @@ impl Credential {
                 let value = Source::Fixed(Secret::new(format!("Bearer {}", token.expose())));
                 Credential { carrier: Carrier::Header(AUTHORIZATION), value, secret: token }
             }
-            RawAuth::ApiKey { header, query, key_env, key_file } => {
+            RawAuth::ApiKey { header, query, cookie, key_env, key_file, .. } => {
                 let key = secret(key_env, key_file, "key")?;
-                match (header, query) {
-                    (Some(header), None) => {
+                match (header, query, cookie) {
+                    (Some(header), None, None) => {
                         let name = HeaderName::try_from(header.as_str())
                             .map_err(|e| Error::config(section, format!("auth.header `{header}`: {e}")))?;
                         Credential { carrier: Carrier::Header(name), value: Source::Fixed(key.clone()), secret: key }
                     }
-                    (None, Some(query)) if !query.is_empty() => {
+                    (None, Some(query), None) if !query.is_empty() => {
                         let value = Source::Fixed(key.clone());
                         Credential { carrier: Carrier::Query(query.clone()), value, secret: key }
+                    }
+                    (None, None, Some(cookie)) if http::HeaderName::try_from(cookie.as_str()).is_ok() => {
+                        let value = Source::Fixed(Secret::new(format!("{cookie}={}", key.expose())));
+                        Credential { carrier: Carrier::Header(COOKIE), value, secret: key }
                     }
                     _ => {
                         return Err(Error::config(
                             section,
-                            "auth: an api_key goes in a `header` or a `query` parameter",
+                            "auth: an api_key goes in one `header`, `query` parameter or `cookie`",
                         ));
                     }
                 }
@@ -140,7 +155,10 @@ impl Credential {
                 let value = Source::Fixed(Secret::new(format!("Basic {encoded}")));
                 Credential { carrier: Carrier::Header(AUTHORIZATION), value, secret: password }
             }
-            RawAuth::Oauth2 { token_url, client_id, client_secret_env, client_secret_file, scope } => {
+            RawAuth::Oauth2 { token_url, client_id, client_secret_env, client_secret_file, scope, .. } => {
+                let Some(token_url) = token_url else {
+                    return Err(Error::config(section, "auth: an oauth2 credential needs its `token_url`"));
+                };
                 let client_secret = secret(client_secret_env, client_secret_file, "client_secret")?;
                 let client =
                     ClientCredentials::new(section, token_url, client_id, client_secret.clone(), scope.clone())?;
@@ -263,6 +281,8 @@ mod tests {
         assert_eq!(apply(query, "http://h/a?q=1").unwrap().uri(), "http://h/a?q=1&api_key=k%26y%3D1");
         assert_eq!(apply(query, "http://h/a").unwrap().uri(), "http://h/a?api_key=k%26y%3D1");
         assert!(apply(query, "http://h/a?api%5Fkey=mine").is_err());
+        let cookie = r#"auth = { kind = "api_key", cookie = "session", key_file = "token" }"#;
+        assert_eq!(apply(cookie, "http://h/a").unwrap().headers()["cookie"], "session=t0ken");
     }
 
     #[test]

@@ -43,7 +43,7 @@ use credentials::NotApplied;
 pub use credentials::{Credential, RawAuth};
 pub use grant::{AllowedHost, HttpGrant};
 pub use guard::{Resolve, SystemResolver};
-pub use settings::{ConnectorSettings, RawConnector};
+pub use settings::{ConnectorSettings, OPENAPI_PLUGIN, RawConnector};
 
 /// The HTTP exchanges of one call, for the audit log: the status of each
 /// response, in order. Whoever wants them runs the call inside

@@ -24,8 +24,25 @@ pub const DEFAULT_ANSWER_KB: u64 = 16;
 pub struct RawConnector {
     /// The connector plugin this instance runs (a plugin of this host).
     pub plugin: Option<String>,
-    /// An OpenAPI document to serve with no code (not built yet).
+    /// An OpenAPI document (JSON or YAML, relative to the config file)
+    /// served by the bundled generic connector, with no code.
     pub openapi: Option<PathBuf>,
+    /// OpenAPI: only operations with one of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// OpenAPI: no operation with one of these tags.
+    #[serde(default)]
+    pub exclude_tags: Vec<String>,
+    /// OpenAPI: only these operations (`operationId` or action name).
+    #[serde(default)]
+    pub operations: Vec<String>,
+    /// OpenAPI: not these operations.
+    #[serde(default)]
+    pub exclude_operations: Vec<String>,
+    /// OpenAPI: levels that replace the method's (`GET` read, `POST`,
+    /// `PUT`, `PATCH` write, `DELETE` admin), by operation.
+    #[serde(default)]
+    pub operation_access: BTreeMap<String, Access>,
     /// The API's base URL; its origin is allowed and gets the credential.
     pub base_url: String,
     /// More destinations the connector may reach (never with the credential).
@@ -55,6 +72,25 @@ pub struct RawConnector {
     /// More values for the plugin's `config` import (never credentials).
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+}
+
+/// The plugin that serves every `openapi` connector.
+pub const OPENAPI_PLUGIN: &str = "openapi";
+
+impl RawConnector {
+    /// The first key set that only an `openapi` section may have.
+    fn openapi_only_key(&self) -> Option<&'static str> {
+        [
+            ("tags", self.tags.is_empty()),
+            ("exclude_tags", self.exclude_tags.is_empty()),
+            ("operations", self.operations.is_empty()),
+            ("exclude_operations", self.exclude_operations.is_empty()),
+            ("operation_access", self.operation_access.is_empty()),
+        ]
+        .into_iter()
+        .find(|(_, empty)| !empty)
+        .map(|(key, _)| key)
+    }
 }
 
 /// One connector instance, resolved.
@@ -87,14 +123,18 @@ impl ConnectorSettings {
         let section = format!("[connectors.{name}]");
         let fail = |message: String| Error::config(section.clone(), message);
         let plugin = match (&raw.plugin, &raw.openapi) {
-            (Some(plugin), None) => plugin.clone(),
-            (None, Some(document)) => {
-                return Err(fail(format!(
-                    "openapi = \"{}\": OpenAPI connectors are not built yet; name a connector `plugin`",
-                    document.display()
-                )));
+            (Some(plugin), None) => {
+                if let Some(key) = raw.openapi_only_key() {
+                    return Err(fail(format!("`{key}` selects operations of an `openapi` document")));
+                }
+                plugin.clone()
             }
-            _ => return Err(fail("give `plugin`, the connector plugin this instance runs".into())),
+            (None, Some(_)) => OPENAPI_PLUGIN.to_owned(),
+            _ => {
+                return Err(fail(
+                    "give exactly one of `plugin` (a connector plugin of this host) and `openapi` (a document)".into(),
+                ));
+            }
         };
         let origin = AllowedHost::origin_of(&raw.base_url).map_err(|e| fail(format!("base_url: {e}")))?;
         let mut allowed = vec![origin.clone()];
@@ -168,7 +208,8 @@ mod tests {
             ("plugin = \"p\"\nbase_url = \"http://h\"\nallow_http = [\"ftp://y\"]", "allow_http"),
             ("plugin = \"p\"\nbase_url = \"http://h\"\nmax_response_kb = 0", "max_response_kb"),
             ("plugin = \"p\"\nbase_url = \"http://h\"\nprivate_hosts = [\"other\"]", "private_hosts"),
-            ("openapi = \"books.json\"\nbase_url = \"http://h\"", "not built yet"),
+            ("openapi = \"a.json\"\nplugin = \"p\"\nbase_url = \"http://h\"", "exactly one of"),
+            ("plugin = \"p\"\nbase_url = \"http://h\"\ntags = [\"t\"]", "`tags` selects"),
             (
                 "plugin = \"p\"\nbase_url = \"http://h\"\nauth = { kind = \"bearer\", token_env = \"QUIVER_TEST_UNSET_TOKEN\" }",
                 "QUIVER_TEST_UNSET_TOKEN",

@@ -1,0 +1,246 @@
+//! One operation of a document → one action: its input schema (path,
+//! query and header parameters, and the request body), its output schema
+//! (the 2xx JSON response), its access level and its [`OperationPlan`].
+
+use std::collections::BTreeSet;
+
+use oas3::spec::{ObjectOrReference, Operation as Op, Parameter, ParameterIn, ParameterStyle};
+use serde_json::{Map, Value, json};
+
+use super::schema::Components;
+use crate::contract::{Access, MAX_SUMMARY_CHARS, one_line};
+use quiver_contract::openapi::{BodyPlan, OperationPlan, ParamIn, ParamPlan, ParamStyle};
+
+/// One operation, as an action.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operation {
+    /// The action name (see [`super::names`]).
+    pub name: String,
+    /// The document's `operationId`, if any.
+    pub operation_id: Option<String>,
+    /// Its tags.
+    pub tags: Vec<String>,
+    /// The full description: summary, description, method and path.
+    pub description: String,
+    /// The input schema (an object schema).
+    pub input_schema: Value,
+    /// The 2xx JSON response's schema, when the document gives one.
+    pub output_schema: Option<Value>,
+    /// Its level, from the method.
+    pub access: Access,
+    /// How the connector sends it.
+    pub plan: OperationPlan,
+}
+
+/// What one operation needs from the document.
+pub(super) struct Source<'a> {
+    pub spec: &'a oas3::Spec,
+    pub components: &'a Components,
+    pub path: &'a str,
+    pub method: &'a http::Method,
+    pub op: &'a Op,
+    /// The path item's own parameters (an operation's win by name and place).
+    pub shared: &'a [ObjectOrReference<Parameter>],
+}
+
+/// Headers OpenAPI says a parameter may not describe (the body, content
+/// negotiation and the credential are the host's and the connector's).
+const IGNORED_HEADERS: [&str; 3] = ["accept", "content-type", "authorization"];
+
+impl Source<'_> {
+    /// The action, named `name`; what could not be expressed is logged.
+    pub(super) fn operation(&self, name: String) -> Operation {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        let mut refs = BTreeSet::new();
+        let mut params = Vec::new();
+        for param in self.parameters() {
+            let location = match param.location {
+                ParameterIn::Path => ParamIn::Path,
+                ParameterIn::Query => ParamIn::Query,
+                ParameterIn::Header if !IGNORED_HEADERS.contains(&param.name.to_ascii_lowercase().as_str()) => {
+                    ParamIn::Header
+                }
+                ParameterIn::Header => continue,
+                ParameterIn::Cookie => {
+                    tracing::debug!(operation = %name, parameter = %param.name, "cookie parameters are not sent");
+                    continue;
+                }
+            };
+            let arg = free_name(&properties, &param.name, location_word(location));
+            let mut schema = match param.schema.as_ref().or_else(|| media_schema(param.content.as_ref())) {
+                Some(schema) => {
+                    let (value, found) = super::schema::convert(schema);
+                    refs.extend(found);
+                    value
+                }
+                None => json!({}),
+            };
+            if let (Some(text), Value::Object(object)) = (&param.description, &mut schema) {
+                object.entry("description").or_insert_with(|| Value::String(text.clone()));
+            }
+            if location == ParamIn::Path || param.required == Some(true) {
+                required.push(Value::String(arg.clone()));
+            }
+            properties.insert(arg.clone(), schema);
+            params.push(ParamPlan {
+                arg,
+                name: param.name.clone(),
+                location,
+                style: style(param.style, location),
+                explode: param.explode.unwrap_or(matches!(param.style, None | Some(ParameterStyle::Form))),
+            });
+        }
+        let body = self.request_body().map(|(body, content_type)| {
+            let arg = free_name(&properties, "body", "request");
+            let mut schema = match body.content.get(&content_type).and_then(|m| m.schema.as_ref()) {
+                Some(schema) => {
+                    let (value, found) = super::schema::convert(schema);
+                    refs.extend(found);
+                    value
+                }
+                None => json!({}),
+            };
+            if let (Some(text), Value::Object(object)) = (&body.description, &mut schema) {
+                object.entry("description").or_insert_with(|| Value::String(text.clone()));
+            }
+            if body.required == Some(true) {
+                required.push(Value::String(arg.clone()));
+            }
+            properties.insert(arg.clone(), schema);
+            BodyPlan { arg, content_type }
+        });
+        let mut input = json!({ "type": "object", "properties": properties, "additionalProperties": false });
+        if !required.is_empty() {
+            input["required"] = Value::Array(required);
+        }
+        Operation {
+            name,
+            operation_id: self.op.operation_id.clone(),
+            tags: self.op.tags.clone(),
+            description: self.description(),
+            input_schema: self.components.with_defs(input, refs),
+            output_schema: self.output_schema(),
+            access: access_of(self.method),
+            plan: OperationPlan { method: self.method.as_str().to_owned(), path: self.path.to_owned(), params, body },
+        }
+    }
+
+    /// The operation's parameters, then the path item's it does not
+    /// override; references resolved (an unresolvable one is skipped).
+    fn parameters(&self) -> Vec<Parameter> {
+        let resolve = |list: &[ObjectOrReference<Parameter>]| -> Vec<Parameter> {
+            list.iter()
+                .filter_map(|p| {
+                    p.resolve(self.spec)
+                        .map_err(|e| tracing::warn!(path = %self.path, error = %e, "parameter skipped"))
+                        .ok()
+                })
+                .collect()
+        };
+        let mut own = resolve(&self.op.parameters);
+        let shared = resolve(self.shared);
+        for param in shared {
+            if !own.iter().any(|p| p.name == param.name && p.location == param.location) {
+                own.push(param);
+            }
+        }
+        own
+    }
+
+    /// The request body (references resolved) and its media type, JSON
+    /// preferred.
+    fn request_body(&self) -> Option<(oas3::spec::RequestBody, String)> {
+        let body = self.op.request_body.as_ref()?.resolve(self.spec).ok()?;
+        let content_type = preferred_media(body.content.keys())?;
+        Some((body, content_type))
+    }
+
+    /// The schema of the first 2xx response with a JSON body.
+    fn output_schema(&self) -> Option<Value> {
+        let responses = self.op.responses(self.spec);
+        let (_, response) = responses.iter().find(|(status, _)| status.starts_with('2'))?;
+        let (_, media) = response.content.iter().find(|(media, _)| is_json(media))?;
+        Some(self.components.document(media.schema.as_ref()?))
+    }
+
+    /// A first paragraph of one short line (the summary, else the
+    /// description's first line, else the route), then the summary and
+    /// description whole where that line cut them, then the route.
+    fn description(&self) -> String {
+        let summary = self.op.summary.as_deref().map(str::trim).filter(|s| !s.is_empty());
+        let long = self.op.description.as_deref().map(str::trim).filter(|s| !s.is_empty());
+        let route = format!("`{} {}`", self.method, self.path);
+        let first = one_line(summary.or(long).unwrap_or(&route), MAX_SUMMARY_CHARS);
+        let mut parts = vec![first.clone()];
+        parts.extend([summary, long].into_iter().flatten().filter(|t| *t != first).map(str::to_owned));
+        if self.op.deprecated == Some(true) {
+            parts.push("Deprecated.".into());
+        }
+        if summary.is_some() || long.is_some() {
+            parts.push(route);
+        }
+        parts.join("\n\n")
+    }
+}
+
+/// GET, HEAD and OPTIONS read; DELETE is `admin`; the rest write.
+pub fn access_of(method: &http::Method) -> Access {
+    match *method {
+        http::Method::GET | http::Method::HEAD | http::Method::OPTIONS | http::Method::TRACE => Access::Read,
+        http::Method::DELETE => Access::Admin,
+        _ => Access::Write,
+    }
+}
+
+/// `wanted`, or `PREFIX_wanted` when an earlier property took it.
+fn free_name(taken: &Map<String, Value>, wanted: &str, prefix: &str) -> String {
+    let mut name = wanted.to_owned();
+    let mut n = 1;
+    while taken.contains_key(&name) {
+        name = if n == 1 { format!("{prefix}_{wanted}") } else { format!("{prefix}_{wanted}_{n}") };
+        n += 1;
+    }
+    name
+}
+
+fn location_word(location: ParamIn) -> &'static str {
+    match location {
+        ParamIn::Path => "path",
+        ParamIn::Query => "query",
+        ParamIn::Header => "header",
+    }
+}
+
+fn style(style: Option<ParameterStyle>, location: ParamIn) -> ParamStyle {
+    match style {
+        Some(ParameterStyle::Form) => ParamStyle::Form,
+        Some(ParameterStyle::Simple) => ParamStyle::Simple,
+        Some(ParameterStyle::SpaceDelimited) => ParamStyle::SpaceDelimited,
+        Some(ParameterStyle::PipeDelimited) => ParamStyle::PipeDelimited,
+        Some(ParameterStyle::DeepObject) => ParamStyle::DeepObject,
+        Some(ParameterStyle::Label) => ParamStyle::Label,
+        Some(ParameterStyle::Matrix) => ParamStyle::Matrix,
+        None if location == ParamIn::Query => ParamStyle::Form,
+        None => ParamStyle::Simple,
+    }
+}
+
+fn is_json(media: &str) -> bool {
+    let media = media.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    media == "application/json" || media.ends_with("+json") || media == "*/*"
+}
+
+/// JSON if offered, else a form, else the first listed.
+fn preferred_media<'a>(types: impl Iterator<Item = &'a String>) -> Option<String> {
+    let all: Vec<&String> = types.collect();
+    all.iter()
+        .find(|t| is_json(t) && t.as_str() != "*/*")
+        .or_else(|| all.iter().find(|t| t.starts_with("application/x-www-form-urlencoded")))
+        .or_else(|| all.first())
+        .map(|t| (*t).clone())
+}
+
+fn media_schema(content: Option<&oas3::Map<String, oas3::spec::MediaType>>) -> Option<&oas3::spec::Schema> {
+    content?.values().next()?.schema.as_ref()
+}

@@ -1,0 +1,154 @@
+use serde_json::json;
+
+use super::*;
+use crate::sandbox::http::RawAuth;
+use quiver_contract::openapi::{ParamIn, ParamStyle};
+
+const BOOKS: &str = r##"
+openapi: 3.0.3
+info: { title: Books, version: 2.1.0, description: "A small library.\n\nMore words." }
+components:
+  securitySchemes:
+    key: { type: apiKey, in: query, name: api_key }
+    client: { type: oauth2, flows: { clientCredentials: { tokenUrl: "http://127.0.0.1:9/token", scopes: {} } } }
+  schemas:
+    Book:
+      type: object
+      required: [title]
+      properties:
+        title: { type: string }
+        sequel: { $ref: "#/components/schemas/Book" }
+  parameters:
+    Limit: { name: limit, in: query, schema: { type: integer }, description: "At most this many." }
+paths:
+  /books/{bookId}:
+    parameters:
+      - { name: bookId, in: path, required: true, schema: { type: integer } }
+    get:
+      operationId: getBook
+      summary: Get one book
+      tags: [books]
+      responses:
+        "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/schemas/Book" } } } }
+    delete:
+      operationId: deleteBook
+      tags: [books, admin]
+      responses: { "204": { description: gone } }
+  /books:
+    get:
+      tags: [books]
+      parameters:
+        - $ref: "#/components/parameters/Limit"
+        - { name: tag, in: query, style: form, explode: false, schema: { type: array, items: { type: string } } }
+        - { name: session, in: cookie, schema: { type: string } }
+      responses: { "200": { description: ok } }
+    post:
+      operationId: createBook
+      tags: [books]
+      requestBody:
+        required: true
+        content: { application/json: { schema: { $ref: "#/components/schemas/Book" } } }
+      responses: { "201": { description: made } }
+"##;
+
+fn api() -> Arc<Api> {
+    Arc::new(Api::parse(BOOKS, "books.yaml").unwrap())
+}
+
+fn op<'a>(api: &'a Api, name: &str) -> &'a Operation {
+    api.operations.iter().find(|o| o.name == name).unwrap_or_else(|| panic!("no {name}"))
+}
+
+#[test]
+fn operations_become_actions_with_names_levels_and_plans() {
+    let api = api();
+    let names: Vec<&str> = api.operations.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, ["get_book", "delete_book", "get_books", "create_book"]);
+    assert_eq!((api.title.as_str(), api.summary.as_str()), ("Books", "A small library."));
+    let levels: Vec<Access> = api.operations.iter().map(|o| o.access).collect();
+    assert_eq!(levels, [Access::Read, Access::Admin, Access::Read, Access::Write]);
+    let get = op(&api, "get_book");
+    assert_eq!(get.plan.path, "/books/{bookId}");
+    assert_eq!(get.plan.params[0].location, ParamIn::Path);
+    assert_eq!(get.input_schema["required"], json!(["bookId"]));
+    assert_eq!(get.description, "Get one book\n\n`GET /books/{bookId}`");
+    let output = get.output_schema.as_ref().unwrap();
+    assert_eq!(output["$ref"], "#/$defs/Book");
+    assert_eq!(output["$defs"]["Book"]["properties"]["sequel"]["$ref"], "#/$defs/Book");
+}
+
+#[test]
+fn inputs_hold_parameters_and_the_body_and_validate() {
+    let api = api();
+    let list = op(&api, "get_books");
+    assert_eq!(list.input_schema["properties"]["limit"]["description"], "At most this many.");
+    assert!(list.input_schema["properties"].get("session").is_none(), "cookies are not sent");
+    let tag = list.plan.params.iter().find(|p| p.name == "tag").unwrap();
+    assert_eq!((tag.style, tag.explode), (ParamStyle::Form, false));
+    let create = op(&api, "create_book");
+    assert_eq!(create.plan.body.as_ref().unwrap().content_type, "application/json");
+    let validator = jsonschema::validator_for(&create.input_schema).unwrap();
+    assert!(validator.is_valid(&json!({"body": {"title": "Dune", "sequel": {"title": "Messiah"}}})));
+    assert!(!validator.is_valid(&json!({"body": {"sequel": {}}})), "title is required");
+    assert!(!validator.is_valid(&json!({})), "the body is required");
+    assert!(!validator.is_valid(&json!({"body": {"title": "x"}, "typo": 1})));
+}
+
+#[test]
+fn a_selection_picks_operations_and_overrides_levels() {
+    let api = api();
+    let selection = Selection {
+        exclude_tags: vec!["admin".into()],
+        access: [("createBook".to_owned(), Access::Admin)].into(),
+        ..Selection::default()
+    };
+    let connector = api.select(&selection, "[connectors.books]").unwrap();
+    let stub = connector.stub("books");
+    assert_eq!(stub.description, "Books: A small library.");
+    let served: Vec<(&str, Access)> = stub.actions.iter().map(|a| (a.name.as_str(), a.access)).collect();
+    assert_eq!(served, [("get_book", Access::Read), ("get_books", Access::Read), ("create_book", Access::Admin)]);
+    let manifest = connector.manifest("books");
+    assert_eq!(manifest.actions.len(), 3);
+    assert_eq!(manifest.actions[0].summary(), stub.actions[0].summary);
+    let plans: Vec<(String, String)> = connector.plans().collect();
+    assert_eq!(plans[0].0, "openapi.operation.get_book");
+    for (selection, expected) in [
+        (Selection { operations: vec!["nope".into()], ..Selection::default() }, "no operation `nope`"),
+        (Selection { tags: vec!["pets".into()], ..Selection::default() }, "tag `pets`"),
+        (Selection { exclude_tags: vec!["books".into()], ..Selection::default() }, "leaves no operation"),
+    ] {
+        let error = api.select(&selection, "[connectors.books]").unwrap_err().to_string();
+        assert!(error.contains(expected) && error.contains("[connectors.books]"), "{error}");
+    }
+}
+
+#[test]
+fn the_document_says_where_a_key_goes_and_where_tokens_come_from() {
+    let api = api();
+    let mut key: RawAuth = toml::from_str("kind = \"api_key\"\nkey_env = \"K\"").unwrap();
+    api.complete_auth(&mut key, "[connectors.books]").unwrap();
+    assert!(matches!(key, RawAuth::ApiKey { query: Some(ref q), .. } if q == "api_key"), "{key:?}");
+    let mut oauth: RawAuth = toml::from_str("kind = \"oauth2\"\nclient_id = \"c\"\nclient_secret_env = \"S\"").unwrap();
+    api.complete_auth(&mut oauth, "[connectors.books]").unwrap();
+    assert!(matches!(oauth, RawAuth::Oauth2 { token_url: Some(ref u), .. } if u == "http://127.0.0.1:9/token"));
+    let mut wrong: RawAuth = toml::from_str("kind = \"api_key\"\nkey_env = \"K\"\nscheme = \"client\"").unwrap();
+    let error = api.complete_auth(&mut wrong, "[connectors.books]").unwrap_err().to_string();
+    assert!(error.contains("`client` is not an apiKey scheme"), "{error}");
+}
+
+#[test]
+fn what_is_not_an_openapi_document_says_so() {
+    for text in ["{\"swagger\": \"2.0\"}", "openapi: 2.0.0\ninfo: {title: t, version: '1'}\npaths: {}", "[1, 2"] {
+        let error = Api::parse(text, "doc.json").unwrap_err().to_string();
+        assert!(error.contains("doc.json") && error.contains("not an OpenAPI"), "{error}");
+    }
+}
+
+#[test]
+fn one_content_is_parsed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.yaml"), dir.path().join("b.yaml"));
+    std::fs::write(&a, BOOKS).unwrap();
+    std::fs::write(&b, BOOKS).unwrap();
+    assert!(Arc::ptr_eq(&Api::open(&a).unwrap(), &Api::open(&b).unwrap()));
+}
