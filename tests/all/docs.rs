@@ -36,7 +36,7 @@ fn the_readme_connector_configuration_is_valid() {
     let config = quiver::Config::parse(&toml, std::path::Path::new("/srv/quiver")).unwrap();
     assert_eq!(config.connectors["books"].base_url, "https://books.example.com/api");
     if std::env::var_os("BOOKS_TOKEN").is_none() {
-        let error = config.connector_settings().unwrap_err().to_string();
+        let error = config.connector_sources().unwrap_err().to_string();
         assert!(error.contains("[connectors.books]") && error.contains("BOOKS_TOKEN"), "{error}");
     }
 }

@@ -9,6 +9,7 @@ mod disclosure;
 mod docs;
 mod faces;
 mod load;
+mod openapi;
 mod reload;
 mod retrieval;
 mod sandbox;

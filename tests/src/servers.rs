@@ -1,7 +1,8 @@
 //! Third-party and hostile HTTP servers on loopback, for the connector
 //! tests: [`JsonServer`] (json-server 0.17.4 from npm, installed by
 //! `.ci/run` into `tests/servers/node_modules`, with a bearer-token
-//! middleware) and [`Hostile`] (`tests/servers/hostile.py`: redirects,
+//! middleware), [`Prism`] (Stoplight's mock server, npm, serving real
+//! OpenAPI documents from `@readme/oas-examples`) and [`Hostile`] (`tests/servers/hostile.py`: redirects,
 //! slow and endless answers, header echo). Each runs on a free port, is
 //! ready when it says so on its output (no sleeps), and is stopped by PID
 //! when dropped. A server that cannot start fails the test.
@@ -73,6 +74,63 @@ impl JsonServer {
         // Keep reading its output so that it never blocks on a full pipe.
         std::thread::spawn(move || lines.for_each(drop));
         JsonServer { url, _process: process, _dir: dir }
+    }
+}
+
+/// Prism 5.14.2 (`@stoplight/prism-cli`) mocking an OpenAPI document: it
+/// answers from the document's examples, checks requests against it and
+/// answers 401 when an operation's credential is missing.
+pub struct Prism {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    _process: Process,
+}
+
+impl Prism {
+    /// A document shipped in `@readme/oas-examples`, e.g. `3.0/json/petstore.json`.
+    pub fn example(name: &str) -> PathBuf {
+        let path = servers_dir().join("node_modules/@readme/oas-examples").join(name);
+        assert!(path.exists(), "{} is missing: run `bash .ci/run` (it runs npm ci in tests/servers)", path.display());
+        path
+    }
+
+    /// Mock `document`.
+    pub fn start(document: &Path) -> Prism {
+        let bin = servers_dir().join("node_modules/.bin/prism");
+        assert!(bin.exists(), "{} is missing: run `bash .ci/run` (it runs npm ci in tests/servers)", bin.display());
+        let port = free_port();
+        let mut child = Command::new(&bin)
+            .arg("mock")
+            .arg(document)
+            .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start prism: {e}"));
+        // Prism logs to stdout or stderr (it depends on what they are);
+        // this line comes once it listens. Both are read to their end, so
+        // that it never blocks on a full pipe.
+        let (ready, listening) = std::sync::mpsc::channel();
+        let outputs: [Box<dyn std::io::Read + Send>; 2] =
+            [Box::new(child.stdout.take().unwrap()), Box::new(child.stderr.take().unwrap())];
+        for output in outputs {
+            let ready = ready.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(output).lines().map_while(Result::ok) {
+                    if line.contains("Prism is listening on") {
+                        let _ = ready.send(());
+                    }
+                }
+            });
+        }
+        drop(ready);
+        let process = Process(child);
+        let url = format!("http://127.0.0.1:{port}");
+        if listening.recv().is_err() {
+            panic!("prism exited before listening on {url}");
+        }
+        Prism { url, _process: process }
     }
 }
 

@@ -15,6 +15,7 @@ mod databases;
 mod disclosure;
 mod http;
 mod loading;
+mod openapi;
 mod reload;
 mod scale;
 
@@ -148,7 +149,7 @@ fn main() {
     )
     .unwrap();
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 12] = [
+    let sections: [(&str, Section); 13] = [
         ("loading", loading::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
         ("retrieval", disclosure::retrieval),
@@ -160,6 +161,7 @@ fn main() {
         ("throughput", scale::throughput),
         ("databases", databases::section),
         ("connectors", connectors::section),
+        ("openapi", openapi::section),
         ("reload", reload::section),
     ];
     for (name, section) in sections {

@@ -45,6 +45,11 @@ pub struct ActionSpec {
     /// hundreds of actions that are never called).
     #[serde(skip)]
     validator: Arc<OnceLock<std::result::Result<Arc<jsonschema::Validator>, String>>>,
+    /// Whether a `pattern` the validator cannot compile is dropped from
+    /// the check rather than failing the action (a document's schemas,
+    /// written for other regex engines; the API still checks them).
+    #[serde(skip)]
+    lenient: bool,
 }
 
 impl std::fmt::Debug for ActionSpec {
@@ -59,24 +64,46 @@ impl ActionSpec {
         contract::summary_of(&self.description)
     }
 
-    /// An action whose input schema is checked on first use.
-    pub(crate) fn new(
+    /// An action of a plugin's manifest.
+    fn new(
+        name: String,
+        description: String,
+        input_schema: Value,
+        output_schema: Option<Value>,
+        access: Access,
+    ) -> Self {
+        let validator = Arc::default();
+        ActionSpec { name, description, input_schema, output_schema, access, validator, lenient: false }
+    }
+
+    /// An action the host made from a document: its input schema is
+    /// checked on first use, and patterns the validator cannot compile are
+    /// left to the API.
+    pub(crate) fn from_document(
         name: String,
         description: String,
         input_schema: Value,
         output_schema: Option<Value>,
         access: Access,
     ) -> ActionSpec {
-        ActionSpec { name, description, input_schema, output_schema, access, validator: Arc::default() }
+        ActionSpec { lenient: true, ..ActionSpec::new(name, description, input_schema, output_schema, access) }
     }
 
     /// The validator of its input schema; the error says why the schema
     /// is not a valid JSON Schema.
-    pub(crate) fn validator(&self) -> std::result::Result<&jsonschema::Validator, &str> {
+    pub fn validator(&self) -> std::result::Result<&jsonschema::Validator, &str> {
         let built = self.validator.get_or_init(|| {
-            jsonschema::validator_for(&self.input_schema)
-                .map(Arc::new)
-                .map_err(|e| format!("action `{}`: invalid input schema: {e}", self.name))
+            let strict = jsonschema::validator_for(&self.input_schema);
+            let built = match strict {
+                Err(error) if self.lenient => {
+                    let mut schema = self.input_schema.clone();
+                    drop_patterns(&mut schema);
+                    tracing::debug!(action = %self.name, %error, "input patterns left to the API");
+                    jsonschema::validator_for(&schema)
+                }
+                other => other,
+            };
+            built.map(Arc::new).map_err(|e| format!("action `{}`: invalid input schema: {e}", self.name))
         });
         match built {
             Ok(validator) => Ok(validator),
@@ -177,6 +204,24 @@ impl Manifest {
                 differences: differences.join("; "),
             })
         }
+    }
+}
+
+/// `schema` without its `pattern` and `patternProperties` keywords (where
+/// their values are what those keywords take, not property schemas).
+fn drop_patterns(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            if object.get("pattern").is_some_and(Value::is_string) {
+                object.remove("pattern");
+            }
+            if object.get("patternProperties").is_some_and(Value::is_object) {
+                object.remove("patternProperties");
+            }
+            object.values_mut().for_each(drop_patterns);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_patterns),
+        _ => {}
     }
 }
 

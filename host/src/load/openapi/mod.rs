@@ -96,15 +96,21 @@ impl Api {
     /// Parse a document; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Api> {
         let invalid = |reason: String| Error::config(origin, format!("not an OpenAPI 3.0 or 3.1 document: {reason}"));
-        let spec: oas3::Spec = if text.trim_start().starts_with('{') {
-            oas3::from_json(text).map_err(|e| invalid(e.to_string()))?
+        let mut value: serde_json::Value = if text.trim_start().starts_with('{') {
+            serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?
         } else {
-            let value: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| invalid(e.to_string()))?;
-            serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?
+            serde_saphyr::from_str(text).map_err(|e| invalid(e.to_string()))?
         };
-        if !(spec.openapi.starts_with("3.0") || spec.openapi.starts_with("3.1")) {
-            return Err(invalid(format!("`openapi: {}`", spec.openapi)));
+        match value.get("openapi").and_then(serde_json::Value::as_str) {
+            // 3.1 documents written with 3.0 habits are common: both are read
+            // the same way.
+            Some(version) if version.starts_with("3.0") || version.starts_with("3.1") => {
+                schema::upgrade_3_0(&mut value);
+            }
+            Some(version) => return Err(invalid(format!("`openapi: {version}`"))),
+            None => return Err(invalid("it has no `openapi` version field".into())),
         }
+        let spec: oas3::Spec = serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
         let components = schema::Components::new(&spec);
         let mut names = names::Names::default();
         let mut operations = Vec::new();
@@ -240,7 +246,7 @@ impl OpenApiConnector {
             actions: self
                 .operations()
                 .map(|(op, access)| {
-                    ActionSpec::new(
+                    ActionSpec::from_document(
                         op.name.clone(),
                         op.description.clone(),
                         op.input_schema.clone(),

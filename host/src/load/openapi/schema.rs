@@ -106,6 +106,35 @@ fn rewrite(value: &mut Value, refs: &mut BTreeSet<String>) {
     }
 }
 
+/// Rewrite 3.0 schema keywords (in a 3.0 document, or a 3.1 one written
+/// with 3.0 habits) in their 3.1 (JSON Schema 2020-12) form, which `oas3` reads and the validator checks:
+/// `nullable: true` → `null` added to `type`; a boolean
+/// `exclusiveMinimum`/`exclusiveMaximum` → the bound itself. Only boolean
+/// values are touched, so a property *named* `nullable` is left alone.
+pub(super) fn upgrade_3_0(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            if let Some(Value::Bool(nullable)) = object.get("nullable").cloned() {
+                object.remove("nullable");
+                if nullable && let Some(Value::String(kind)) = object.get("type").cloned() {
+                    object.insert("type".into(), serde_json::json!([kind, "null"]));
+                }
+            }
+            for (flag, bound) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {
+                if let Some(Value::Bool(exclusive)) = object.get(flag).cloned() {
+                    object.remove(flag);
+                    if exclusive && let Some(limit) = object.remove(bound) {
+                        object.insert(flag.into(), limit);
+                    }
+                }
+            }
+            object.values_mut().for_each(upgrade_3_0);
+        }
+        Value::Array(items) => items.iter_mut().for_each(upgrade_3_0),
+        _ => {}
+    }
+}
+
 /// An unconstrained schema that names the reference it replaces.
 fn unresolved(target: &str) -> Value {
     serde_json::json!({ "description": format!("(not resolved: `{target}`)") })
@@ -139,6 +168,20 @@ mod tests {
         let validator = jsonschema::validator_for(&document).unwrap();
         assert!(validator.is_valid(&serde_json::json!([{"next": {"tag": "a"}}])));
         assert!(!validator.is_valid(&serde_json::json!([{"next": {"tag": 7}}])));
+    }
+
+    #[test]
+    fn a_3_0_document_reads_as_3_1() {
+        let mut value = serde_json::json!({ "properties": {
+            "n": { "type": "integer", "nullable": true, "minimum": 1, "exclusiveMinimum": true, "exclusiveMaximum": false, "maximum": 9 },
+            "nullable": { "type": "boolean" } } });
+        upgrade_3_0(&mut value);
+        assert_eq!(
+            value,
+            serde_json::json!({ "properties": {
+                "n": { "type": ["integer", "null"], "exclusiveMinimum": 1, "maximum": 9 },
+                "nullable": { "type": "boolean" } } })
+        );
     }
 
     #[test]
