@@ -41,6 +41,20 @@ fn the_readme_connector_configuration_is_valid() {
     }
 }
 
+/// The OpenAPI example reads the real Petstore document it names: its
+/// selection holds, and without `PETSTORE_TOKEN` the error names it.
+#[test]
+fn the_readme_openapi_connector_reads_its_document() {
+    let toml = block_after(&readme(), "### OpenAPI connectors", "toml");
+    let documents = quiver_tests::servers::Prism::example("3.0/json");
+    let config = quiver::Config::parse(&toml, &documents).unwrap();
+    assert_eq!(config.connectors["pets"].openapi.as_deref(), Some(std::path::Path::new("petstore.json")));
+    if std::env::var_os("PETSTORE_TOKEN").is_none() {
+        let error = config.connector_sources().unwrap_err().to_string();
+        assert!(error.contains("[connectors.pets]") && error.contains("PETSTORE_TOKEN"), "{error}");
+    }
+}
+
 #[test]
 fn the_readme_database_configuration_is_valid() {
     let toml = block_after(&readme(), "**A worked configuration**", "toml");
