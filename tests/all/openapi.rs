@@ -264,6 +264,25 @@ async fn api_failures_are_typed_errors() {
     );
     let t = TestHost::builder().config(&config).build();
     assert_eq!(call(&t, "statuses", "get_status_204", json!({})).await.unwrap(), json!({ "status": 204 }));
+
+    // 89 operations: `discover` lists them without schemas, and gives one
+    // action's schema when asked.
+    let mut session = t.host.session(None).unwrap();
+    let listed = session.call("connector", json!({ "subcommand": "discover", "connector": "statuses" })).await;
+    let listed = listed.value.unwrap();
+    assert_eq!(listed["actions"].as_array().unwrap().len(), 89);
+    assert!(listed["actions"][0].get("input_schema").is_none(), "{}", listed["actions"][0]);
+    assert!(listed["note"].as_str().unwrap().contains("`action`"), "{listed}");
+    let one = session
+        .call("connector", json!({ "subcommand": "discover", "connector": "statuses", "action": "get_status_404" }))
+        .await;
+    let one = one.value.unwrap();
+    assert_eq!(one["actions"].as_array().unwrap().len(), 1);
+    assert_eq!(one["actions"][0]["input_schema"]["type"], "object", "{one}");
+    let typo = session
+        .call("connector", json!({ "subcommand": "discover", "connector": "statuses", "action": "get_status_999" }))
+        .await;
+    assert!(typo.is_error && typo.text.contains("(89 in all)"), "{}", typo.text);
     for (status, expected) in [
         (400, GuestErrorKind::InvalidInput),
         (422, GuestErrorKind::InvalidInput),

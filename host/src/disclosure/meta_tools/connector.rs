@@ -14,6 +14,10 @@ pub(crate) struct Connector;
 /// Action names listed per connector in Tier 1.
 const SHOWN_ACTIONS: usize = 8;
 
+/// Above this many actions, `discover` without an `action` lists them
+/// without their schemas (a large API's would flood the context).
+const SCHEMAS_LISTED: usize = 24;
+
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Subcommand {
@@ -26,11 +30,12 @@ pub(crate) enum Subcommand {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Args {
-    /// `discover` lists the connector's actions with their input schemas; `execute` runs one.
+    /// `discover` lists the connector's actions with their input schemas (one action's, when
+    /// `action` is given); `execute` runs one.
     subcommand: Subcommand,
     /// The connector.
     connector: String,
-    /// For `execute`: the action to run.
+    /// For `execute`: the action to run. For `discover`: the action to describe.
     action: Option<String>,
     /// For `execute`: the action's input, an object matching its schema.
     parameters: Option<Map<String, Value>>,
@@ -41,7 +46,10 @@ pub(crate) struct Args {
 struct ActionSchema {
     name: String,
     description: String,
-    input_schema: Value,
+    /// Absent when the connector has too many actions to list them all
+    /// with schemas (`discover` with `action` gives one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_schema: Option<Value>,
     access: Access,
     /// Whether this caller may run it: false when its level is above the
     /// instance's `access` or the agent's grant (running it is refused).
@@ -53,6 +61,9 @@ struct Discovered<'a> {
     connector: &'a str,
     description: &'a str,
     actions: Vec<ActionSchema>,
+    /// What was left out, and how to get it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
 }
 
 impl MetaTool for Connector {
@@ -89,21 +100,35 @@ impl MetaTool for Connector {
             let plugin = named(Self::NAME, "connector", &args.connector, found, connectors())?;
             match args.subcommand {
                 Subcommand::Discover => {
-                    let records = cx.backend.definitions(cx.catalog, plugin.name()).await?;
+                    let mut records = cx.backend.definitions(cx.catalog, plugin.name()).await?;
+                    if let Some(action) = &args.action {
+                        let known = records.iter().map(|r| r.action.clone()).collect::<Vec<_>>();
+                        let found = records.iter().position(|r| r.action == *action);
+                        let index = named(Self::NAME, "action", action, found, known)?;
+                        records = vec![records.swap_remove(index)];
+                    }
                     let ceiling =
                         cx.caller.ceiling(plugin.name()).min(plugin.settings().access.unwrap_or(Access::Admin));
+                    let total = records.len();
+                    let with_schemas = total <= SCHEMAS_LISTED;
                     let actions = records
                         .into_iter()
                         .map(|r| ActionSchema {
                             name: r.action,
-                            description: r.description,
-                            input_schema: r.input_schema.unwrap_or_default(),
+                            description: if with_schemas { r.description } else { r.summary },
+                            input_schema: with_schemas.then(|| r.input_schema.unwrap_or_default()),
                             access: r.access,
                             callable: r.access <= ceiling,
                         })
                         .collect();
+                    let note = (!with_schemas).then(|| {
+                        format!(
+                            "{total} actions, listed with their summaries only; call `discover` with `action` \
+                             for one action's full description and input schema"
+                        )
+                    });
                     let description = &plugin.stub().description;
-                    Ok(to_value(Discovered { connector: plugin.name(), description, actions }))
+                    Ok(to_value(Discovered { connector: plugin.name(), description, actions, note }))
                 }
                 Subcommand::Execute => {
                     let action = args.action.ok_or_else(|| missing(Self::NAME, "action", "execute"))?;

@@ -241,6 +241,9 @@ fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
 }
 
 /// `found`, or the error for a `what` called `name` that is not among `known`.
+/// Names an error lists at most (a large API has a thousand actions).
+const LISTED_NAMES: usize = 20;
+
 pub(crate) fn named<T>(
     tool: &str,
     what: &str,
@@ -250,13 +253,12 @@ pub(crate) fn named<T>(
 ) -> Result<T> {
     found.ok_or_else(|| {
         let known: Vec<String> = known.into_iter().collect();
-        Error::InvalidArguments {
-            tool: tool.to_owned(),
-            reason: format!(
-                "no {what} `{name}`; {what}s: {}",
-                if known.is_empty() { "none".into() } else { known.join(", ") }
-            ),
-        }
+        let listed = match known.len() {
+            0 => "none".to_owned(),
+            n if n > LISTED_NAMES => format!("{}, … ({n} in all)", known[..LISTED_NAMES].join(", ")),
+            _ => known.join(", "),
+        };
+        Error::InvalidArguments { tool: tool.to_owned(), reason: format!("no {what} `{name}`; {what}s: {listed}") }
     })
 }
 

@@ -26,7 +26,7 @@ pub use operation::{Operation, access_of};
 
 use crate::contract::{Access, Kind, MAX_SUMMARY_CHARS, Stub, StubAction, one_line};
 use crate::error::{Error, Result};
-use crate::load::{ActionSpec, Manifest};
+use crate::load::manifest::{ActionSpec, Manifest};
 
 /// A parsed document.
 #[derive(Debug)]
@@ -134,7 +134,7 @@ impl Api {
         let summary = [&spec.info.summary, &spec.info.description]
             .into_iter()
             .flatten()
-            .map(|text| one_line(text, MAX_SUMMARY_CHARS))
+            .map(|text| one_line(&squeezed(text), MAX_SUMMARY_CHARS))
             .find(|line| !line.is_empty())
             .unwrap_or_default();
         let schemes = spec
@@ -265,6 +265,11 @@ impl OpenApiConnector {
             (quiver_contract::openapi::plan_key(&op.name), plan)
         })
     }
+}
+
+/// `text`'s lines with runs of spaces and tabs made one space.
+pub(super) fn squeezed(text: &str) -> String {
+    text.lines().map(|line| line.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n")
 }
 
 #[cfg(test)]

@@ -171,7 +171,7 @@ impl Source<'_> {
         let summary = self.op.summary.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let long = self.op.description.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let route = format!("`{} {}`", self.method, self.path);
-        let first = one_line(summary.or(long).unwrap_or(&route), MAX_SUMMARY_CHARS);
+        let first = one_line(&super::squeezed(summary.or(long).unwrap_or(&route)), MAX_SUMMARY_CHARS);
         let mut parts = vec![first.clone()];
         parts.extend([summary, long].into_iter().flatten().filter(|t| *t != first).map(str::to_owned));
         if self.op.deprecated == Some(true) {
