@@ -193,7 +193,7 @@ impl Config {
                     };
                     let connector = api.select(&selection, &section)?;
                     let mut raw = raw.clone();
-                    if let Some(auth) = &mut raw.auth {
+                    for auth in &mut raw.auth {
                         api.complete_auth(auth, &section)?;
                     }
                     (std::borrow::Cow::Owned(raw), Some(connector))

@@ -124,7 +124,7 @@ impl HostBuilder {
             databases.extend(demo_databases(cache_dir.as_deref())?);
         }
         let connectors = config.connector_sources()?;
-        secrets.extend(connectors.iter().filter_map(|c| c.settings.secret().cloned()));
+        secrets.extend(connectors.iter().flat_map(|c| c.settings.secrets().cloned()));
         let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir)?);
         let folders = Folders {
             embedded: self.embedded,

@@ -126,8 +126,10 @@ exclude_tags = ["admin"]
 }
 
 /// Petstore, the real document, mocked by Prism: path, query-array and
-/// JSON-body operations (the body's schema a `$ref` to `requestBodies`); the document's `apiKey` scheme tells the host
-/// where the key goes; an instance without a credential gets Prism's 401.
+/// JSON-body operations (the body's schema a `$ref` to `requestBodies`);
+/// the document's `apiKey` scheme tells the host where the key goes; one
+/// instance holds both schemes' credentials (the pet operations want the
+/// OAuth2 token, `getPetById` the key); one without any gets Prism's 401.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn petstore_from_its_document() {
     let prism = Prism::start(&Prism::example("3.0/json/petstore.json"));
@@ -139,7 +141,7 @@ async fn petstore_from_its_document() {
 [connectors.pets]
 openapi = "{doc}"
 base_url = "{url}"
-auth = {{ kind = "bearer", token_file = "{token}" }}
+auth = [{{ kind = "bearer", token_file = "{token}" }}, {{ kind = "api_key", key_file = "{key}" }}]
 access = "write"
 
 [connectors.store]
@@ -175,6 +177,8 @@ base_url = "{url}"
     assert!(message.contains("HTTP 405") && message.contains("`POST /pet`"), "{message}");
     let error = call(&t, "pets", "add_pet", json!({ "body": { "photoUrls": [] } })).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InputSchema, "the document's `required` holds: {error}");
+    let pet = call(&t, "pets", "get_pet_by_id", json!({ "petId": 1 })).await.unwrap();
+    assert!(pet["id"].is_i64() && pet["name"].is_string(), "{pet}");
     let error = call(&t, "pets", "delete_pet", json!({ "petId": 1 })).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::AboveCeiling, "{error}");
 

@@ -190,13 +190,22 @@ impl Credential {
     /// Headers a guest may never set on a connector: what carries
     /// credentials or decides where a request goes. A guest that sets one
     /// gets the `forbidden` header error; the host sets them itself.
-    pub(crate) fn forbids(credential: Option<&Credential>, name: &HeaderName) -> bool {
+    pub(crate) fn forbids(credentials: &[std::sync::Arc<Credential>], name: &HeaderName) -> bool {
         *name == AUTHORIZATION
             || *name == PROXY_AUTHORIZATION
             || *name == COOKIE
             || *name == HOST
-            || matches!(credential, Some(Credential { carrier: Carrier::Header(own), .. }) if own == name)
+            || credentials.iter().any(|c| matches!(&c.carrier, Carrier::Header(own) if own == name))
             || wasmtime_wasi_http::DEFAULT_FORBIDDEN_HEADERS.contains(name)
+    }
+
+    /// Where it goes, as an operator would name it (`the authorization
+    /// header`, `the query parameter api_key`).
+    pub(crate) fn place(&self) -> String {
+        match &self.carrier {
+            Carrier::Header(name) => format!("the `{name}` header"),
+            Carrier::Query(name) => format!("the query parameter `{name}`"),
+        }
     }
 
     /// Add the credential to `request`. A query parameter the guest already

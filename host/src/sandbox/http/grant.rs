@@ -21,9 +21,9 @@ pub const MAX_RESPONSE_BYTES: u64 = 16 << 20;
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpGrant {
     allowed: Arc<[AllowedHost]>,
-    /// The connector's own origin and the credential the host adds on
-    /// requests to it (and to nothing else).
-    pub(crate) credential: Option<(AllowedHost, Arc<Credential>)>,
+    /// The connector's own origin and the credentials the host adds on
+    /// requests to it (and to nothing else): one per scheme the API uses.
+    pub(crate) credentials: Option<(AllowedHost, Arc<[Arc<Credential>]>)>,
     /// Per request: connecting, waiting for the first byte and between
     /// bytes.
     pub(crate) connect_timeout: Duration,
@@ -46,7 +46,7 @@ impl HttpGrant {
     pub fn new(allowed: Vec<AllowedHost>) -> HttpGrant {
         HttpGrant {
             allowed: allowed.into(),
-            credential: None,
+            credentials: None,
             connect_timeout: CONNECT_TIMEOUT,
             byte_timeout: BYTE_TIMEOUT,
             max_response_bytes: MAX_RESPONSE_BYTES,
@@ -84,10 +84,18 @@ impl HttpGrant {
         self.allowed.iter().find(|a| a.matches(uri))
     }
 
-    /// The credential to add to a request for `uri`: only on the
+    /// The credentials to add to a request for `uri`: only on the
     /// connector's own origin.
-    pub(crate) fn credential_for(&self, uri: &http::Uri) -> Option<&Credential> {
-        self.credential.as_ref().filter(|(origin, _)| origin.matches(uri)).map(|(_, c)| c.as_ref())
+    pub(crate) fn credentials_for(&self, uri: &http::Uri) -> &[Arc<Credential>] {
+        match &self.credentials {
+            Some((origin, credentials)) if origin.matches(uri) => credentials,
+            _ => &[],
+        }
+    }
+
+    /// Every credential it holds.
+    pub(crate) fn credentials(&self) -> &[Arc<Credential>] {
+        self.credentials.as_ref().map_or(&[], |(_, credentials)| credentials)
     }
 }
 

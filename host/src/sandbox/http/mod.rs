@@ -112,8 +112,8 @@ type SendFuture = Box<dyn Future<Output = wasmtime_wasi_http::Result<(http::Resp
 
 impl WasiHttpHooks for HttpPolicy {
     fn forbidden_header_filter(&mut self) -> ForbiddenHeaderFilter {
-        let credential = self.grant.credential.as_ref().map(|(_, c)| c.clone());
-        Arc::new(move |name: &HeaderName| Credential::forbids(credential.as_deref(), name))
+        let credentials: Arc<[Arc<Credential>]> = self.grant.credentials().into();
+        Arc::new(move |name: &HeaderName| Credential::forbids(&credentials, name))
     }
 
     fn send_request(
@@ -140,7 +140,7 @@ impl WasiHttpHooks for HttpPolicy {
                     return Err(refusal.to_wasi());
                 }
             };
-            if let Some(credential) = grant.credential_for(request.uri()) {
+            for credential in grant.credentials_for(request.uri()) {
                 match credential.apply(&mut request).await {
                     Ok(()) => {}
                     Err(NotApplied::Refused(why)) => {

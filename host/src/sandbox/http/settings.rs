@@ -53,8 +53,10 @@ pub struct RawConnector {
     /// Metadata addresses stay refused.
     #[serde(default)]
     pub private_hosts: Vec<String>,
-    /// The credential the host adds on requests to `base_url`'s origin.
-    pub auth: Option<RawAuth>,
+    /// The credentials the host adds on requests to `base_url`'s origin:
+    /// one table, or a list of them (one per scheme the API uses).
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub auth: Vec<RawAuth>,
     /// The highest access any agent may use here (default `read`).
     pub access: Option<Access>,
     /// Longest a call may take, in ms (default: `[limits]`).
@@ -72,6 +74,24 @@ pub struct RawConnector {
     /// More values for the plugin's `config` import (never credentials).
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+}
+
+/// `auth = { ... }` or `auth = [{ ... }, { ... }]`, as a list.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Vec<RawAuth>, D::Error> {
+    struct Visitor;
+    impl<'de> serde::de::Visitor<'de> for Visitor {
+        type Value = Vec<RawAuth>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a credential table or a list of them")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+            RawAuth::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(|auth| vec![auth])
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> std::result::Result<Self::Value, A::Error> {
+            Vec::<RawAuth>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+        }
+    }
+    deserializer.deserialize_any(Visitor)
 }
 
 /// The plugin that serves every `openapi` connector.
@@ -113,9 +133,9 @@ pub struct ConnectorSettings {
 }
 
 impl ConnectorSettings {
-    /// Its credential's secret, for the audit log to redact.
-    pub fn secret(&self) -> Option<&crate::sandbox::secrets::Secret> {
-        self.grant.credential.as_ref().map(|(_, credential)| credential.secret())
+    /// Its credentials' secrets, for the audit log to redact.
+    pub fn secrets(&self) -> impl Iterator<Item = &crate::sandbox::secrets::Secret> {
+        self.grant.credentials().iter().map(|credential| credential.secret())
     }
 
     /// Resolve `[connectors.NAME]`; files are relative to `base`.
@@ -148,8 +168,16 @@ impl ConnectorSettings {
             )));
         }
         grant.set_internal(raw.private_hosts.clone());
-        if let Some(auth) = &raw.auth {
-            grant.credential = Some((origin, Arc::new(Credential::resolve(auth, &section, base)?)));
+        let mut credentials: Vec<Arc<Credential>> = Vec::with_capacity(raw.auth.len());
+        for auth in &raw.auth {
+            let credential = Credential::resolve(auth, &section, base)?;
+            if let Some(earlier) = credentials.iter().find(|c| c.place() == credential.place()) {
+                return Err(fail(format!("auth: two credentials go in {}", earlier.place())));
+            }
+            credentials.push(Arc::new(credential));
+        }
+        if !credentials.is_empty() {
+            grant.credentials = Some((origin, credentials.into()));
         }
         let positive = |value: Option<u64>, key: &str| match value {
             Some(0) => Err(fail(format!("{key} must be at least 1"))),
@@ -197,7 +225,30 @@ mod tests {
         assert_eq!(settings.config["base_url"], "http://127.0.0.1:8080/v1");
         assert!(settings.grant.entry_for(&"http://127.0.0.1:8080/v1/books".parse().unwrap()).is_some());
         assert_eq!(settings.grant.max_response_bytes, 4096);
-        assert!(settings.grant.credential.is_none());
+        assert!(settings.grant.credentials().is_empty());
+    }
+
+    #[test]
+    fn several_credentials_each_have_their_place() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t"), "token").unwrap();
+        let resolve = |text: &str| {
+            let raw: RawConnector = toml::from_str(text).unwrap();
+            ConnectorSettings::resolve("pets", &raw, dir.path())
+        };
+        let two = resolve(
+            "plugin = \"p\"\nbase_url = \"http://h\"\nauth = [{ kind = \"bearer\", token_file = \"t\" }, \
+             { kind = \"api_key\", header = \"api_key\", key_file = \"t\" }]",
+        )
+        .unwrap();
+        assert_eq!(two.grant.credentials().len(), 2);
+        assert_eq!(two.secrets().count(), 2);
+        let clash = resolve(
+            "plugin = \"p\"\nbase_url = \"http://h\"\nauth = [{ kind = \"bearer\", token_file = \"t\" }, \
+             { kind = \"basic\", username = \"u\", password_file = \"t\" }]",
+        );
+        let error = clash.unwrap_err().to_string();
+        assert!(error.contains("two credentials go in the `authorization` header"), "{error}");
     }
 
     #[test]
