@@ -14,7 +14,10 @@ pub mod openapi;
 mod rules;
 mod stub;
 
-pub use rules::{action_name_problem, category_problem, one_line, plugin_name_problem, summary_of, summary_problem};
+pub use rules::{
+    MAX_VERSION, action_name_problem, category_problem, one_line, plugin_name_problem, summary_of, summary_problem,
+    version_problem,
+};
 pub use stub::{Stub, StubAction};
 
 use serde::{Deserialize, Serialize};

@@ -36,6 +36,20 @@ pub fn action_name_problem(name: &str) -> Option<String> {
     })
 }
 
+/// Longest version string.
+pub const MAX_VERSION: usize = 64;
+
+/// Why `version` is not a valid plugin version: 1-[`MAX_VERSION`]
+/// printable characters without spaces (semantic versions are expected,
+/// not required).
+pub fn version_problem(version: &str) -> Option<String> {
+    let ok =
+        (1..=MAX_VERSION).contains(&version.len()) && version.chars().all(|c| !c.is_control() && !c.is_whitespace());
+    (!ok).then(|| {
+        format!("version `{}` must be 1-{MAX_VERSION} characters without spaces or control characters", shown(version))
+    })
+}
+
 /// Why `category` is not a valid category tag (1-[`MAX_CATEGORY`]
 /// characters of `a-z0-9-`).
 pub fn category_problem(category: &str) -> Option<String> {
@@ -51,6 +65,8 @@ pub fn summary_problem(what: &str, text: &str) -> Option<String> {
         Some(format!("{what} has an empty description"))
     } else if text.contains(['\n', '\r']) {
         Some(format!("{what}: the one-line description contains a line break"))
+    } else if let Some(c) = text.chars().find(|c| c.is_control()) {
+        Some(format!("{what}: the one-line description contains the control character U+{:04X}", c as u32))
     } else if chars > MAX_SUMMARY_CHARS {
         Some(format!("{what}: the one-line description is {chars} characters, over {MAX_SUMMARY_CHARS}"))
     } else {
@@ -66,9 +82,17 @@ pub fn summary_of(description: &str) -> String {
 }
 
 /// `text` cut to its first non-empty line of at most `max` characters,
-/// ending with `…` (at a word boundary where one is near) if it was cut.
+/// ending with `…` (at a word boundary where one is near) if it was cut;
+/// control characters (escape sequences, tabs) are left out.
 pub fn one_line(text: &str, max: usize) -> String {
     let line = text.split(['\n', '\r']).map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let printable: String;
+    let line = if line.chars().any(char::is_control) {
+        printable = line.chars().filter(|c| !c.is_control()).collect();
+        printable.as_str()
+    } else {
+        line
+    };
     if line.chars().count() <= max {
         return line.to_owned();
     }
@@ -122,6 +146,11 @@ mod tests {
         assert!(summary_problem("x", " ").is_some());
         assert!(summary_problem("x", "a\nb").is_some());
         assert!(summary_problem("x", &"a".repeat(121)).is_some());
+        assert!(summary_problem("x", "\u{1b}[2Jclear").unwrap().contains("U+001B"));
+        assert!(version_problem("1.2.0-rc.1").is_none());
+        for bad in ["", "1 .0", "1\u{7}", &"9".repeat(65)] {
+            assert!(version_problem(bad).is_some(), "{bad:?}");
+        }
         assert_eq!(summary_of("First line\ncontinued.\n\nDetails."), "First line continued.");
     }
 
@@ -131,5 +160,6 @@ mod tests {
         let cut = one_line("word ".repeat(40).trim(), 30);
         assert!(cut.chars().count() <= 30 && cut.ends_with('…'), "{cut}");
         assert_eq!(one_line("\n\n  first real line  \nsecond", 80), "first real line");
+        assert_eq!(one_line("bell\u{7} and \u{1b}[2Jescape", 80), "bell and [2Jescape");
     }
 }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::rules::{action_name_problem, category_problem, plugin_name_problem, summary_problem};
+use crate::rules::{action_name_problem, category_problem, plugin_name_problem, summary_problem, version_problem};
 use crate::{Access, CONTRACT, Kind, MAX_ACTIONS, STUB_FORMAT, contract_compatible};
 
 /// Tier-1 metadata of a plugin: enough to list it, not enough to call it.
@@ -78,6 +78,9 @@ impl Stub {
         if let Some(p) = plugin_name_problem(&self.name) {
             return Err(p);
         }
+        if let Some(p) = version_problem(&self.version) {
+            return Err(p);
+        }
         if let Some(p) = summary_problem(&format!("plugin `{}`", self.name), &self.description) {
             return Err(p);
         }
@@ -134,7 +137,9 @@ mod tests {
 
     #[test]
     fn every_rule_is_checked() {
-        let broken: [fn(&mut Stub); 7] = [
+        let broken: [fn(&mut Stub); 9] = [
+            |s| s.version = "1.0\u{1b}[2J".into(),
+            |s| s.actions[0].summary = "Evaluate\u{1b}[31m".into(),
             |s| s.format = 2,
             |s| s.contract = "quiver:plugin@0.2.0".into(),
             |s| s.name = "Calc!".into(),

@@ -41,6 +41,32 @@ pub(crate) async fn no_stub() {
     still_serves(&t.host).await;
 }
 
+/// Entries named `*.wasm` that are not regular files (a directory, a FIFO,
+/// a link to itself) are reported, not skipped in silence, and reading
+/// them never blocks (a FIFO would, read as a file); `check` refuses a
+/// FIFO at once.
+#[cfg(unix)]
+#[tokio::test]
+async fn entries_that_are_not_files_are_reported() {
+    let t = TestHost::builder().fixture("misbehave").build();
+    let folder = t.plugins.path();
+    std::fs::create_dir(folder.join("folder.wasm")).unwrap();
+    let fifo = folder.join("pipe.wasm");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success(), "mkfifo");
+    std::os::unix::fs::symlink(folder.join("loop.wasm"), folder.join("loop.wasm")).unwrap();
+    let catalog = tokio::time::timeout(std::time::Duration::from_secs(30), t.host.reload()).await.unwrap().unwrap();
+    for file in ["folder.wasm", "pipe.wasm", "loop.wasm"] {
+        let rejection = catalog.rejected().iter().find(|r| r.origin.ends_with(file));
+        let rejection = rejection.unwrap_or_else(|| panic!("{file} is not reported: {:?}", catalog.rejected()));
+        assert_eq!(rejection.error.kind(), ErrorKind::Io, "{file}: {}", rejection.error);
+    }
+    assert_eq!(catalog.names(), ["misbehave"]);
+    let error =
+        tokio::time::timeout(std::time::Duration::from_secs(30), t.host.check(&fifo)).await.unwrap().unwrap_err();
+    assert!(error.to_string().contains("not a regular file"), "{error}");
+    still_serves(&t.host).await;
+}
+
 #[tokio::test]
 async fn a_truncated_component_is_rejected() {
     let mut bytes = std::fs::read(fixtures::MISBEHAVE).unwrap();

@@ -330,7 +330,9 @@ fn instance_settings(resolved: &mut PluginSettings, connector: &ConnectorSetting
     }
 }
 
-/// The `*.wasm` files of `folder`, sorted; hidden and temporary files are skipped.
+/// The `*.wasm` entries of `folder`, sorted; hidden and temporary files
+/// are skipped. Entries that are not regular files are listed too: reading
+/// them is refused, and the refusal is reported.
 fn plugin_files(folder: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(folder)
         .map_err(|e| Error::Io { path: folder.display().to_string(), message: e.to_string() })?;
@@ -339,7 +341,7 @@ fn plugin_files(folder: &Path) -> Result<Vec<PathBuf>> {
         .map(|e| e.path())
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            !name.starts_with('.') && name.ends_with(".wasm") && p.is_file()
+            !name.starts_with('.') && name.ends_with(".wasm")
         })
         .collect();
     files.sort();

@@ -26,6 +26,9 @@ const MAX_FILES: usize = 200;
 /// Largest file `read_skill` returns.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
 
+/// Largest `SKILL.md` (its body is what `read_skill` sends a model).
+pub const MAX_SKILL_BYTES: u64 = 256 * 1024;
+
 /// The front-matter fields Quiver uses; the others the specification
 /// allows (`license`, `compatibility`, `metadata`, `allowed-tools`) are
 /// accepted and ignored.
@@ -50,12 +53,13 @@ impl Skill {
     /// Read the skill in `dir` (front matter only).
     pub fn load(dir: &Path) -> Result<Skill> {
         let path = dir.join(SKILL_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
+        let text = read_skill_file(dir)?;
         let (front, _) = split_front_matter(&text).map_err(|reason| invalid(&path, reason))?;
         let front: FrontMatter = serde_saphyr::from_str(front)
             .map_err(|e| invalid(&path, format!("front matter is not valid YAML: {e}")))?;
         let folder = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         if let Some(problem) = name_problem(&front.name) {
+            let problem = contract_shown(problem);
             return Err(invalid(&path, problem));
         }
         if front.name != folder {
@@ -71,7 +75,7 @@ impl Skill {
     /// The Markdown body of `SKILL.md` (after the front matter).
     pub fn body(&self) -> Result<String> {
         let path = self.dir.join(SKILL_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
+        let text = read_skill_file(&self.dir)?;
         let (_, body) = split_front_matter(&text).map_err(|reason| invalid(&path, reason))?;
         Ok(body.trim().to_owned())
     }
@@ -163,6 +167,30 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<String>) {
     }
 }
 
+/// The text of `dir`'s `SKILL.md`: a regular file inside the folder (a
+/// link may not lead out of it) of at most [`MAX_SKILL_BYTES`].
+fn read_skill_file(dir: &Path) -> Result<String> {
+    let path = dir.join(SKILL_FILE);
+    let root = dir.canonicalize().map_err(|e| io(dir, e))?;
+    let full = path.canonicalize().map_err(|e| io(&path, e))?;
+    if !full.starts_with(&root) {
+        return Err(invalid(&path, "it is a link that leads out of the skill's folder"));
+    }
+    let meta = std::fs::metadata(&full).map_err(|e| io(&path, e))?;
+    if !meta.is_file() {
+        return Err(invalid(&path, "it is not a regular file"));
+    }
+    if meta.len() > MAX_SKILL_BYTES {
+        return Err(invalid(&path, format!("it is {} bytes, over the limit of {MAX_SKILL_BYTES}", meta.len())));
+    }
+    std::fs::read_to_string(&full).map_err(|e| io(&path, e))
+}
+
+/// `problem` cut to a length a log line or a status page can carry.
+fn contract_shown(problem: String) -> String {
+    crate::contract::one_line(&problem, 300)
+}
+
 fn io(path: &Path, error: std::io::Error) -> Error {
     Error::Io { path: path.display().to_string(), message: error.to_string() }
 }
@@ -225,6 +253,26 @@ mod tests {
             let error = skill.read_file("link.txt").unwrap_err();
             assert!(error.contains("outside"), "{error}");
         }
+    }
+
+    #[test]
+    fn skill_md_is_a_small_file_inside_its_folder() {
+        let big = format!("{GOOD}{}", "x".repeat(MAX_SKILL_BYTES as usize));
+        let (_root, dir) = skill(&[("SKILL.md", big.as_str())]);
+        let error = Skill::load(&dir).unwrap_err().to_string();
+        assert!(error.contains("over the limit"), "{error}");
+        #[cfg(unix)]
+        {
+            let (root, dir) = skill(&[("notes.md", "x")]);
+            std::fs::write(root.path().join("outside.md"), GOOD).unwrap();
+            std::os::unix::fs::symlink(root.path().join("outside.md"), dir.join("SKILL.md")).unwrap();
+            let error = Skill::load(&dir).unwrap_err().to_string();
+            assert!(error.contains("leads out of the skill's folder"), "{error}");
+        }
+        let long_name = format!("---\nname: {}\ndescription: x\n---\n", "N".repeat(100_000));
+        let (_root, dir) = skill(&[("SKILL.md", long_name.as_str())]);
+        let error = Skill::load(&dir).unwrap_err().to_string();
+        assert!(error.len() < 1000, "the error echoes the name whole: {} bytes", error.len());
     }
 
     #[test]

@@ -152,9 +152,22 @@ impl Origin {
     }
 }
 
-/// The file's stamp and bytes, read whole, refusing a file that changed
-/// while it was read.
+/// Largest plugin file read (the largest real components, an interpreter
+/// inside, are tens of MiB).
+pub const MAX_PLUGIN_BYTES: u64 = 256 << 20;
+
+/// The file's stamp and bytes, read whole, refusing what is not a regular
+/// file (a directory, FIFO or device named `*.wasm`), a file over
+/// [`MAX_PLUGIN_BYTES`], and a file that changed while it was read.
 fn read_stable(path: &Path) -> Result<(FileStamp, bytes::Bytes)> {
+    let refuse = |message: String| Error::Io { path: path.display().to_string(), message };
+    let meta = std::fs::metadata(path).map_err(|e| io_error(path, e))?;
+    if !meta.is_file() {
+        return Err(refuse("not a regular file (a directory, FIFO or device); a plugin is a `.wasm` file".into()));
+    }
+    if meta.len() > MAX_PLUGIN_BYTES {
+        return Err(refuse(format!("{} bytes, over the limit of {MAX_PLUGIN_BYTES} for a plugin", meta.len())));
+    }
     let stamp = FileStamp::of(path)?;
     let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
     if FileStamp::of(path)? != stamp || bytes.len() as u64 != stamp.len {
