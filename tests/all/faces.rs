@@ -422,6 +422,39 @@ async fn http_refuses_foreign_origins_and_missing_tokens() {
     let (status, _, _) = get(&guarded, "/v1/tools", &[("authorization", "Bearer s3cret")]).await;
     assert_eq!(status, StatusCode::OK);
 
+    // The scheme is case-insensitive (RFC 9110).
+    let (status, _, _) = get(&guarded, "/v1/tools", &[("authorization", "bearer s3cret")]).await;
+    assert_eq!(status, StatusCode::OK);
+
+    // DNS rebinding: a foreign `Host` is refused on REST as on /mcp; the
+    // loopback names, the bound address and `--allow-host` names pass.
+    let (status, _, _) = get(&open, "/v1/tools", &[("host", "evil.example")]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _, _) = get(&open, "/v1/status", &[("host", "evil.example:8080")]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _, _) = get(&open, "/v1/tools", &[("host", "localhost:8080")]).await;
+    assert_eq!(status, StatusCode::OK);
+    let second = HttpOptions {
+        addr: "127.0.0.2:8080".parse().unwrap(),
+        allowed_hosts: vec!["quiver.internal".into()],
+        ..Default::default()
+    };
+    let second = router(&t.host, &second, CancellationToken::new()).unwrap();
+    let (status, _, _) = get(&second, "/v1/tools", &[("host", "127.0.0.2:8080")]).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _, _) = get(&second, "/v1/tools", &[("host", "quiver.internal")]).await;
+    assert_eq!(status, StatusCode::OK);
+    let initialize = Request::post("/mcp")
+        .header("host", "127.0.0.2:8080")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(Body::from(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        ))
+        .unwrap();
+    let (status, _, body) = send(&second, initialize).await;
+    assert_eq!(status, StatusCode::OK, "/mcp on the bound address: {}", String::from_utf8_lossy(&body));
+
     let public = HttpOptions { addr: "0.0.0.0:0".parse().unwrap(), ..Default::default() };
     let error = router(&t.host, &public, CancellationToken::new()).unwrap_err();
     assert_eq!(error.kind(), quiver::ErrorKind::Config, "{error}");

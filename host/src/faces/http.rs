@@ -33,6 +33,9 @@ pub struct HttpOptions {
     pub token: Option<String>,
     /// Browser origins allowed besides loopback ones, e.g. `https://app.example.com`.
     pub allowed_origins: Vec<String>,
+    /// `Host` names allowed besides loopback ones and the bound address
+    /// (on a loopback bind; off loopback the token is the guard).
+    pub allowed_hosts: Vec<String>,
     /// The largest request body, in bytes.
     pub max_body_bytes: usize,
     /// The agent profile whose disclosure policy applies.
@@ -45,6 +48,7 @@ impl Default for HttpOptions {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
             token: None,
             allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
             agent: None,
         }
@@ -76,7 +80,13 @@ pub fn router_with<E: ServerHandler>(
     let mut origins: Vec<String> =
         ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"].map(String::from).into();
     origins.extend(options.allowed_origins.iter().cloned());
+    // Against DNS rebinding: the names a loopback server may be reached
+    // by, for /mcp (rmcp checks) and the REST routes (the guard checks).
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).into();
+    hosts.push(options.addr.ip().to_string());
+    hosts.extend(options.allowed_hosts.iter().cloned());
     let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(origins.clone())
         .with_max_request_body_bytes(options.max_body_bytes)
         // A plain answer is one JSON body; SSE only when notifications
@@ -88,7 +98,8 @@ pub fn router_with<E: ServerHandler>(
         config = config.disable_allowed_hosts();
     }
     let service = StreamableHttpService::new(move || Ok(mcp.clone()), LocalSessionManager::default().into(), config);
-    let guard = Arc::new(Guard { token: options.token.clone(), origins });
+    let hosts = if loopback { hosts } else { Vec::new() };
+    let guard = Arc::new(Guard { token: options.token.clone(), origins, hosts });
     let router = super::rest::router(host, options.agent.as_deref())?
         .nest_service("/mcp", service)
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
@@ -143,6 +154,8 @@ pub async fn serve_with<E: ServerHandler>(
 struct Guard {
     token: Option<String>,
     origins: Vec<String>,
+    /// Allowed `Host` names (`name` or `name:port`); empty: any.
+    hosts: Vec<String>,
 }
 
 impl Guard {
@@ -152,7 +165,9 @@ impl Guard {
                 .headers()
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "));
+                .and_then(|v| v.split_once(' '))
+                .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                .map(|(_, token)| token.trim_start());
             if !presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.as_bytes())) {
                 return (
                     StatusCode::UNAUTHORIZED,
@@ -162,7 +177,15 @@ impl Guard {
                     .into_response();
             }
         }
-        // The REST routes get the same Origin check rmcp applies to /mcp.
+        // The REST routes get the same Host and Origin checks rmcp applies
+        // to /mcp.
+        if !request.uri().path().starts_with("/mcp")
+            && let Some(host) = request.headers().get(header::HOST)
+            && !host.to_str().is_ok_and(|h| host_allowed(&self.hosts, h))
+        {
+            return (StatusCode::FORBIDDEN, "host not allowed (start the server with --allow-host NAME)")
+                .into_response();
+        }
         if !request.uri().path().starts_with("/mcp")
             && let Some(origin) = request.headers().get(header::ORIGIN)
             && !origin.to_str().is_ok_and(|o| self.origins.iter().any(|allowed| origin_matches(allowed, o)))
@@ -171,6 +194,20 @@ impl Guard {
         }
         next.run(request).await
     }
+}
+
+/// Whether the `Host` header `value` names one of `allowed` (`name`: any
+/// port; `name:port`: that port); an empty list allows any.
+fn host_allowed(allowed: &[String], value: &str) -> bool {
+    let Ok(authority) = value.trim().parse::<http::uri::Authority>() else { return false };
+    let name = authority.host().trim_matches(['[', ']']).to_ascii_lowercase();
+    allowed.is_empty()
+        || allowed.iter().any(|entry| match entry.parse::<http::uri::Authority>() {
+            Ok(a) if a.port_u16().is_some() => {
+                a.host().trim_matches(['[', ']']).eq_ignore_ascii_case(&name) && a.port_u16() == authority.port_u16()
+            }
+            _ => entry.trim_matches(['[', ']']).eq_ignore_ascii_case(&name),
+        })
 }
 
 /// `allowed` is `scheme://host:port` or `scheme://host:*`.
@@ -193,6 +230,19 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hosts_match_by_name_and_port() {
+        let allowed = ["localhost".to_owned(), "::1".to_owned(), "app.internal:8443".to_owned()];
+        assert!(host_allowed(&allowed, "localhost:8080"));
+        assert!(host_allowed(&allowed, "LOCALHOST"));
+        assert!(host_allowed(&allowed, "[::1]:8080"));
+        assert!(host_allowed(&allowed, "app.internal:8443"));
+        assert!(!host_allowed(&allowed, "app.internal:80"));
+        assert!(!host_allowed(&allowed, "evil.example"));
+        assert!(!host_allowed(&allowed, "localhost.evil.example:8080"));
+        assert!(host_allowed(&[], "anything"));
+    }
 
     #[test]
     fn origins_match_by_scheme_host_and_port() {

@@ -29,7 +29,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check { file } => check(&host, &file).await,
         Command::Precompile => precompile(&host).await,
         Command::Watch => watch(&host).await,
-        Command::Serve { stdio, http, token, allow_origins, no_watch } => {
+        Command::Serve { stdio, http, token, allow_origins, allow_hosts, no_watch } => {
             let _watcher = if no_watch { None } else { Some(host.watch()?) };
             if stdio {
                 quiver::faces::serve_stdio(&host, cli.agent.clone()).await?;
@@ -43,6 +43,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
                 addr,
                 token,
                 allowed_origins: allow_origins,
+                allowed_hosts: allow_hosts,
                 agent: cli.agent.clone(),
                 ..Default::default()
             };

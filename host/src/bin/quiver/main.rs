@@ -116,6 +116,10 @@ enum Command {
         /// A browser origin to allow besides loopback ones (repeatable).
         #[arg(long = "allow-origin", value_name = "ORIGIN")]
         allow_origins: Vec<String>,
+        /// A `Host` name to allow besides loopback ones and the bound address (repeatable;
+        /// `name` or `name:port`), for a loopback server reached through a proxy by name.
+        #[arg(long = "allow-host", value_name = "NAME")]
+        allow_hosts: Vec<String>,
         /// Do not watch the folders for changes (hot reload is on by default).
         #[arg(long)]
         no_watch: bool,
