@@ -166,6 +166,19 @@ async fn an_output_over_the_cap_is_refused() {
     assert_eq!(out.as_str().unwrap().len(), 1000);
 }
 
+/// Error and crash texts are capped too: a guest cannot hand a model (or
+/// the log) megabytes through an error.
+#[tokio::test]
+async fn long_error_and_panic_texts_are_cut() {
+    let t = host_with("");
+    let long = "x".repeat(300_000);
+    for action in ["missing", "panic"] {
+        let error = call_error(&t.host, action, &serde_json::json!({ "text": long }).to_string()).await;
+        let text = error.to_string();
+        assert!(text.len() < 6_000 && text.contains("more bytes left out"), "{action}: {} bytes", text.len());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_in_one_call_does_not_affect_concurrent_calls() {
     let t = host_with("[plugins.misbehave]\ntimeout_ms = 2000");

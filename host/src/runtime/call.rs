@@ -14,6 +14,10 @@ use crate::error::{Error, Result};
 use crate::load::{Manifest, Plugin};
 use crate::sandbox::{self, GuestState};
 
+/// Longest error or crash text a guest may hand a model (a model needs
+/// the reason, not a dump); longer texts are cut with a note.
+pub(crate) const MAX_ERROR_BYTES: usize = 4096;
+
 /// Extra wall-clock time past the CPU deadline before the call is dropped
 /// (covers time blocked in host calls, which epochs cannot interrupt).
 const WALL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
@@ -50,6 +54,7 @@ pub(crate) async fn invoke(
     .await;
     let output = settle(&mut store, plugin, action, outcome)?.map_err(|e| {
         let (kind, message) = guest_error(e);
+        let message = capped(message, MAX_ERROR_BYTES.min(limits.output_bytes()));
         Error::Guest { plugin: plugin.name().to_owned(), action: action.to_owned(), kind, message }
     })?;
     if output.len() > limits.output_bytes() {
@@ -102,6 +107,33 @@ fn settle<T>(
         .or_else(|| trap.is_some().then_some(ending.last.stderr).flatten())
         .or_else(|| trap.map(|t| t.to_string()))
         .unwrap_or_else(|| format!("{error:#}"));
-    tracing::warn!(plugin = plugin.name(), action, error = %format!("{error:#}"), "guest call failed");
+    let message = capped(message, MAX_ERROR_BYTES.min(limits.output_bytes()));
+    tracing::warn!(plugin = plugin.name(), action, error = %capped(format!("{error:#}"), MAX_ERROR_BYTES), "guest call failed");
     Err(Error::Trap { plugin: plugin.name().to_owned(), action: action.to_owned(), message })
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), saying
+/// how much was left out.
+fn capped(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let total = text.len();
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&format!("… ({} more bytes left out)", total - end));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn long_texts_are_cut_at_a_character() {
+        assert_eq!(super::capped("short".into(), 10), "short");
+        let cut = super::capped("é".repeat(10), 5);
+        assert_eq!(cut, "éé… (16 more bytes left out)");
+    }
 }
