@@ -16,6 +16,7 @@
 //!
 //! [engine]
 //! max_concurrency = 64
+//! max_queue = 256
 //!
 //! [plugins.weather]               # one plugin's settings (or weather.toml
 //! timeout_ms = 15000              # beside weather.wasm, without the header)

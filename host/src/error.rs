@@ -192,6 +192,18 @@ pub enum Error {
         limit_bytes: u64,
     },
 
+    /// Every instance slot stayed busy until the call's deadline, or too
+    /// many calls were already waiting for one.
+    #[error("`{plugin}.{action}` could not start: {reason}")]
+    Busy {
+        /// The plugin name.
+        plugin: String,
+        /// The action name.
+        action: String,
+        /// What was full, and for how long it was waited on.
+        reason: String,
+    },
+
     /// The output is larger than the configured cap.
     #[error("output of `{plugin}.{action}` is {size} bytes, over the limit of {limit} bytes")]
     OutputTooLarge {
@@ -399,6 +411,9 @@ impl Error {
                 "raise `memory_mb` for this plugin in the config file if the work is legitimate"
             }
             Error::OutputTooLarge { .. } => "ask for less data, or raise `max_output_kb` in the config file",
+            Error::Busy { .. } => {
+                "retry in a moment; the operator can raise `max_concurrency` or `max_queue` in `[engine]`"
+            }
             Error::InvalidSkill { .. } => {
                 "SKILL.md starts with `---`, YAML with `name` (the folder name, a-z0-9-) and `description`, then `---`"
             }

@@ -166,6 +166,40 @@ async fn an_output_over_the_cap_is_refused() {
     assert_eq!(out.as_str().unwrap().len(), 1000);
 }
 
+/// Instance slots are waited for within the call's own time limit, in a
+/// queue of bounded length: past either, a call is refused as busy
+/// instead of waiting behind every slow call before it. One slot, held by
+/// a spinning call (3 s); `calc` calls (300 ms limit) are tried until one
+/// finds the slot taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_house_refuses_calls_as_busy() {
+    for (queue, expected) in [(0, "already waiting"), (4, "stayed busy")] {
+        let config = format!(
+            "[engine]\nmax_concurrency = 1\nmax_queue = {queue}\n[plugins.misbehave]\ntimeout_ms = 3000\n\
+             [plugins.calc]\ntimeout_ms = 300"
+        );
+        let t = TestHost::builder().bundled().fixture("misbehave").config(&config).build();
+        let evaluate = || t.host.call("calc", "evaluate", r#"{"expression": "1 + 1"}"#);
+        evaluate().await.unwrap();
+        t.host.call("misbehave", "echo", r#"{"text": "compiled"}"#).await.unwrap();
+        let spinner = {
+            let host = t.host.clone();
+            tokio::spawn(async move { host.call("misbehave", "spin", "{}").await })
+        };
+        let refused = loop {
+            match evaluate().await {
+                Ok(_) => tokio::task::yield_now().await,
+                Err(error) => break error,
+            }
+        };
+        assert_eq!(refused.kind(), ErrorKind::Busy, "queue {queue}: {refused}");
+        assert!(refused.to_string().contains(expected), "queue {queue}: {refused}");
+        assert!(refused.remedy().unwrap().contains("max_concurrency"), "{refused}");
+        assert_eq!(spinner.await.unwrap().unwrap_err().kind(), ErrorKind::Timeout);
+        evaluate().await.unwrap();
+    }
+}
+
 /// Error and crash texts are capped too: a guest cannot hand a model (or
 /// the log) megabytes through an error.
 #[tokio::test]

@@ -141,7 +141,8 @@ impl TestHostBuilder {
         for (name, bytes) in &self.files {
             std::fs::write(plugins.path().join(name), bytes).expect("write plugin file");
         }
-        let toml = format!("[engine]\nmax_concurrency = 16\n{}", self.config);
+        let engine = if self.config.contains("[engine]") { "" } else { "[engine]\nmax_concurrency = 16\n" };
+        let toml = format!("{engine}{}", self.config);
         let mut config = Config::parse(&toml, plugins.path())?;
         config.plugins_dir = Some(plugins.path().to_owned());
         config.skills_dir = self.skills;

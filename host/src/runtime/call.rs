@@ -25,7 +25,8 @@ const WALL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 /// Run `describe()` in a fresh instance and check the manifest.
 pub(crate) async fn describe(engine: &Engine, pre: &ToolPre<GuestState>, plugin: &Plugin) -> Result<Manifest> {
     let grants = &plugin.settings().grants;
-    let mut store = sandbox::store(engine, plugin.name(), grants, Access::Read);
+    let deadline = std::time::Instant::now() + grants.limits.timeout();
+    let mut store = sandbox::store(engine, plugin.name(), grants, Access::Read, deadline);
     let outcome = tokio::time::timeout(grants.limits.timeout() + WALL_GRACE, async {
         let instance = pre.instantiate_async(&mut store).await?;
         instance.quiver_plugin_plugin().call_describe(&mut store).await
@@ -35,19 +36,22 @@ pub(crate) async fn describe(engine: &Engine, pre: &ToolPre<GuestState>, plugin:
     Manifest::from_wit(manifest, plugin.name())
 }
 
-/// Run `invoke(action, input)` in a fresh instance; `input` was validated.
+/// Run `invoke(action, input)` in a fresh instance by `deadline` (the
+/// call's, which a wait for a slot has used up in part); `input` was
+/// validated.
 pub(crate) async fn invoke(
     engine: &Engine,
     pre: &ToolPre<GuestState>,
     plugin: &Plugin,
-    action: &str,
-    input: &str,
+    (action, input): (&str, &str),
     ceiling: Access,
+    deadline: std::time::Instant,
 ) -> Result<serde_json::Value> {
     let grants = &plugin.settings().grants;
     let limits = grants.limits;
-    let mut store = sandbox::store(engine, plugin.name(), grants, ceiling);
-    let outcome = tokio::time::timeout(limits.timeout() + WALL_GRACE, async {
+    let mut store = sandbox::store(engine, plugin.name(), grants, ceiling, deadline);
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    let outcome = tokio::time::timeout(left + WALL_GRACE, async {
         let instance = pre.instantiate_async(&mut store).await?;
         instance.quiver_plugin_plugin().call_invoke(&mut store, action, input).await
     })

@@ -34,6 +34,9 @@ pub struct WasmRuntime {
     /// One permit per instance slot of the engine's pool: every
     /// instantiation (calls and `describe()` checks) holds one.
     permits: tokio::sync::Semaphore,
+    /// Calls waiting for a permit now, and the most that may.
+    waiting: std::sync::atomic::AtomicUsize,
+    max_queue: usize,
 }
 
 impl WasmRuntime {
@@ -44,7 +47,14 @@ impl WasmRuntime {
         let linkers = Linkers::new(&engine)?;
         let cache = ArtifactCache::new(&engine, cache_dir);
         let permits = tokio::sync::Semaphore::new(settings.max_concurrency.max(1) as usize);
-        Ok(WasmRuntime { compiler: Compiler::new(engine.clone(), cache), engine, linkers, permits })
+        Ok(WasmRuntime {
+            compiler: Compiler::new(engine.clone(), cache),
+            engine,
+            linkers,
+            permits,
+            waiting: Default::default(),
+            max_queue: settings.max_queue as usize,
+        })
     }
 
     /// Counters of compilations and cache hits.
@@ -91,8 +101,39 @@ impl WasmRuntime {
         })?;
         validate(plugin, spec, input)?;
         let input = input.to_string();
-        let _permit = self.permit().await?;
-        call::invoke(&self.engine, &prepared.pre, plugin, action, &input, ceiling).await
+        let deadline = std::time::Instant::now() + plugin.settings().grants.limits.timeout();
+        let _permit = self.permit_by(deadline, plugin, action).await?;
+        call::invoke(&self.engine, &prepared.pre, plugin, (action, &input), ceiling, deadline).await
+    }
+
+    /// A free instance slot, waited for until `deadline` at most, in a
+    /// queue of bounded length: a call that cannot get one is `Busy`.
+    async fn permit_by(
+        &self,
+        deadline: std::time::Instant,
+        plugin: &Plugin,
+        action: &str,
+    ) -> Result<tokio::sync::SemaphorePermit<'_>> {
+        use std::sync::atomic::Ordering;
+        if let Ok(permit) = self.permits.try_acquire() {
+            return Ok(permit);
+        }
+        let busy = |reason: String| Error::Busy { plugin: plugin.name().to_owned(), action: action.to_owned(), reason };
+        if self.waiting.fetch_add(1, Ordering::SeqCst) >= self.max_queue {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return Err(busy(format!("{} calls are already waiting for an instance slot", self.max_queue)));
+        }
+        let started = std::time::Instant::now();
+        let waited = tokio::time::timeout_at(deadline.into(), self.permits.acquire()).await;
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        match waited {
+            Ok(Ok(permit)) => Ok(permit),
+            Ok(Err(_)) => Err(Error::internal("runtime", "the host is shutting down")),
+            Err(_) => Err(busy(format!(
+                "every instance slot stayed busy for {} ms, the call's whole time limit",
+                started.elapsed().as_millis()
+            ))),
+        }
     }
 }
 

@@ -67,8 +67,12 @@ impl Limits {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EngineSettings {
-    /// Instances that may run at once; further calls wait their turn.
+    /// Instances that may run at once; further calls wait their turn,
+    /// within their own deadline.
     pub max_concurrency: u32,
+    /// Calls that may wait for an instance slot at once; past it a call is
+    /// refused at once as busy.
+    pub max_queue: u32,
     /// Use the pooling allocator (reserves address space up front; falls
     /// back to on-demand allocation if the reservation fails).
     pub pooling: bool,
@@ -78,7 +82,7 @@ pub struct EngineSettings {
 
 impl Default for EngineSettings {
     fn default() -> Self {
-        Self { max_concurrency: 64, pooling: true, max_memory_mb: 1024 }
+        Self { max_concurrency: 64, max_queue: 256, pooling: true, max_memory_mb: 1024 }
     }
 }
 

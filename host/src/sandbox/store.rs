@@ -64,10 +64,15 @@ impl GuestState {
 }
 
 /// A fresh store for one call of `plugin`, under its grants: a memory cap
-/// and a deadline (epoch interruption) from its limits. `ceiling` is the
-/// highest access the caller has to what the plugin reaches.
-pub(crate) fn store(engine: &Engine, plugin: &str, grants: &Grants, ceiling: Access) -> Store<GuestState> {
-    let deadline = Instant::now() + grants.limits.timeout();
+/// and a `deadline` (epoch interruption). `ceiling` is the highest access
+/// the caller has to what the plugin reaches.
+pub(crate) fn store(
+    engine: &Engine,
+    plugin: &str,
+    grants: &Grants,
+    ceiling: Access,
+    deadline: Instant,
+) -> Store<GuestState> {
     let mut store = Store::new(engine, GuestState::new(plugin, grants, ceiling, deadline));
     store.limiter(|state| &mut state.limiter);
     store.set_epoch_deadline(1);

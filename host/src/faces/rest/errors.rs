@@ -24,6 +24,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> StatusCode {
     match kind {
         ErrorKind::UnknownTool | ErrorKind::UnknownPlugin | ErrorKind::UnknownAction => StatusCode::NOT_FOUND,
         ErrorKind::InputNotJson | ErrorKind::InputSchema | ErrorKind::InvalidArguments => StatusCode::BAD_REQUEST,
+        ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
