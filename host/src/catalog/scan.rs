@@ -123,6 +123,7 @@ impl Catalog {
         for connector in sources.connectors {
             catalog.add_connector(connector, sources.openapi, settings, previous);
         }
+        catalog.log_rejections(previous);
         Ok(catalog)
     }
 
@@ -240,8 +241,25 @@ impl Catalog {
     }
 
     fn refuse(&mut self, origin: String, error: Error) {
-        tracing::warn!(%origin, %error, "rejected");
         self.rejected.push(Rejection { origin, error });
+    }
+
+    /// Log each rejection once: those `previous` already had (same origin,
+    /// same reason) are not repeated on every rescan. Both are cut to a
+    /// length a log line can carry.
+    fn log_rejections(&self, previous: Option<&Catalog>) {
+        for rejection in &self.rejected {
+            let reason = rejection.error.to_string();
+            let known = previous.is_some_and(|p| {
+                p.rejected.iter().any(|r| r.origin == rejection.origin && r.error.to_string() == reason)
+            });
+            let (origin, reason) = (super::status::shown(&rejection.origin), super::status::shown(&reason));
+            if known {
+                tracing::debug!(%origin, %reason, "still rejected");
+            } else {
+                tracing::warn!(%origin, %reason, "rejected");
+            }
+        }
     }
 
     /// Add the plugin file at `path` (and its settings file `NAME.toml`).
@@ -327,6 +345,54 @@ fn instance_settings(resolved: &mut PluginSettings, connector: &ConnectorSetting
     resolved.answer_budget = Some(connector.answer_budget);
     if let Some(timeout_ms) = connector.timeout_ms {
         resolved.grants.limits.timeout_ms = timeout_ms;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// Log lines written while `f` runs on this thread.
+    fn logged(f: impl FnOnce()) -> String {
+        #[derive(Clone, Default)]
+        struct Lines(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Lines {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+        tracing::subscriber::with_default(subscriber, f);
+        String::from_utf8(lines.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn a_rejection_is_logged_once_and_never_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (plugins, mcp) = (dir.path().join("plugins"), dir.path().join("mcp"));
+        std::fs::create_dir_all(&plugins).unwrap();
+        std::fs::create_dir_all(&mcp).unwrap();
+        std::fs::write(plugins.join("notes.wasm"), "not wasm").unwrap();
+        let huge = "x".repeat(1 << 20);
+        std::fs::write(mcp.join("big.json"), format!(r#"[{{"name": "a", "inputSchema": "{huge}"}}]"#)).unwrap();
+        let sources = Sources { plugins_dir: Some(&plugins), mcp_dir: Some(&mcp), ..Sources::default() };
+        let settings = SettingsResolver { max_memory_mb: 1024, ..SettingsResolver::default() };
+        let mut first = None;
+        let log = logged(|| first = Some(Catalog::scan(&sources, &settings, None, false).unwrap()));
+        let first = first.unwrap();
+        assert_eq!(log.matches("rejected").count(), 2, "{log}");
+        assert!(log.len() < 4096, "the log echoes the file: {} bytes", log.len());
+        assert!(first.status().rejected.iter().all(|(_, why)| why.len() < 1024));
+        let log = logged(|| drop(Catalog::scan(&sources, &settings, Some(&first), false).unwrap()));
+        assert!(!log.contains("WARN"), "a rescan repeats the rejections: {log}");
     }
 }
 

@@ -27,8 +27,27 @@ impl Catalog {
             version: self.version(),
             revision: self.revision(),
             plugins: self.plugins().map(|p| (p.name().to_owned(), p.origin().to_string())).collect(),
-            rejected: self.rejected().iter().map(|r| (r.origin.clone(), r.error.to_string())).collect(),
-            stale: self.stale().map(|(name, s)| (name.to_owned(), format!("{}: {}", s.origin, s.error))).collect(),
+            rejected: self.rejected().iter().map(|r| (shown(&r.origin), shown(&r.error.to_string()))).collect(),
+            stale: self
+                .stale()
+                .map(|(name, s)| (name.to_owned(), shown(&format!("{}: {}", s.origin, s.error))))
+                .collect(),
         }
     }
+}
+
+/// Longest text of one status entry or log field about a file: what a
+/// hostile file says about itself is never echoed whole.
+const SHOWN_BYTES: usize = 512;
+
+/// `text` cut to [`SHOWN_BYTES`] at a character boundary, with a note.
+pub(crate) fn shown(text: &str) -> String {
+    if text.len() <= SHOWN_BYTES {
+        return text.to_owned();
+    }
+    let mut end = SHOWN_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} more bytes)", &text[..end], text.len() - end)
 }
