@@ -348,6 +348,24 @@ fn instance_settings(resolved: &mut PluginSettings, connector: &ConnectorSetting
     }
 }
 
+/// The `*.wasm` entries of `folder`, sorted; hidden and temporary files
+/// are skipped. Entries that are not regular files are listed too: reading
+/// them is refused, and the refusal is reported.
+fn plugin_files(folder: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(folder)
+        .map_err(|e| Error::Io { path: folder.display().to_string(), message: e.to_string() })?;
+    let mut files: Vec<_> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            !name.starts_with('.') && name.ends_with(".wasm")
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
@@ -394,22 +412,4 @@ mod tests {
         let log = logged(|| drop(Catalog::scan(&sources, &settings, Some(&first), false).unwrap()));
         assert!(!log.contains("WARN"), "a rescan repeats the rejections: {log}");
     }
-}
-
-/// The `*.wasm` entries of `folder`, sorted; hidden and temporary files
-/// are skipped. Entries that are not regular files are listed too: reading
-/// them is refused, and the refusal is reported.
-fn plugin_files(folder: &Path) -> Result<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(folder)
-        .map_err(|e| Error::Io { path: folder.display().to_string(), message: e.to_string() })?;
-    let mut files: Vec<_> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            !name.starts_with('.') && name.ends_with(".wasm")
-        })
-        .collect();
-    files.sort();
-    Ok(files)
 }
