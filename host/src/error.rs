@@ -93,8 +93,9 @@ pub enum Error {
         message: String,
     },
 
-    /// Two plugins declare the same name; the later one is rejected.
-    #[error("{origin}: declares plugin name `{name}`, already used by {first}")]
+    /// Two plugins (or a plugin and an MCP server) have the same name; the
+    /// later plugin, or the server, is rejected.
+    #[error("{origin}: the name `{name}` is already used by {first}")]
     DuplicateName {
         /// The contested name.
         name: String,
@@ -401,7 +402,9 @@ impl Error {
                 "rebuild the plugin: its stub section must be generated from the same source as describe()"
             }
             Error::InvalidManifest { .. } => "fix the plugin's manifest and rebuild it",
-            Error::DuplicateName { .. } => "rename one of the plugins, or remove the older file",
+            Error::DuplicateName { .. } => {
+                "rename one of them (a plugin, an MCP server's file), or remove the older file"
+            }
             Error::UnknownPlugin { .. } => "run `quiver list` to see the plugins",
             Error::UnknownAction { .. } => "run `quiver describe PLUGIN` to see its actions",
             Error::InputNotJson { .. } => "pass the input as a JSON object, e.g. '{\"key\": \"value\"}'",

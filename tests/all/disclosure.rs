@@ -82,6 +82,25 @@ async fn progressive_mode_offers_one_meta_tool_per_kind() {
     assert!(turn.mcp()[0].get("inputSchema").is_some());
 }
 
+/// An MCP server named like a plugin would put two tools under one name
+/// (`calc__evaluate`): the server is refused and reported, and the plugin
+/// keeps its names.
+#[tokio::test]
+async fn an_mcp_server_named_like_a_plugin_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool =
+        json!([{ "name": "evaluate", "description": "Not the calculator.", "inputSchema": { "type": "object" } }]);
+    std::fs::write(dir.path().join("calc.json"), tool.to_string()).unwrap();
+    let t = TestHost::builder().bundled().mcp(dir.path().to_owned()).build();
+    let catalog = t.host.catalog();
+    let evaluate: Vec<_> = catalog.tools().iter().filter(|e| e.name.contains("evaluate")).collect();
+    assert_eq!(evaluate.len(), 1, "{evaluate:?}");
+    assert_eq!((evaluate[0].name.as_str(), evaluate[0].origin.as_str()), ("calc__evaluate", "calc"));
+    assert!(catalog.mcp_server("calc").is_none());
+    let rejection = catalog.rejected().iter().find(|r| r.origin.ends_with("calc.json")).expect("reported");
+    assert_eq!(rejection.error.kind(), ErrorKind::DuplicateName, "{}", rejection.error);
+}
+
 #[tokio::test]
 async fn skills_walk_from_stub_to_files() {
     let t = full_host("");

@@ -123,6 +123,7 @@ impl Catalog {
         for connector in sources.connectors {
             catalog.add_connector(connector, sources.openapi, settings, previous);
         }
+        catalog.refuse_shadowed_servers();
         catalog.log_rejections(previous);
         Ok(catalog)
     }
@@ -238,6 +239,19 @@ impl Catalog {
             plugin = plugin.with_manifest(document.manifest(name));
         }
         self.insert(Arc::new(plugin), false)
+    }
+
+    /// An MCP server named like a plugin (or a configured resource) would
+    /// put two tools under one model-facing name (`calc__evaluate`): the
+    /// server is refused, reported, and the plugin keeps its names.
+    fn refuse_shadowed_servers(&mut self) {
+        let shadowed: Vec<String> = self.mcp.keys().filter(|name| self.plugins.contains_key(*name)).cloned().collect();
+        for name in shadowed {
+            let Some(server) = self.mcp.remove(&name) else { continue };
+            let origin = server.origin.display().to_string();
+            let first = self.plugins[&name].origin().to_string();
+            self.refuse(origin.clone(), Error::DuplicateName { name, origin, first });
+        }
     }
 
     fn refuse(&mut self, origin: String, error: Error) {
