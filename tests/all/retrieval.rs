@@ -1,4 +1,4 @@
-//! Retrieval quality and prompt cost on real corpora (`../shared/corpus`):
+//! Retrieval quality and prompt cost on real corpora (`tests/data/corpus`):
 //! the BFCL queries against their pooled tools, and the token cost of the
 //! 950 real MCP tools in each mode.
 

@@ -52,9 +52,12 @@ pub fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data").join(name)
 }
 
-/// A folder of the shared corpus beside the repository (`../shared/corpus`).
+/// A folder of the real-tool corpus vendored in `tests/data/corpus`
+/// (`mcp-tools`: 950 MCP tool definitions of 28 servers, with their
+/// sources and licences; `bfcl`: Berkeley Function-Calling Leaderboard
+/// queries with their ground truth).
 pub fn corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(name)
+    data("corpus").join(name)
 }
 
 impl TestHost {
@@ -317,7 +320,7 @@ pub fn chat_server(status: u16, content: &str) -> String {
     url
 }
 
-/// The BFCL retrieval corpus (`../shared/corpus/bfcl`), for tests and benchmarks.
+/// The BFCL retrieval corpus (`tests/data/corpus/bfcl`), for tests and benchmarks.
 pub mod bfcl {
     use std::collections::BTreeMap;
 
@@ -346,8 +349,7 @@ pub mod bfcl {
 
     /// The rows of a BFCL file and every distinct tool of all rows.
     pub fn bfcl(file: &str) -> (Vec<(String, String)>, Vec<ToolRecord>) {
-        let text =
-            std::fs::read_to_string(corpus("bfcl").join(file)).expect("the shared corpus is beside the repository");
+        let text = std::fs::read_to_string(corpus("bfcl").join(file)).expect("the corpus is in tests/data/corpus");
         let mut pool: BTreeMap<(String, String), ToolRecord> = BTreeMap::new();
         let mut queries = Vec::new();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {

@@ -64,13 +64,13 @@ pub(crate) fn tokens(runtime: &tokio::runtime::Runtime, report: &mut String) {
          *Progressive*: the Tier-1 stub inside the meta-tool (`mcp`, `request_tools`...), plus each \
          meta-tool's fixed text and schema (own rows); the total is every offered meta-tool definition. \
          *Names*: the names only (REST level 1). Regenerate the per-server view with \
-         `quiver --no-bundled tokens --corpus ../shared/corpus/mcp-tools`.\n"
+         `quiver --no-bundled tokens --corpus tests/data/corpus/mcp-tools`.\n"
     )
     .unwrap();
 
     let host = Host::builder().mcp_dir(corpus("mcp-tools")).cache_dir(None).build().unwrap();
     let tokens = runtime.block_on(host.token_report(None)).unwrap();
-    writeln!(report, "### The real-tool corpus (`../shared/corpus/mcp-tools`: 28 servers, 950 tools)\n").unwrap();
+    writeln!(report, "### The real-tool corpus (`tests/data/corpus/mcp-tools`: 28 servers, 950 tools)\n").unwrap();
     table(report, &tokens);
 
     // What a discover → execute round trip costs, to see the break-even.

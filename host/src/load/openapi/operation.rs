@@ -68,17 +68,8 @@ impl Source<'_> {
                 }
             };
             let arg = free_name(&properties, &param.name, location_word(location));
-            let mut schema = match param.schema.as_ref().or_else(|| media_schema(param.content.as_ref())) {
-                Some(schema) => {
-                    let (value, found) = super::schema::convert(schema);
-                    refs.extend(found);
-                    value
-                }
-                None => json!({}),
-            };
-            if let (Some(text), Value::Object(object)) = (&param.description, &mut schema) {
-                object.entry("description").or_insert_with(|| Value::String(text.clone()));
-            }
+            let schema = param.schema.as_ref().or_else(|| media_schema(param.content.as_ref()));
+            let schema = property(schema, param.description.as_deref(), &mut refs);
             if location == ParamIn::Path || param.required == Some(true) {
                 required.push(Value::String(arg.clone()));
             }
@@ -93,17 +84,8 @@ impl Source<'_> {
         }
         let body = self.request_body().map(|(body, content_type)| {
             let arg = free_name(&properties, "body", "request");
-            let mut schema = match body.content.get(&content_type).and_then(|m| m.schema.as_ref()) {
-                Some(schema) => {
-                    let (value, found) = super::schema::convert(schema);
-                    refs.extend(found);
-                    value
-                }
-                None => json!({}),
-            };
-            if let (Some(text), Value::Object(object)) = (&body.description, &mut schema) {
-                object.entry("description").or_insert_with(|| Value::String(text.clone()));
-            }
+            let schema = body.content.get(&content_type).and_then(|m| m.schema.as_ref());
+            let schema = property(schema, body.description.as_deref(), &mut refs);
             if body.required == Some(true) {
                 required.push(Value::String(arg.clone()));
             }
@@ -182,6 +164,23 @@ impl Source<'_> {
         }
         parts.join("\n\n")
     }
+}
+
+/// An input property: `schema` converted (its component references added
+/// to `refs`; none: anything), with `description` unless it has its own.
+fn property(schema: Option<&oas3::spec::Schema>, description: Option<&str>, refs: &mut BTreeSet<String>) -> Value {
+    let mut value = match schema {
+        Some(schema) => {
+            let (value, found) = super::schema::convert(schema);
+            refs.extend(found);
+            value
+        }
+        None => json!({}),
+    };
+    if let (Some(text), Value::Object(object)) = (description, &mut value) {
+        object.entry("description").or_insert_with(|| Value::String(text.to_owned()));
+    }
+    value
 }
 
 /// GET, HEAD and OPTIONS read; DELETE is `admin`; the rest write.
