@@ -53,6 +53,7 @@ use crate::load::{PluginSettings, RawPluginSettings, SettingsResolver};
 use crate::sandbox::http::{ConnectorSettings, RawConnector};
 use crate::sandbox::limits::{EngineSettings, Limits};
 use crate::sandbox::sql::{DatabaseSettings, RawDatabase};
+use crate::upstream::{self, RawServer, ServerSpec};
 
 /// The `[audit]` table.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -102,6 +103,10 @@ pub struct Config {
     /// Connector instances, by the name agents see them under.
     #[serde(default)]
     pub connectors: BTreeMap<String, RawConnector>,
+    /// Live upstream MCP servers, by name: the `mcpServers` entries other
+    /// clients use (`command`/`args`/`env`/`cwd`, or `url`/`headers`).
+    #[serde(default, alias = "mcpServers")]
+    pub mcp_servers: BTreeMap<String, RawServer>,
     /// Whether to serve the bundled demo database (default: with the
     /// bundled plugins).
     pub demo: Option<bool>,
@@ -205,6 +210,35 @@ impl Config {
             sources.push(ConnectorSource { settings, openapi });
         }
         Ok(sources)
+    }
+
+    /// Every enabled `[mcp_servers.NAME]` entry, resolved: secret
+    /// references read, paths against the config file's folder.
+    pub fn server_specs(&self) -> Result<Vec<ServerSpec>> {
+        let base = self.base.clone().unwrap_or_else(|| PathBuf::from("."));
+        let mut specs = Vec::new();
+        for (name, raw) in &self.mcp_servers {
+            specs.extend(ServerSpec::resolve(name, raw, &base)?);
+        }
+        Ok(specs)
+    }
+
+    /// Add the servers of an `mcpServers` JSON file (`--mcp-config`); its
+    /// relative paths are resolved against its folder. A name already
+    /// configured is an error.
+    pub fn add_mcp_config(&mut self, path: &Path) -> Result<()> {
+        let folder = path.parent().unwrap_or(Path::new("."));
+        for (name, mut raw) in upstream::spec::read_file(path)? {
+            if self.mcp_servers.contains_key(&name) {
+                let message = format!("server `{name}` is also configured in the config file");
+                return Err(Error::config(path.display().to_string(), message));
+            }
+            if let Some(cwd) = raw.cwd.as_mut().filter(|c| c.is_relative()) {
+                *cwd = folder.join(&*cwd);
+            }
+            self.mcp_servers.insert(name, raw);
+        }
+        Ok(())
     }
 
     /// The resolved settings of plugin `name` (without a settings file).

@@ -7,6 +7,37 @@
 
 use std::time::Duration;
 
+/// How an upstream MCP server failed a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpstreamFault {
+    /// Its process could not be spawned, or its URL not reached.
+    Start,
+    /// It did not complete the MCP handshake.
+    Handshake,
+    /// Its connection closed mid-call (a crash, a killed process).
+    Crashed,
+    /// It did not answer within the call's timeout.
+    Timeout,
+    /// It answered something that is not valid MCP (or too large).
+    Protocol,
+    /// It failed several times in a row; the next attempt waits.
+    Failing,
+}
+
+impl std::fmt::Display for UpstreamFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UpstreamFault::Start => "could not start",
+            UpstreamFault::Handshake => "no MCP handshake",
+            UpstreamFault::Crashed => "connection lost",
+            UpstreamFault::Timeout => "timed out",
+            UpstreamFault::Protocol => "invalid answer",
+            UpstreamFault::Failing => "failing",
+        })
+    }
+}
+
 /// Result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -203,6 +234,20 @@ pub enum Error {
         action: String,
         /// What was full, and for how long it was waited on.
         reason: String,
+    },
+
+    /// An upstream MCP server could not serve the call: it did not start,
+    /// crashed, hung, broke the protocol, or keeps failing. (A tool error
+    /// the server reports is a result with `isError`, not this.)
+    #[error("MCP server `{server}`: {fault}: {message}")]
+    Upstream {
+        /// The configured server name.
+        server: String,
+        /// What went wrong.
+        fault: UpstreamFault,
+        /// The details (never a secret: header and environment values are
+        /// not part of it).
+        message: String,
     },
 
     /// The output is larger than the configured cap.
@@ -414,6 +459,12 @@ impl Error {
                 "raise `memory_mb` for this plugin in the config file if the work is legitimate"
             }
             Error::OutputTooLarge { .. } => "ask for less data, or raise `max_output_kb` in the config file",
+            Error::Upstream { fault: UpstreamFault::Timeout, .. } => {
+                "retry once, with a smaller request if it can be; the operator can raise the server's `timeout`"
+            }
+            Error::Upstream { .. } => {
+                "retry later or use another tool; the operator finds the server's last stderr lines in Quiver's log"
+            }
             Error::Busy { .. } => {
                 "retry in a moment; the operator can raise `max_concurrency` or `max_queue` in `[engine]`"
             }

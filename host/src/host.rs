@@ -14,19 +14,20 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::audit::{AuditLog, AuditRecord};
-use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Status};
+use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Status, ToolEntry};
 use crate::config::{self, Config};
 use crate::disclosure::policy::{Policy, PolicySettings};
 use crate::disclosure::search::SearchCache;
 use crate::disclosure::tokens::TokenReport;
 use crate::error::{Error, Result};
-use crate::invoke::{Backend, Backends, Caller, SavedLists};
+use crate::invoke::{Backend, Backends, Caller};
 use crate::load::{LoadStats, Manifest, Origin, Plugin, stub};
 use crate::reload::watch::Watcher;
 use crate::reload::{Folders, Reloader};
 use crate::runtime::WasmRuntime;
 use crate::sandbox::sql::{Database, DatabaseSettings, RawDatabase};
 use crate::session::{Services, Session, SessionState};
+use crate::upstream::{UpstreamStatus, Upstreams};
 
 /// Builds a [`Host`]. Nothing is compiled by `build`: it creates the engine
 /// and reads the stubs of the plugins.
@@ -125,6 +126,8 @@ impl HostBuilder {
         }
         let connectors = config.connector_sources()?;
         secrets.extend(connectors.iter().flat_map(|c| c.settings.secrets().cloned()));
+        let upstreams = Arc::new(Upstreams::new(config.server_specs()?, cache_dir.as_deref()));
+        secrets.extend(upstreams.secrets().cloned());
         let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir)?);
         let folders = Folders {
             embedded: self.embedded,
@@ -135,16 +138,28 @@ impl HostBuilder {
             openapi: bundled_adapter("openapi.wasm"),
             databases,
             connectors,
+            live: upstreams.live_servers(),
         };
         let reloader = Arc::new(Reloader::start(folders, config.plugin_settings(), runtime.clone(), self.keep_bytes)?);
+        let weak = Arc::downgrade(&reloader);
+        upstreams.on_change(move || {
+            let (Some(reloader), Ok(runtime)) = (weak.upgrade(), tokio::runtime::Handle::try_current()) else { return };
+            runtime.spawn(async move {
+                if let Err(error) = reloader.reload().await {
+                    tracing::warn!(%error, "cannot publish the MCP servers' new tool lists");
+                }
+            });
+        });
+        upstreams.list_in_background();
         let audit = config.audit.path.clone().map(|path| Arc::new(AuditLog::new(Some(path), secrets)));
         let services = Arc::new(Services {
             live: reloader.live().clone(),
-            backend: Backends::new(runtime.clone(), Arc::new(SavedLists), audit),
+            backend: Backends::new(runtime.clone(), upstreams.clone(), audit),
             selector: config.selector.build()?,
             search: SearchCache::default(),
         });
-        let inner = Inner { services, reloader, runtime, disclosure: config.disclosure, agents: config.agents };
+        let inner =
+            Inner { services, reloader, runtime, upstreams, disclosure: config.disclosure, agents: config.agents };
         Ok(Host { inner: Arc::new(inner) })
     }
 }
@@ -207,6 +222,7 @@ struct Inner {
     services: Arc<Services>,
     reloader: Arc<Reloader>,
     runtime: Arc<WasmRuntime>,
+    upstreams: Arc<Upstreams>,
     /// The policy layers below the environment (see [`Policy::resolve`]).
     disclosure: PolicySettings,
     agents: BTreeMap<String, PolicySettings>,
@@ -252,6 +268,18 @@ impl Host {
     /// within a tokio runtime (reloads run on it).
     pub fn watch(&self) -> Result<Watcher> {
         Watcher::start(self.inner.reloader.clone())
+    }
+
+    /// What each configured upstream MCP server is doing now (connected,
+    /// its process, how many times it was started).
+    pub fn upstream_status(&self) -> Vec<UpstreamStatus> {
+        self.inner.upstreams.status()
+    }
+
+    /// Close every upstream connection and stop every upstream process
+    /// (they are also stopped when the host is dropped).
+    pub async fn shutdown_upstreams(&self) {
+        self.inner.upstreams.shutdown().await
     }
 
     /// Counters of compilations and cache hits.
@@ -301,14 +329,31 @@ impl Host {
     /// Call `action` of `plugin` with `input`, a JSON object as text. See
     /// [`call_json`](Self::call_json).
     pub async fn call(&self, plugin: &str, action: &str, input: &str) -> Result<Value> {
-        let catalog = self.catalog();
-        let tool = catalog.action(plugin, action)?;
         let input: Value = serde_json::from_str(input).map_err(|e| Error::InputNotJson {
             plugin: plugin.to_owned(),
             action: action.to_owned(),
             reason: e.to_string(),
         })?;
-        self.inner.services.backend.call(&catalog, tool, input, &Caller::operator()).await
+        self.call_json(plugin, action, &input).await
+    }
+
+    /// The entry of `action` of `plugin` in `catalog`; for a live MCP
+    /// server this snapshot does not list it in (never listed, or its list
+    /// changed), the server is asked.
+    async fn entry(&self, catalog: &Catalog, plugin: &str, action: &str) -> Result<ToolEntry> {
+        let known = catalog.action(plugin, action);
+        match catalog.mcp_server(plugin) {
+            Some(server) if server.live && known.is_err() => {
+                let records = self.inner.services.backend.definitions(catalog, plugin).await?;
+                let record = records.iter().find(|r| r.action == action).ok_or_else(|| Error::UnknownAction {
+                    plugin: plugin.to_owned(),
+                    action: action.to_owned(),
+                    known: records.iter().map(|r| r.action.clone()).collect(),
+                })?;
+                Ok(ToolEntry::of_record(record))
+            }
+            _ => known.cloned(),
+        }
     }
 
     /// Call `action` of `plugin` (or of an upstream MCP server) with
@@ -316,8 +361,8 @@ impl Host {
     /// it, then run in a fresh instance under the plugin's limits.
     pub async fn call_json(&self, plugin: &str, action: &str, input: &Value) -> Result<Value> {
         let catalog = self.catalog();
-        let tool = catalog.action(plugin, action)?;
-        self.inner.services.backend.call(&catalog, tool, input.clone(), &Caller::operator()).await
+        let tool = self.entry(&catalog, plugin, action).await?;
+        self.inner.services.backend.call(&catalog, &tool, input.clone(), &Caller::operator()).await
     }
 
     /// Load every plugin of the catalog now (filling the compile cache);

@@ -16,7 +16,7 @@
 //! | ② sandbox | [`sandbox`]: one module per capability (WASI, log, config, http, sql), limits, secrets |
 //! | ③ loading | [`load`]: stub → `.cwasm` cache → compile; manifest; plugin settings |
 //! | ④ catalog | [`catalog`]: immutable snapshots of plugins, skills and upstream MCP lists |
-//! | ⑤ invocation | [`invoke`]: the [`Backend`](invoke::Backend) seam; [`runtime`]: the Wasm backend |
+//! | ⑤ invocation | [`invoke`]: the [`Backend`](invoke::Backend) seam; [`runtime`]: the Wasm backend; [`upstream`]: upstream MCP servers |
 //! | ⑥ disclosure | [`disclosure`]: modes, meta-tools, Tier-1 text, search, selection, tokens |
 //! | ⑦ sessions | [`session`]: one conversation |
 //! | side stages | [`reload`]: rescan, reconcile, publish; the folder watcher. [`audit`]: one line per call |
@@ -46,10 +46,11 @@ pub mod reload;
 pub mod runtime;
 pub mod sandbox;
 pub mod session;
+pub mod upstream;
 
 pub use catalog::{Catalog, ToolEntry, ToolRecord};
 pub use config::Config;
-pub use error::{Error, ErrorKind, GuestErrorKind, Result};
+pub use error::{Error, ErrorKind, GuestErrorKind, Result, UpstreamFault};
 pub use host::{Host, HostBuilder};
 pub use load::{Manifest, Plugin, Stub};
 pub use reload::watch::Watcher;

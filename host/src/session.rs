@@ -106,6 +106,9 @@ pub struct CallOutcome {
     pub is_error: bool,
     /// The error, when the call failed.
     pub error: Option<Error>,
+    /// An upstream MCP server's `CallToolResult`, verbatim (every content
+    /// block, `structuredContent`, `isError`), when the call went to one.
+    pub upstream: Option<Value>,
 }
 
 impl CallOutcome {
@@ -119,6 +122,7 @@ impl CallOutcome {
                 value: Some(value),
                 is_error: false,
                 error: None,
+                upstream: None,
             },
             Err(error) => CallOutcome {
                 text: match error.remedy() {
@@ -128,7 +132,30 @@ impl CallOutcome {
                 value: None,
                 is_error: true,
                 error: Some(error),
+                upstream: None,
             },
+        }
+    }
+
+    /// The outcome of a call an upstream MCP server answered with
+    /// `result` (its `CallToolResult`): its text blocks are the text, its
+    /// `structuredContent` the value, its `isError` whether it failed.
+    fn from_upstream(result: Result<Value>) -> CallOutcome {
+        let Ok(result) = result else { return CallOutcome::from_result(result) };
+        let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let texts: Vec<&str> = blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect();
+        let text =
+            if texts.is_empty() && !blocks.is_empty() { Value::from(blocks).to_string() } else { texts.join("\n") };
+        CallOutcome {
+            text,
+            value: result.get("structuredContent").cloned(),
+            is_error: result.get("isError").and_then(Value::as_bool).unwrap_or(false),
+            error: None,
+            upstream: Some(result),
         }
     }
 }
@@ -389,8 +416,18 @@ impl Session {
     /// model sees. Unlocking tools (`request_tools`, `search_tools`)
     /// changes this session's state.
     pub async fn call(&mut self, name: &str, args: Value) -> CallOutcome {
+        let upstream = self.goes_upstream(name, &args);
         let result = self.dispatch(name, args).await;
-        CallOutcome::from_result(result)
+        if upstream { CallOutcome::from_upstream(result) } else { CallOutcome::from_result(result) }
+    }
+
+    /// Whether calling `name` with `args` runs a tool of an upstream MCP
+    /// server (directly, or through the `mcp` meta-tool's `call`).
+    fn goes_upstream(&self, name: &str, args: &Value) -> bool {
+        if meta_tools::find(name).is_some() {
+            return name == "mcp" && args.get("subcommand").and_then(Value::as_str) == Some("call");
+        }
+        self.services.live.current().tool(name).is_some_and(|e| e.category == Category::Mcp)
     }
 
     async fn dispatch(&mut self, name: &str, args: Value) -> Result<Value> {

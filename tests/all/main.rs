@@ -13,6 +13,7 @@ mod openapi;
 mod reload;
 mod retrieval;
 mod sandbox;
+mod upstream;
 
 /// Every fixture component has a test named after it in the module its
 /// Cargo.toml names: a fixture without one does not compile.

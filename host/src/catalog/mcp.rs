@@ -1,14 +1,20 @@
-//! Upstream MCP servers as catalog entries, from saved `tools/list` results.
+//! Upstream MCP servers as catalog entries.
 //!
 //! (Upstream: a server Quiver is a client of. Quiver's own MCP server is
-//! [`faces::mcp`](crate::faces::mcp).) A folder of `<server>.json` files,
-//! each the `tools` array a server returned (or an object with a `tools`
-//! field), becomes one read-only server per file: searchable, countable and
-//! discoverable through the `mcp` meta-tool, but not callable (no client
-//! connection is made). `_meta` and `icons` are dropped, as a client would
-//! drop them before showing tools to a model.
+//! [`faces::mcp`](crate::faces::mcp).) Two sources:
+//!
+//! - a folder of saved `tools/list` results (`<server>.json`, the `tools`
+//!   array or an object with a `tools` field): one read-only server per
+//!   file, searchable, countable and discoverable, not callable;
+//! - configured live servers ([`LiveServer`]): their [`Listing`] is what
+//!   [`upstream`](crate::upstream) last learnt from the server (or its disk
+//!   cache), so a snapshot never waits on a connection.
+//!
+//! `_meta` and `icons` are dropped, as a client would drop them before
+//! showing tools to a model.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -41,12 +47,94 @@ pub struct UpstreamTool {
 /// An upstream server and its tools.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpstreamServer {
-    /// Its name (the file stem).
+    /// Its name (the file stem, or the configured name).
     pub name: String,
     /// Its tools, in the order the server listed them.
     pub tools: Vec<UpstreamTool>,
-    /// Where it was read from.
+    /// Where it was read from (the file, or `[mcp_servers.NAME]`).
     pub origin: PathBuf,
+    /// What it is for, in one line: the operator's description, else the
+    /// server's own.
+    pub purpose: Option<String>,
+    /// Whether its tools are known, and whether it is failing.
+    pub state: ServerState,
+    /// Whether it is a live, callable server (else a saved list).
+    pub live: bool,
+}
+
+/// What is known of a server's tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "state", content = "reason")]
+pub enum ServerState {
+    /// Its tools were listed (now or in an earlier run).
+    Listed,
+    /// Not listed yet: it is being listed in the background.
+    NotListedYet,
+    /// It failed to start or crashed several times in a row.
+    Failing(String),
+}
+
+/// A configured live server, as the catalog scan sees it.
+#[derive(Debug, Clone)]
+pub struct LiveServer {
+    /// Its name.
+    pub name: String,
+    /// The operator's one-line description, if any.
+    pub description: Option<String>,
+    /// What is known of it; updated by [`upstream`](crate::upstream).
+    pub listing: Arc<RwLock<Listing>>,
+}
+
+/// What was last learnt from a live server: its tools and what it says it
+/// is for (both cached on disk), and whether it is failing (not cached).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Listing {
+    /// Its tools; `None`: never listed.
+    pub tools: Option<Vec<UpstreamTool>>,
+    /// Its `serverInfo` description, else the first sentence of its `instructions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purpose: Option<String>,
+    /// Why it is failing, if it is.
+    #[serde(skip)]
+    pub failure: Option<String>,
+}
+
+impl LiveServer {
+    /// The server as a snapshot serves it now.
+    pub fn snapshot(&self) -> UpstreamServer {
+        let listing = self.listing.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let state = match (&listing.failure, &listing.tools) {
+            (Some(reason), _) => ServerState::Failing(reason.clone()),
+            (None, Some(_)) => ServerState::Listed,
+            (None, None) => ServerState::NotListedYet,
+        };
+        UpstreamServer {
+            name: self.name.clone(),
+            tools: listing.tools.unwrap_or_default(),
+            origin: PathBuf::from(format!("[mcp_servers.{}]", self.name)),
+            purpose: self.description.clone().or(listing.purpose),
+            state,
+            live: true,
+        }
+    }
+}
+
+/// Tools of one server read from a list or a cache; `_meta` and `icons`
+/// dropped, every input schema an object.
+pub fn parse_tools(raw: Vec<Value>) -> std::result::Result<Vec<UpstreamTool>, String> {
+    let mut tools = Vec::with_capacity(raw.len());
+    for (i, mut tool) in raw.into_iter().enumerate() {
+        if let Some(object) = tool.as_object_mut() {
+            object.remove("_meta");
+            object.remove("icons");
+        }
+        let tool: UpstreamTool = serde_json::from_value(tool).map_err(|e| format!("tool #{i}: {e}"))?;
+        if !tool.input_schema.is_object() {
+            return Err(format!("tool #{i}: its inputSchema is not a JSON object"));
+        }
+        tools.push(tool);
+    }
+    Ok(tools)
 }
 
 #[derive(Deserialize)]
@@ -57,16 +145,17 @@ enum ToolsList {
 }
 
 impl UpstreamTool {
-    /// Its access level, from its annotations and MCP's defaults (a tool is
-    /// not read-only and is destructive unless it says otherwise).
+    /// Its access level from its annotations: `readOnlyHint` is read,
+    /// `destructiveHint` is admin, anything else is write. (Annotations are
+    /// the server's word, not a guarantee: the operator's grants decide.)
     pub fn access(&self) -> Access {
         let hint = |key: &str| self.annotations.as_ref().and_then(|a| a.get(key)).and_then(Value::as_bool);
         if hint("readOnlyHint") == Some(true) {
             Access::Read
-        } else if hint("destructiveHint") == Some(false) {
-            Access::Write
-        } else {
+        } else if hint("destructiveHint") == Some(true) {
             Access::Admin
+        } else {
+            Access::Write
         }
     }
 }
@@ -83,25 +172,26 @@ impl UpstreamServer {
         let raw = match list {
             ToolsList::Bare(tools) | ToolsList::Result { tools } => tools,
         };
-        let mut tools = Vec::with_capacity(raw.len());
-        for (i, mut tool) in raw.into_iter().enumerate() {
-            if let Some(object) = tool.as_object_mut() {
-                object.remove("_meta");
-                object.remove("icons");
-            }
-            let tool: UpstreamTool = serde_json::from_value(tool).map_err(|e| invalid(format!("tool #{i}: {e}")))?;
-            if !tool.input_schema.is_object() {
-                return Err(invalid(format!("tool #{i}: its inputSchema is not a JSON object")));
-            }
-            tools.push(tool);
-        }
+        let tools = parse_tools(raw).map_err(invalid)?;
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("server").to_owned();
-        Ok(UpstreamServer { name, tools, origin: path.to_owned() })
+        Ok(UpstreamServer {
+            name,
+            tools,
+            origin: path.to_owned(),
+            purpose: None,
+            state: ServerState::Listed,
+            live: false,
+        })
     }
 
     /// The tool called `name`.
     pub fn tool(&self, name: &str) -> Option<&UpstreamTool> {
         self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The operator's name for where it comes from.
+    pub fn origin_text(&self) -> String {
+        self.origin.display().to_string()
     }
 }
 

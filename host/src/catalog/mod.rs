@@ -20,10 +20,10 @@ mod record;
 mod scan;
 pub mod skill;
 mod snapshot;
-mod status;
+pub(crate) mod status;
 
 pub use live::Live;
-pub use mcp::{UpstreamServer, UpstreamTool};
+pub use mcp::{Listing, LiveServer, ServerState, UpstreamServer, UpstreamTool};
 pub use record::{Category, SUMMARY_CHARS, ToolEntry, ToolRecord, model_schema};
 pub use scan::{ConnectorSource, DatabaseSource, Embedded, Sources};
 pub use skill::Skill;

@@ -128,6 +128,20 @@ impl ToolEntry {
     }
 }
 
+impl ToolEntry {
+    /// The entry a full record was made from.
+    pub fn of_record(record: &ToolRecord) -> ToolEntry {
+        ToolEntry {
+            name: record.name.clone(),
+            origin: record.origin.clone(),
+            action: record.action.clone(),
+            category: record.category,
+            summary: record.summary.clone(),
+            access: record.access,
+        }
+    }
+}
+
 impl ToolRecord {
     /// The full record of `entry`, an action of the plugin whose checked
     /// manifest is `manifest`.

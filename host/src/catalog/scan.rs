@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::mcp::{self, UpstreamServer};
+use super::mcp::{self, LiveServer, UpstreamServer};
 use super::skill::{self, Skill};
 use super::snapshot::{Catalog, Rejection};
 use crate::contract::Kind;
@@ -62,6 +62,8 @@ pub struct Sources<'a> {
     pub skills_dir: Option<&'a Path>,
     /// Folder of saved MCP `tools/list` results.
     pub mcp_dir: Option<&'a Path>,
+    /// The configured live MCP servers.
+    pub live: &'a [LiveServer],
 }
 
 impl Catalog {
@@ -111,6 +113,14 @@ impl Catalog {
                     Err(error) => catalog.refuse(file.display().to_string(), error),
                 }
             }
+        }
+        for live in sources.live {
+            let server = live.snapshot();
+            if let Some(saved) = catalog.mcp.remove(&server.name) {
+                let (origin, first) = (saved.origin_text(), server.origin_text());
+                catalog.refuse(origin.clone(), Error::DuplicateName { name: server.name.clone(), origin, first });
+            }
+            catalog.mcp.insert(server.name.clone(), server);
         }
         if let Some(folder) = sources.plugins_dir.filter(|d| present(d)) {
             for path in plugin_files(folder)? {

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::mcp::ServerState;
 use super::snapshot::Catalog;
 
 /// What the host serves and what it refused.
@@ -18,6 +19,22 @@ pub struct Status {
     pub rejected: Vec<(String, String)>,
     /// Plugins served by their last good version: name and why the newer file failed.
     pub stale: Vec<(String, String)>,
+    /// Upstream MCP servers: whether their tools are known, whether they are failing.
+    pub mcp_servers: Vec<ServerStatus>,
+}
+
+/// One upstream MCP server in the status.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ServerStatus {
+    /// Its name.
+    pub name: String,
+    /// Whether it is a live server (else a saved tool list).
+    pub live: bool,
+    /// Its tools, as last listed.
+    pub tools: usize,
+    /// Listed, not listed yet, or failing (and why).
+    #[serde(flatten)]
+    pub state: ServerState,
 }
 
 impl Catalog {
@@ -32,6 +49,18 @@ impl Catalog {
                 .stale()
                 .map(|(name, s)| (name.to_owned(), shown(&format!("{}: {}", s.origin, s.error))))
                 .collect(),
+            mcp_servers: self
+                .mcp_servers()
+                .map(|s| ServerStatus {
+                    name: s.name.clone(),
+                    live: s.live,
+                    tools: s.tools.len(),
+                    state: match &s.state {
+                        ServerState::Failing(reason) => ServerState::Failing(shown(reason)),
+                        other => other.clone(),
+                    },
+                })
+                .collect(),
         }
     }
 }
@@ -42,10 +71,15 @@ const SHOWN_BYTES: usize = 512;
 
 /// `text` cut to [`SHOWN_BYTES`] at a character boundary, with a note.
 pub(crate) fn shown(text: &str) -> String {
-    if text.len() <= SHOWN_BYTES {
+    shown_bytes(text, SHOWN_BYTES)
+}
+
+/// `text` cut to `max` bytes at a character boundary, with a note.
+pub(crate) fn shown_bytes(text: &str, max: usize) -> String {
+    if text.len() <= max {
         return text.to_owned();
     }
-    let mut end = SHOWN_BYTES;
+    let mut end = max;
     while !text.is_char_boundary(end) {
         end -= 1;
     }

@@ -179,6 +179,10 @@ impl<E: ServerHandler> McpServer<E> {
             // Not a tool of this server: a protocol error (-32602), as the spec asks.
             return Err(ErrorData::invalid_params(outcome.text, None));
         }
+        if let Some(result) = outcome.upstream.and_then(|r| serde_json::from_value::<CallToolResult>(r).ok()) {
+            // An upstream server's answer passes through intact.
+            return Ok(result);
+        }
         Ok(if outcome.is_error {
             CallToolResult::error(vec![ContentBlock::text(outcome.text)])
         } else {

@@ -8,7 +8,7 @@
 //! | resource | backend |
 //! |---|---|
 //! | plugins (tools, connectors, database adapters) | [`runtime::WasmRuntime`](crate::runtime::WasmRuntime): a fresh sandboxed instance per call |
-//! | upstream MCP servers | [`SavedLists`]: definitions from saved `tools/list` results; not callable |
+//! | upstream MCP servers | [`upstream::Upstreams`](crate::upstream::Upstreams): rmcp client connections to live servers; saved `tools/list` results (not callable) |
 //!
 //! Values stay `serde_json::Value` from the caller to the backend; each
 //! backend checks the input against the tool's schema before it runs.
@@ -174,38 +174,6 @@ impl Backend for Backends {
                 params,
             });
             result
-        })
-    }
-}
-
-/// Upstream MCP servers known from saved `tools/list` results: their
-/// definitions are in the catalog, and there is no connection to call them.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SavedLists;
-
-impl Backend for SavedLists {
-    fn definitions<'a>(&'a self, catalog: &'a Catalog, origin: &'a str) -> BoxFuture<'a, Result<Vec<ToolRecord>>> {
-        Box::pin(async move {
-            let server = catalog.mcp_server(origin).ok_or_else(|| Error::UnknownPlugin {
-                plugin: origin.to_owned(),
-                known: catalog.mcp_servers().map(|s| s.name.clone()).collect(),
-            })?;
-            Ok(catalog.tools_of(&server.name).iter().filter_map(|e| catalog.record(e)).collect())
-        })
-    }
-
-    fn call<'a>(
-        &'a self,
-        _: &'a Catalog,
-        tool: &'a ToolEntry,
-        _: Value,
-        _: &'a Caller,
-    ) -> BoxFuture<'a, Result<Value>> {
-        Box::pin(async move {
-            Err(Error::NotCallable {
-                name: tool.name.clone(),
-                reason: "its server is a saved tools/list (read-only); there is no live connection to it".into(),
-            })
         })
     }
 }

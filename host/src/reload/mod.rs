@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::catalog::{Catalog, ConnectorSource, DatabaseSource, Embedded, Live, Sources};
+use crate::catalog::{Catalog, ConnectorSource, DatabaseSource, Embedded, Live, LiveServer, Sources};
 use crate::error::Result;
 use crate::load::SettingsResolver;
 use crate::runtime::WasmRuntime;
@@ -38,6 +38,8 @@ pub struct Folders {
     pub databases: Vec<DatabaseSource>,
     /// The configured connector instances.
     pub connectors: Vec<ConnectorSource>,
+    /// The configured live MCP servers.
+    pub live: Vec<LiveServer>,
 }
 
 impl Folders {
@@ -51,6 +53,7 @@ impl Folders {
             plugins_dir: self.plugins.as_deref(),
             skills_dir: self.skills.as_deref(),
             mcp_dir: self.mcp.as_deref(),
+            live: &self.live,
         }
     }
 

@@ -80,6 +80,9 @@ fn build_host(cli: &Cli) -> Result<Host> {
     if let Some(dir) = &cli.mcp {
         config.mcp_dir = Some(dir.clone());
     }
+    if let Some(file) = &cli.mcp_config {
+        config.add_mcp_config(file)?;
+    }
     let bundled = !cli.no_bundled && config.bundled.unwrap_or(true);
     let mut builder = Host::builder().config(config);
     if bundled {

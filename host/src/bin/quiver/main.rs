@@ -24,6 +24,10 @@ struct Cli {
     /// Folder of saved MCP tools/list results (`<server>.json`), served read-only.
     #[arg(long, visible_alias = "corpus", global = true, env = "QUIVER_MCP")]
     mcp: Option<PathBuf>,
+    /// An `mcpServers` JSON file (the shape Claude Desktop and Cursor use):
+    /// live upstream MCP servers, behind the `mcp` meta-tool.
+    #[arg(long, global = true, env = "QUIVER_MCP_CONFIG")]
+    mcp_config: Option<PathBuf>,
     /// Agent profile (from the config file) whose disclosure modes apply.
     #[arg(long, global = true, env = "QUIVER_AGENT")]
     agent: Option<String>,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::tool::{CallContext, CallFuture, MetaTool, View, first_names, missing, named, to_value};
-use crate::catalog::Category;
+use crate::catalog::{Category, ServerState, ToolEntry};
 
 pub(crate) struct Mcp;
 
@@ -52,13 +52,26 @@ impl MetaTool for Mcp {
     const LABEL: &'static str = "Servers";
     const CHOICE: Option<&'static str> = Some("server");
 
-    /// Name, tool count, first tool names.
+    /// Name, purpose, tool count, first tool names; or that its tools are
+    /// not listed yet, or that it is failing.
     fn lines(view: &View<'_>) -> Vec<String> {
         view.catalog
             .mcp_servers()
             .map(|s| {
-                let names = first_names(s.tools.iter().map(|t| t.name.as_str()), SHOWN_TOOLS);
-                format!("- {} ({} tools): {names}", s.name, s.tools.len())
+                let purpose = s.purpose.as_deref().map(|p| format!(": {p}")).unwrap_or_default();
+                let tools = match &s.state {
+                    ServerState::NotListedYet => "tools not listed yet".to_owned(),
+                    ServerState::Failing(_) if s.tools.is_empty() => "tools unknown".to_owned(),
+                    _ => {
+                        let names = first_names(s.tools.iter().map(|t| t.name.as_str()), SHOWN_TOOLS);
+                        format!("{} tools: {names}", s.tools.len())
+                    }
+                };
+                let failing = match &s.state {
+                    ServerState::Failing(_) => " (failing now: calls may fail)",
+                    _ => "",
+                };
+                format!("- {}{purpose} ({tools}){failing}", s.name)
             })
             .collect()
     }
@@ -71,17 +84,31 @@ impl MetaTool for Mcp {
         Box::pin(async move {
             let servers = || cx.catalog.mcp_servers().map(|s| s.name.clone());
             let server = named(Self::NAME, "server", &args.server, cx.catalog.mcp_server(&args.server), servers())?;
-            let tools = cx.catalog.tools_of(&server.name);
+            // Discover asks the backend (a live server is connected and
+            // listed); so does a call of a tool this snapshot does not know
+            // yet (a server never listed, or whose list changed).
+            let listed = cx.catalog.tools_of(&server.name);
+            let known = |name: &str| listed.iter().any(|t| t.action == name || t.name == name);
+            let ask = matches!(args.subcommand, Subcommand::Discover)
+                || (server.live && args.tool.as_deref().is_none_or(|name| !known(name)));
+            let records = match ask {
+                true => cx.backend.definitions(cx.catalog, &server.name).await?,
+                false => Vec::new(),
+            };
+            let fresh: Vec<ToolEntry> = match ask {
+                true => records.iter().map(ToolEntry::of_record).collect(),
+                false => listed.to_vec(),
+            };
             let tool = match &args.tool {
                 Some(name) => {
-                    let known = || tools.iter().map(|t| t.action.clone());
-                    Some(named(Self::NAME, "tool", name, tools.iter().find(|t| &t.action == name), known())?)
+                    let known = || fresh.iter().map(|t| t.action.clone());
+                    let found = fresh.iter().find(|t| &t.action == name || &t.name == name);
+                    Some(named(Self::NAME, "tool", name, found, known())?)
                 }
                 None => None,
             };
             match args.subcommand {
                 Subcommand::Discover => {
-                    let records = cx.backend.definitions(cx.catalog, &server.name).await?;
                     let tools: Vec<DiscoveredTool> = records
                         .into_iter()
                         .filter(|r| tool.is_none_or(|one| one.action == r.action))

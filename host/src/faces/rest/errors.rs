@@ -25,6 +25,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> StatusCode {
         ErrorKind::UnknownTool | ErrorKind::UnknownPlugin | ErrorKind::UnknownAction => StatusCode::NOT_FOUND,
         ErrorKind::InputNotJson | ErrorKind::InputSchema | ErrorKind::InvalidArguments => StatusCode::BAD_REQUEST,
         ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::Upstream => StatusCode::BAD_GATEWAY,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

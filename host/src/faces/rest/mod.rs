@@ -178,6 +178,10 @@ struct CallAnswer {
     /// The error's kind, when it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     error_kind: Option<String>,
+    /// An upstream MCP server's `CallToolResult`, verbatim, when the call
+    /// went to one (images and other content blocks are only here).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upstream: Option<Value>,
 }
 
 /// A cacheable answer: its `ETag` is the catalog version (and the agent),
@@ -246,6 +250,7 @@ async fn call(State(rest): State<Arc<Rest>>, Path(name): Path<String>, body: axu
         text: outcome.text,
         value: outcome.value,
         error_kind: outcome.error.map(|e| format!("{:?}", e.kind())),
+        upstream: outcome.upstream,
     };
     Json(answer).into_response()
 }

@@ -1,0 +1,375 @@
+//! One live connection to an upstream server, over rmcp's client: a spawned
+//! stdio process, or a streamable HTTP endpoint. Both protocol eras are
+//! negotiated by rmcp (`server/discover` first, `initialize` for servers of
+//! 2025-11-25 and earlier).
+//!
+//! A stdio server runs in its own process group; the group is killed when
+//! the connection is closed or dropped, so neither the server nor anything
+//! it started (`npx` runs `node`) outlives it. Its stderr goes to the log,
+//! line by line with secrets masked, and its last lines are kept for the
+//! message of a failure. Its stdout is read by rmcp, which drops lines over
+//! 16 MiB; [`Watched`] notes that it happened, so the failure says why.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, RoleClient};
+use tokio::io::{AsyncBufReadExt, AsyncRead, ReadBuf};
+
+use super::spec::{Launch, ServerSpec};
+use crate::error::{Error, Result, UpstreamFault};
+use crate::sandbox::secrets::Secret;
+
+/// Longest wait for a server to start and finish the handshake (or the
+/// server's call timeout, if shorter).
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest line rmcp reads from a stdio server (its own limit).
+const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+/// Stderr lines kept for failure messages.
+const TAIL_LINES: usize = 20;
+/// Longest stderr line kept or logged.
+const TAIL_LINE_BYTES: usize = 512;
+/// Host variables a stdio server inherits (all others are withheld).
+const INHERITED: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"];
+
+/// A live connection.
+pub(crate) struct Connection {
+    /// Where requests go.
+    pub(crate) peer: Peer<RoleClient>,
+    service: Mutex<Option<RunningService<RoleClient, Handler>>>,
+    child: Mutex<Option<Child>>,
+    /// The last lines the server wrote to stderr.
+    pub(crate) stderr: Arc<Tail>,
+    /// Set when the server wrote a line over [`MAX_LINE`].
+    pub(crate) overflow: Arc<AtomicBool>,
+    /// Its process id (stdio).
+    pub(crate) pid: Option<u32>,
+}
+
+/// What a connection tells its server about.
+#[derive(Clone)]
+pub(crate) struct Handler {
+    /// Notified on `notifications/tools/list_changed`.
+    pub(crate) tools_changed: Arc<tokio::sync::Notify>,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("quiver", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.tools_changed.notify_one();
+    }
+}
+
+impl Connection {
+    /// Spawn or reach `spec`'s server and complete the handshake.
+    pub(crate) async fn open(spec: &ServerSpec, handler: Handler) -> Result<Connection> {
+        let fault =
+            |fault: UpstreamFault, message: String| Error::Upstream { server: spec.name.clone(), fault, message };
+        let stderr = Arc::new(Tail::new(&spec.name, &spec.secrets));
+        let overflow = Arc::new(AtomicBool::new(false));
+        let (service, child, pid) = match &spec.launch {
+            Launch::Stdio { command, args, env, cwd } => {
+                let mut child = spawn(command, args, env, cwd.as_deref())
+                    .map_err(|e| fault(UpstreamFault::Start, format!("cannot run `{command}`: {e}")))?;
+                let pid = child.process.id();
+                let (Some(stdin), Some(stdout), Some(err)) =
+                    (child.process.stdin.take(), child.process.stdout.take(), child.process.stderr.take())
+                else {
+                    return Err(fault(UpstreamFault::Start, "its standard streams could not be opened".into()));
+                };
+                tokio::spawn(stderr.clone().follow(err));
+                let stdout = Watched { inner: stdout, line: 0, overflow: overflow.clone() };
+                (handshake(spec, handler, (stdout, stdin)).await, Some(child), pid)
+            }
+            Launch::Http { url, headers } => {
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let headers = header_map(headers).map_err(|e| fault(UpstreamFault::Start, e))?;
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers);
+                (handshake(spec, handler, StreamableHttpClientTransport::from_config(config)).await, None, None)
+            }
+        };
+        let service = match service {
+            Ok(service) => service,
+            Err(error) => {
+                if child.is_some() {
+                    stderr.settle().await;
+                }
+                if let Some(child) = child {
+                    child.kill();
+                }
+                return Err(annotate(error, &stderr, &overflow));
+            }
+        };
+        Ok(Connection {
+            peer: service.peer().clone(),
+            service: Mutex::new(Some(service)),
+            child: Mutex::new(child),
+            stderr,
+            overflow,
+            pid,
+        })
+    }
+
+    /// The server's one line of purpose: its `serverInfo` description, else
+    /// the first sentence of its `instructions`.
+    pub(crate) fn purpose(&self) -> Option<String> {
+        let info = self.peer.peer_info()?;
+        let described = info.server_info.as_ref().and_then(|i| i.description.clone()).filter(|d| !d.trim().is_empty());
+        let text = described.or_else(|| {
+            // The first line with words (a Markdown heading's text), up to
+            // the end of its first sentence.
+            let line = info
+                .instructions
+                .as_deref()?
+                .lines()
+                .map(|l| l.trim_start_matches('#').trim())
+                .find(|l| !l.is_empty())?;
+            let end = line.find(". ").map_or(line.len(), |i| i + 1);
+            Some(line[..end].to_owned())
+        })?;
+        Some(crate::contract::one_line(&text, 200))
+    }
+
+    /// Whether the connection is gone (the process exited, the stream closed).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.peer.is_transport_closed()
+    }
+
+    /// Kill a stdio server's process group now (the host is going away).
+    pub(crate) fn kill_now(&self) {
+        drop(self.child.lock().unwrap_or_else(|e| e.into_inner()).take());
+    }
+
+    /// Close the connection: end the session, give a stdio server a moment
+    /// to exit, then kill its process group.
+    pub(crate) async fn close(&self) {
+        let service = self.service.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(mut service) = service {
+            let _ = service.close_with_timeout(Duration::from_secs(2)).await;
+        }
+        let child = self.child.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(mut child) = child {
+            let _ = tokio::time::timeout(Duration::from_secs(2), child.process.wait()).await;
+            child.kill();
+        }
+    }
+}
+
+/// The handshake over `transport`, both eras, within [`CONNECT_TIMEOUT`].
+async fn handshake<T, E, A>(
+    spec: &ServerSpec,
+    handler: Handler,
+    transport: T,
+) -> Result<RunningService<RoleClient, Handler>>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    };
+    let fault = |message: String| Error::Upstream {
+        server: spec.name.clone(),
+        fault: UpstreamFault::Handshake,
+        message: format!("{message} ({})", spec.endpoint()),
+    };
+    let limit = spec.call_timeout.min(CONNECT_TIMEOUT);
+    match tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle)).await {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(error)) => Err(fault(error.to_string())),
+        Err(_) => Err(fault(format!("no answer to the handshake within {} s", limit.as_secs_f64()))),
+    }
+}
+
+/// `error` with what the server's stderr and stdout say about it.
+pub(crate) fn annotate(error: Error, stderr: &Tail, overflow: &AtomicBool) -> Error {
+    let Error::Upstream { server, mut fault, mut message } = error else { return error };
+    if overflow.load(Ordering::Relaxed) {
+        fault = UpstreamFault::Protocol;
+        message = format!("it sent a message over {} MiB, which was dropped; {message}", MAX_LINE >> 20);
+    }
+    if let Some(last) = stderr.last() {
+        message = format!("{message}; its last stderr line: {last}");
+    }
+    stderr.log_tail();
+    Error::Upstream { server, fault, message }
+}
+
+/// HTTP headers from configured names and values.
+fn header_map(
+    headers: &BTreeMap<String, String>,
+) -> std::result::Result<HashMap<http::HeaderName, http::HeaderValue>, String> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let name: http::HeaderName = name.parse().map_err(|_| format!("`{name}` is not a header name"))?;
+            let mut value =
+                http::HeaderValue::from_str(value).map_err(|_| format!("the value of header `{name}` is not valid"))?;
+            value.set_sensitive(true);
+            Ok((name, value))
+        })
+        .collect()
+}
+
+/// A spawned stdio server, leader of its own process group.
+pub(crate) struct Child {
+    process: tokio::process::Child,
+    group: Option<rustix::process::Pid>,
+}
+
+impl Child {
+    /// Kill the whole process group now.
+    fn kill(mut self) {
+        self.kill_group();
+    }
+
+    fn kill_group(&mut self) {
+        if let Some(group) = self.group.take() {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.kill_group();
+    }
+}
+
+fn spawn(
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<&std::path::Path>,
+) -> std::io::Result<Child> {
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args)
+        .env_clear()
+        .envs(INHERITED.iter().filter_map(|k| std::env::var_os(k).map(|v| (k, v))))
+        .envs(env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    let process = cmd.spawn()?;
+    let group = process.id().and_then(|id| rustix::process::Pid::from_raw(id as i32));
+    Ok(Child { process, group })
+}
+
+/// A stdio server's stdout, watched for lines rmcp will drop.
+struct Watched<R> {
+    inner: R,
+    /// Bytes of the current line so far.
+    line: usize,
+    overflow: Arc<AtomicBool>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = poll {
+            let read = &buf.filled()[before..];
+            let line = match read.iter().rposition(|b| *b == b'\n') {
+                Some(end) => read.len() - end - 1,
+                None => self.line + read.len(),
+            };
+            if read.split(|b| *b == b'\n').any(|part| part.len() > MAX_LINE) || line > MAX_LINE {
+                self.overflow.store(true, Ordering::Relaxed);
+            }
+            self.line = line;
+        }
+        poll
+    }
+}
+
+/// The last stderr lines of a server, secrets masked.
+pub(crate) struct Tail {
+    server: String,
+    secrets: Vec<Secret>,
+    lines: Mutex<VecDeque<String>>,
+    /// Set (and notified) when stderr reached its end.
+    ended: AtomicBool,
+    end: tokio::sync::Notify,
+}
+
+/// How long a failure waits for a dying server's last stderr lines.
+const SETTLE: Duration = Duration::from_millis(500);
+
+impl Tail {
+    fn new(server: &str, secrets: &[Secret]) -> Tail {
+        Tail {
+            server: server.to_owned(),
+            secrets: secrets.to_vec(),
+            lines: Mutex::new(VecDeque::new()),
+            ended: AtomicBool::new(false),
+            end: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Wait (briefly) until a server that is going away has written its
+    /// last lines, so that a failure can quote them.
+    pub(crate) async fn settle(&self) {
+        let end = self.end.notified();
+        if !self.ended.load(Ordering::Acquire) {
+            let _ = tokio::time::timeout(SETTLE, end).await;
+        }
+    }
+
+    /// Read `stderr` to its end, logging and keeping each line.
+    async fn follow(self: Arc<Self>, stderr: tokio::process::ChildStderr) {
+        self.read(stderr).await;
+        self.ended.store(true, Ordering::Release);
+        self.end.notify_waiters();
+    }
+
+    async fn read(&self, stderr: tokio::process::ChildStderr) {
+        let mut lines = tokio::io::BufReader::new(stderr).split(b'\n');
+        while let Ok(Some(line)) = lines.next_segment().await {
+            let line = self.masked(&String::from_utf8_lossy(&line));
+            tracing::debug!(server = %self.server, "stderr: {line}");
+            let mut kept = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+            if kept.len() == TAIL_LINES {
+                kept.pop_front();
+            }
+            kept.push_back(line);
+        }
+    }
+
+    fn masked(&self, line: &str) -> String {
+        let mut line: String = line.trim_end().chars().filter(|c| !c.is_control()).collect();
+        for secret in &self.secrets {
+            line = line.replace(secret.expose(), "[redacted]");
+        }
+        crate::catalog::status::shown_bytes(&line, TAIL_LINE_BYTES)
+    }
+
+    /// The last line, if any.
+    pub(crate) fn last(&self) -> Option<String> {
+        self.lines.lock().unwrap_or_else(|e| e.into_inner()).back().cloned()
+    }
+
+    /// Log the kept lines (after a failure).
+    pub(crate) fn log_tail(&self) {
+        for line in self.lines.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            tracing::warn!(server = %self.server, "stderr: {line}");
+        }
+    }
+}

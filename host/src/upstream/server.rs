@@ -1,0 +1,410 @@
+//! One configured server's life: connect on first use, list its tools on
+//! every new connection (and on `list_changed`), call, close when idle,
+//! and back off when it keeps failing.
+//!
+//! Failures in a row push the next attempt back (none before the
+//! [`FAILING_AFTER`]th, then 1 s, 2 s, ... up to a minute); from then on the
+//! server is marked failing in its [`Listing`], which Tier 1 and `/v1/status` show,
+//! until a connection succeeds again.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, SubscriptionFilter};
+use rmcp::service::ServiceError;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::cache;
+use super::connection::{Connection, Handler, annotate};
+use super::spec::ServerSpec;
+use crate::catalog::{Listing, mcp::parse_tools};
+use crate::error::{Error, Result, UpstreamFault};
+
+/// Failures in a row after which a server is shown as failing.
+pub(crate) const FAILING_AFTER: u32 = 3;
+/// Longest wait between attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// Largest tool list accepted (serialized).
+pub(crate) const MAX_LIST_BYTES: usize = 4 << 20;
+
+/// Called when what a snapshot shows of a server changed.
+pub(crate) type OnChange = Arc<OnceLock<Box<dyn Fn() + Send + Sync>>>;
+
+/// A configured server.
+pub(crate) struct Server {
+    pub(crate) spec: ServerSpec,
+    pub(crate) listing: Arc<RwLock<Listing>>,
+    cache: Option<PathBuf>,
+    connection: tokio::sync::Mutex<Option<Live>>,
+    health: Mutex<Health>,
+    activity: Mutex<Activity>,
+    /// Connections opened (processes spawned), for status and tests.
+    pub(crate) starts: AtomicU64,
+    on_change: OnChange,
+    myself: Weak<Server>,
+}
+
+/// A connection and what stops its watchers.
+#[derive(Clone)]
+struct Live {
+    connection: Arc<Connection>,
+    stop: CancellationToken,
+}
+
+#[derive(Default)]
+struct Health {
+    failures: u32,
+    retry_at: Option<Instant>,
+    last: Option<String>,
+}
+
+struct Activity {
+    last_used: Instant,
+    in_flight: usize,
+}
+
+/// A call in progress: counted while it lasts, and the time of its end kept.
+struct InFlight<'a>(&'a Mutex<Activity>);
+
+impl<'a> InFlight<'a> {
+    fn start(activity: &'a Mutex<Activity>) -> InFlight<'a> {
+        activity.lock().unwrap_or_else(|e| e.into_inner()).in_flight += 1;
+        InFlight(activity)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut activity = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        activity.in_flight -= 1;
+        activity.last_used = Instant::now();
+    }
+}
+
+impl Drop for Server {
+    /// The host is going away: stop the watchers, kill the process group.
+    fn drop(&mut self) {
+        if let Some(live) = self.connection.get_mut().take() {
+            live.stop.cancel();
+            live.connection.kill_now();
+        }
+    }
+}
+
+impl Server {
+    /// A server whose tools are read from its cache file, if any, under `cache_dir`.
+    pub(crate) fn new(spec: ServerSpec, cache_dir: Option<&std::path::Path>, on_change: OnChange) -> Arc<Server> {
+        let cache = cache_dir.map(|dir| cache::path(dir, &spec));
+        let listing = cache.as_deref().and_then(cache::read).unwrap_or_default();
+        Arc::new_cyclic(|myself| Server {
+            spec,
+            listing: Arc::new(RwLock::new(listing)),
+            cache,
+            connection: tokio::sync::Mutex::new(None),
+            health: Mutex::new(Health::default()),
+            activity: Mutex::new(Activity { last_used: Instant::now(), in_flight: 0 }),
+            starts: AtomicU64::new(0),
+            on_change,
+            myself: myself.clone(),
+        })
+    }
+
+    fn fault(&self, fault: UpstreamFault, message: String) -> Error {
+        Error::Upstream { server: self.spec.name.clone(), fault, message }
+    }
+
+    fn changed(&self) {
+        if let Some(notify) = self.on_change.get() {
+            notify();
+        }
+    }
+
+    /// Whether its tools were ever listed.
+    pub(crate) fn is_listed(&self) -> bool {
+        self.listing.read().unwrap_or_else(|e| e.into_inner()).tools.is_some()
+    }
+
+    /// Whether a connection is open now, and its process id.
+    pub(crate) fn connected(&self) -> (bool, Option<u32>) {
+        match self.connection.try_lock() {
+            Ok(slot) => match slot.as_ref().filter(|live| !live.connection.is_closed()) {
+                Some(live) => (true, live.connection.pid),
+                None => (false, None),
+            },
+            Err(_) => (false, None),
+        }
+    }
+
+    /// The open connection, or a new one (its tools listed first).
+    pub(crate) async fn connection(&self) -> Result<Arc<Connection>> {
+        let mut slot = self.connection.lock().await;
+        if let Some(live) = slot.as_ref() {
+            if !live.connection.is_closed() {
+                return Ok(live.connection.clone());
+            }
+            let gone = slot.take().expect("checked above");
+            gone.stop.cancel();
+            tokio::spawn(async move { gone.connection.close().await });
+        }
+        self.check_backoff()?;
+        self.starts.fetch_add(1, Ordering::Relaxed);
+        let handler = Handler { tools_changed: Arc::new(tokio::sync::Notify::new()) };
+        let connection = match Connection::open(&self.spec, handler.clone()).await {
+            Ok(connection) => Arc::new(connection),
+            Err(error) => {
+                self.failed(&error);
+                return Err(error);
+            }
+        };
+        tracing::info!(server = %self.spec.name, pid = ?connection.pid, "connected to the MCP server");
+        if let Err(error) = self.refresh(&connection).await {
+            connection.close().await;
+            self.failed(&error);
+            return Err(error);
+        }
+        self.succeeded();
+        let live = Live { connection: connection.clone(), stop: CancellationToken::new() };
+        *slot = Some(live.clone());
+        drop(slot);
+        self.watch(live, handler);
+        Ok(connection)
+    }
+
+    /// List the tools on `connection` and keep them (cache, catalog) if they changed.
+    async fn refresh(&self, connection: &Connection) -> Result<()> {
+        let listed = tokio::time::timeout(self.spec.call_timeout, connection.peer.list_all_tools()).await;
+        let tools = match listed {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(error)) => return Err(self.service_error(error, connection, "tools/list")),
+            Err(_) => {
+                let error = self.fault(
+                    UpstreamFault::Timeout,
+                    format!("tools/list got no answer within {} s", self.spec.call_timeout.as_secs_f64()),
+                );
+                return Err(annotate(error, &connection.stderr, &connection.overflow));
+            }
+        };
+        let raw = serde_json::to_value(&tools).map_err(|e| Error::internal("an upstream tool list", e))?;
+        let size = raw.to_string().len();
+        if size > MAX_LIST_BYTES {
+            let message = format!("its tool list is {size} bytes, over the limit of {MAX_LIST_BYTES}");
+            return Err(self.fault(UpstreamFault::Protocol, message));
+        }
+        let Value::Array(raw) = raw else { return Err(Error::internal("an upstream tool list", "not an array")) };
+        let tools = parse_tools(raw).map_err(|e| self.fault(UpstreamFault::Protocol, format!("tools/list: {e}")))?;
+        let purpose = connection.purpose();
+        let mut listing = self.listing.write().unwrap_or_else(|e| e.into_inner());
+        if listing.tools.as_ref() == Some(&tools) && listing.purpose == purpose {
+            return Ok(());
+        }
+        (listing.tools, listing.purpose) = (Some(tools), purpose);
+        let written = listing.clone();
+        drop(listing);
+        if let Some(path) = &self.cache {
+            cache::write(path, &self.spec.name, &written);
+        }
+        tracing::info!(server = %self.spec.name, tools = written.tools.as_ref().map_or(0, Vec::len), "listed the MCP server's tools");
+        self.changed();
+        Ok(())
+    }
+
+    /// Follow `list_changed` and close the connection when it has been idle.
+    fn watch(&self, live: Live, handler: Handler) {
+        let Some(server) = self.myself.upgrade() else { return };
+        let (connection, stop) = (live.connection.clone(), live.stop.clone());
+        let era_2026 = connection
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.protocol_version >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        if era_2026 {
+            let (peer, changed, stop) = (connection.peer.clone(), handler.tools_changed.clone(), stop.clone());
+            tokio::spawn(async move {
+                let filter = SubscriptionFilter::builder().tools_list_changed().build();
+                let Ok(mut subscription) = peer.listen(filter).await else { return };
+                loop {
+                    tokio::select! {
+                        _ = stop.cancelled() => break,
+                        next = subscription.next() => match next {
+                            Ok(Some(_)) => changed.notify_one(),
+                            _ => break,
+                        },
+                    }
+                }
+            });
+        }
+        let weak = Arc::downgrade(&server);
+        let listing_stop = stop.clone();
+        let watched = connection.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = listing_stop.cancelled() => break,
+                    _ = handler.tools_changed.notified() => {
+                        let Some(server) = weak.upgrade() else { break };
+                        if let Err(error) = server.refresh(&watched).await {
+                            tracing::warn!(server = %server.spec.name, %error, "cannot list the tools after list_changed");
+                        }
+                    }
+                }
+            }
+        });
+        let weak = Arc::downgrade(&server);
+        tokio::spawn(async move {
+            let idle = server.spec.idle_timeout;
+            drop(server);
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = tokio::time::sleep(idle) => {}
+                }
+                let Some(server) = weak.upgrade() else { break };
+                let quiet = {
+                    let activity = server.activity.lock().unwrap_or_else(|e| e.into_inner());
+                    activity.in_flight == 0 && activity.last_used.elapsed() >= idle
+                };
+                if quiet && server.close_if(&connection).await {
+                    tracing::info!(server = %server.spec.name, "closed the idle MCP server");
+                    break;
+                }
+                if connection.is_closed() {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// Close `connection` if it is still the open one.
+    async fn close_if(&self, connection: &Arc<Connection>) -> bool {
+        let mut slot = self.connection.lock().await;
+        if !slot.as_ref().is_some_and(|live| Arc::ptr_eq(&live.connection, connection)) {
+            return false;
+        }
+        let live = slot.take().expect("checked above");
+        drop(slot);
+        live.stop.cancel();
+        live.connection.close().await;
+        true
+    }
+
+    /// Close the connection, if one is open.
+    pub(crate) async fn close(&self) {
+        let live = self.connection.lock().await.take();
+        if let Some(live) = live {
+            live.stop.cancel();
+            live.connection.close().await;
+        }
+    }
+
+    /// Call `tool` with `arguments`: the server's `CallToolResult`, as JSON.
+    pub(crate) async fn call(&self, tool: &str, arguments: Map<String, Value>) -> Result<Value> {
+        let connection = self.connection().await?;
+        let _in_flight = InFlight::start(&self.activity);
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let timeout = self.spec.call_timeout;
+        let answer = match tokio::time::timeout(timeout, connection.peer.call_tool_once(params)).await {
+            Err(_) => {
+                let message =
+                    format!("`{tool}` got no answer within {} s; the call was cancelled", timeout.as_secs_f64());
+                return Err(annotate(
+                    self.fault(UpstreamFault::Timeout, message),
+                    &connection.stderr,
+                    &connection.overflow,
+                ));
+            }
+            Ok(answer) => answer,
+        };
+        let result = match answer {
+            Ok(CallToolResponse::Complete(result)) => result,
+            Ok(_) => {
+                let message = format!("`{tool}` asked for more input or started a task, which Quiver does not relay");
+                return Err(self.fault(UpstreamFault::Protocol, message));
+            }
+            Err(ServiceError::McpError(error)) => {
+                let text = format!("MCP server `{}` refused the call of `{tool}`: {}", self.spec.name, error.message);
+                CallToolResult::error(vec![ContentBlock::text(text)])
+            }
+            Err(error) => {
+                if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+                    connection.stderr.settle().await;
+                }
+                let error = self.service_error(error, &connection, tool);
+                if matches!(&error, Error::Upstream { fault: UpstreamFault::Crashed, .. }) {
+                    self.close_if(&connection).await;
+                    self.failed(&error);
+                }
+                return Err(error);
+            }
+        };
+        serde_json::to_value(result).map_err(|e| Error::internal("an upstream result", e))
+    }
+
+    /// A typed error for a failed request `what`.
+    fn service_error(&self, error: ServiceError, connection: &Connection, what: &str) -> Error {
+        let (fault, message) = match error {
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => (
+                UpstreamFault::Crashed,
+                format!(
+                    "the connection closed during `{what}` (the server exited or crashed; it restarts on the next call)"
+                ),
+            ),
+            ServiceError::Timeout { timeout } => {
+                (UpstreamFault::Timeout, format!("`{what}` got no answer within {} s", timeout.as_secs_f64()))
+            }
+            ServiceError::McpError(error) => (UpstreamFault::Protocol, format!("`{what}` failed: {}", error.message)),
+            other => (UpstreamFault::Protocol, format!("`{what}`: {other}")),
+        };
+        annotate(self.fault(fault, message), &connection.stderr, &connection.overflow)
+    }
+
+    fn check_backoff(&self) -> Result<()> {
+        let health = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        match health.retry_at {
+            Some(at) if at > Instant::now() => Err(self.fault(
+                UpstreamFault::Failing,
+                format!(
+                    "{} failed attempts in a row (last: {}); the next attempt is in {} s",
+                    health.failures,
+                    health.last.as_deref().unwrap_or("unknown"),
+                    (at - Instant::now()).as_secs() + 1
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn failed(&self, error: &Error) {
+        let mut health = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        health.failures += 1;
+        let wait = match health.failures {
+            n if n < FAILING_AFTER => Duration::ZERO,
+            n => Duration::from_secs(1 << (n - FAILING_AFTER).min(6)).min(MAX_BACKOFF),
+        };
+        health.retry_at = Some(Instant::now() + wait);
+        let reason = match error {
+            Error::Upstream { fault, message, .. } => format!("{fault}: {message}"),
+            other => other.to_string(),
+        };
+        health.last = Some(crate::catalog::status::shown(&reason));
+        tracing::warn!(server = %self.spec.name, failures = health.failures, "{reason}");
+        if health.failures >= FAILING_AFTER {
+            let shown =
+                format!("{} failures in a row; last: {}", health.failures, health.last.as_deref().unwrap_or(""));
+            drop(health);
+            self.listing.write().unwrap_or_else(|e| e.into_inner()).failure = Some(shown);
+            self.changed();
+        }
+    }
+
+    fn succeeded(&self) {
+        let mut health = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        *health = Health::default();
+        drop(health);
+        let was_failing = self.listing.write().unwrap_or_else(|e| e.into_inner()).failure.take().is_some();
+        if was_failing {
+            self.changed();
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! Live upstream MCP servers behind the `mcp` meta-tool, against servers
+//! nobody here wrote: the MCP project's reference servers (everything,
+//! filesystem, memory from npm; time from PyPI), over stdio and streamable
+//! HTTP; and `unruly_mcp.py` for the faults a host must contain.
+//!
+//! Readiness is awaited on the catalog (`wait_for`) or on the call itself;
+//! the only timed waits are the servers' configured timeouts.
+
+use serde_json::{Value, json};
+
+use quiver::faces::mcp::McpServer;
+use quiver::{Error, ErrorKind, UpstreamFault};
+use quiver_tests::TestHost;
+use quiver_tests::builds::wait_for;
+use quiver_tests::mcp_servers::{EverythingHttp, alive, node_section, time_section, unruly_section};
+
+fn host(sections: &[String], cache: Option<&std::path::Path>) -> TestHost {
+    let mut builder = TestHost::builder().config(&sections.join("\n"));
+    if let Some(cache) = cache {
+        builder = builder.cache_dir(cache);
+    }
+    builder.build()
+}
+
+async fn mcp(t: &TestHost, args: Value) -> quiver::CallOutcome {
+    let mut session = t.host.session(None).unwrap();
+    session.call("mcp", args).await
+}
+
+fn fault(result: quiver::Result<Value>) -> (UpstreamFault, String) {
+    match result {
+        Err(Error::Upstream { fault, message, .. }) => (fault, message),
+        other => panic!("not an upstream fault: {other:?}"),
+    }
+}
+
+fn starts(t: &TestHost, server: &str) -> u64 {
+    t.host.upstream_status().into_iter().find(|s| s.name == server).expect("a configured server").starts
+}
+
+fn pid(t: &TestHost, server: &str) -> Option<u32> {
+    t.host.upstream_status().into_iter().find(|s| s.name == server).and_then(|s| s.pid)
+}
+
+fn tier1(t: &TestHost) -> String {
+    t.host.session(None).unwrap().system_prompt()
+}
+
+#[tokio::test]
+async fn tier_one_comes_from_the_cache_and_nothing_is_spawned() {
+    let cache = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let sections = [
+        node_section("everything", "everything", &["stdio"], ""),
+        node_section("files", "filesystem", &[&files.path().display().to_string()], ""),
+        node_section("memory", "memory", &[], "description = \"A knowledge graph the agent keeps\""),
+        time_section("time"),
+    ];
+    {
+        // First run: no cache, so each server is listed in the background;
+        // Tier 1 says so until it is.
+        let t = host(&sections, Some(cache.path()));
+        wait_for(&t.host, |c| c.mcp_servers().all(|s| !s.tools.is_empty())).await;
+        let text = tier1(&t);
+        assert!(text.contains("- memory: A knowledge graph the agent keeps (9 tools: create_entities"), "{text}");
+        assert!(text.contains("- time (2 tools: get_current_time, convert_time)"), "{text}");
+    }
+    let t = host(&sections, Some(cache.path()));
+    let text = tier1(&t);
+    assert!(text.contains("- everything: Everything Server – Server Instructions ("), "{text}");
+    assert!(text.contains("- files (14 tools: read_file"), "{text}");
+    assert!(!text.contains("not listed yet"), "{text}");
+    for status in t.host.upstream_status() {
+        assert_eq!((status.starts, status.pid), (0, None), "{} was started for Tier 1", status.name);
+    }
+    let status = serde_json::to_value(t.host.status()).unwrap();
+    assert_eq!(status["mcp_servers"][0], json!({"name": "everything", "live": true, "tools": 13, "state": "listed"}));
+
+    // A new entry (another argument) is another cache: listed again.
+    let changed = [node_section("files", "filesystem", &[&cache.path().display().to_string()], "")];
+    let t = host(&changed, Some(cache.path()));
+    assert!(tier1(&t).contains("- files (tools not listed yet)") || starts(&t, "files") == 1);
+}
+
+#[tokio::test]
+async fn discover_and_call_the_reference_servers_over_stdio() {
+    let files = tempfile::tempdir().unwrap();
+    let memory = tempfile::tempdir().unwrap();
+    let memory_file = format!("MEMORY_FILE_PATH = {:?}", memory.path().join("graph.jsonl").display().to_string());
+    let t = host(
+        &[
+            node_section("everything", "everything", &["stdio"], ""),
+            node_section("files", "filesystem", &[&files.path().display().to_string()], ""),
+            node_section("memory", "memory", &[], &format!("env = {{ {memory_file} }}")),
+            time_section("time"),
+        ],
+        None,
+    );
+    // A server never listed: `discover` connects and lists it.
+    let found = mcp(&t, json!({"subcommand": "discover", "server": "everything", "tool": "get-sum"})).await;
+    assert!(!found.is_error, "{}", found.text);
+    let schema = &found.value.as_ref().unwrap()[0]["input_schema"];
+    assert_eq!(schema["properties"]["a"]["type"], "number", "{schema}");
+
+    let unknown = mcp(&t, json!({"subcommand": "call", "server": "everything", "tool": "no-such-tool"})).await;
+    assert!(unknown.is_error && unknown.text.contains("get-sum"), "the known tools are listed: {}", unknown.text);
+
+    let sum = mcp(
+        &t,
+        json!({"subcommand": "call", "server": "everything", "tool": "get-sum", "parameters": {"a": 2, "b": 40}}),
+    )
+    .await;
+    assert!(!sum.is_error && sum.text.contains("42"), "{}", sum.text);
+
+    let written = mcp(
+        &t,
+        json!({"subcommand": "call", "server": "files", "tool": "write_file",
+               "parameters": {"path": files.path().join("note.txt"), "content": "quiver was here"}}),
+    )
+    .await;
+    assert!(!written.is_error, "{}", written.text);
+    assert_eq!(std::fs::read_to_string(files.path().join("note.txt")).unwrap(), "quiver was here");
+
+    let entities = json!({"entities": [{"name": "Quiver", "entityType": "project", "observations": ["hosts tools"]}]});
+    let created =
+        mcp(&t, json!({"subcommand": "call", "server": "memory", "tool": "create_entities", "parameters": entities}))
+            .await;
+    assert!(!created.is_error, "{}", created.text);
+    let graph = mcp(&t, json!({"subcommand": "call", "server": "memory", "tool": "read_graph"})).await;
+    assert!(graph.text.contains("hosts tools"), "{}", graph.text);
+
+    let now = mcp(
+        &t,
+        json!({"subcommand": "call", "server": "time", "tool": "get_current_time", "parameters": {"timezone": "Asia/Tokyo"}}),
+    )
+    .await;
+    assert!(!now.is_error, "{}", now.text);
+    assert_eq!(now.value.as_ref().unwrap()["timezone"], "Asia/Tokyo", "structuredContent passes through");
+
+    // The upstream's own tool error is an `isError` result with its message.
+    let outside = mcp(
+        &t,
+        json!({"subcommand": "call", "server": "files", "tool": "read_text_file", "parameters": {"path": "/etc/hostname"}}),
+    )
+    .await;
+    assert!(outside.is_error && outside.error.is_none(), "{outside:?}");
+    assert!(outside.text.contains("Access denied"), "{}", outside.text);
+    assert_eq!(outside.upstream.as_ref().unwrap()["isError"], true);
+}
+
+#[tokio::test]
+async fn images_and_resource_links_pass_through_every_face() {
+    let t = host(&[node_section("everything", "everything", &["stdio"], "")], None);
+    let outcome = mcp(&t, json!({"subcommand": "call", "server": "everything", "tool": "get-tiny-image"})).await;
+    let content = outcome.upstream.as_ref().expect("the upstream result")["content"].clone();
+    let image = content.as_array().unwrap().iter().find(|b| b["type"] == "image").expect("an image block");
+    assert_eq!(image["mimeType"], "image/png");
+    assert!(image["data"].as_str().unwrap().len() > 50);
+
+    // Quiver's own MCP face returns the blocks as the upstream sent them.
+    let server = McpServer::new(t.host.clone(), None).unwrap();
+    let args =
+        json!({"subcommand": "call", "server": "everything", "tool": "get-resource-links", "parameters": {"count": 2}});
+    let result = server.call("mcp", args).await.unwrap();
+    let shown = serde_json::to_value(&result).unwrap();
+    let kinds: Vec<&str> = shown["content"].as_array().unwrap().iter().filter_map(|b| b["type"].as_str()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "resource_link").count(), 2, "{shown}");
+}
+
+#[tokio::test]
+async fn legacy_mode_and_access_grants() {
+    let t = host(
+        &[
+            "[disclosure]\nmcp_tool_mode = \"legacy\"\n[agents.reader]\naccess = { everything = \"read\" }".to_owned(),
+            node_section("everything", "everything", &["stdio"], ""),
+        ],
+        None,
+    );
+    wait_for(&t.host, |c| c.mcp_server("everything").is_some_and(|s| !s.tools.is_empty())).await;
+    let mut session = t.host.session(None).unwrap();
+    let echoed = session.call("everything__echo", json!({"message": "direct"})).await;
+    assert_eq!(echoed.text, "Echo: direct", "{echoed:?}");
+
+    // `toggle-simulated-logging` declares no read-only hint: it is `write`,
+    // above the reader's grant, refused before the server sees it.
+    let mut reader = t.host.session(Some("reader")).unwrap();
+    let refused = reader.call("everything__toggle-simulated-logging", json!({})).await;
+    assert_eq!(refused.error.map(|e| e.kind()), Some(ErrorKind::Denied), "{}", refused.text);
+    let allowed = reader.call("everything__echo", json!({"message": "read"})).await;
+    assert!(!allowed.is_error, "{}", allowed.text);
+}
+
+#[tokio::test]
+async fn streamable_http_servers_are_called_too() {
+    let server = EverythingHttp::start();
+    let t = host(&[format!("[mcp_servers.remote]\nurl = {:?}\n", server.url)], None);
+    let echoed = t.host.call_json("remote", "echo", &json!({"message": "over http"})).await.unwrap();
+    assert_eq!(echoed["content"][0]["text"], "Echo: over http");
+    assert_eq!(pid(&t, "remote"), None);
+}
+
+#[tokio::test]
+async fn list_changed_upstream_reaches_the_catalog() {
+    let t = host(&[unruly_section("unruly", "normal", "")], None);
+    wait_for(&t.host, |c| c.mcp_server("unruly").is_some_and(|s| s.tools.len() == 3)).await;
+    let version = t.host.catalog().version();
+    t.host.call_json("unruly", "grow", &json!({})).await.unwrap();
+    wait_for(&t.host, |c| c.mcp_server("unruly").is_some_and(|s| s.tools.iter().any(|t| t.name == "grown_3"))).await;
+    assert!(t.host.catalog().version() > version);
+    assert!(tier1(&t).contains("- unruly: Misbehaves on purpose. (4 tools"), "{}", tier1(&t));
+}
+
+#[tokio::test]
+async fn idle_servers_are_stopped_and_started_again() {
+    let t = host(&[unruly_section("unruly", "normal", "idle_timeout = 0.3")], None);
+    t.host.call_json("unruly", "slow", &json!({"seconds": 0})).await.unwrap();
+    let first = pid(&t, "unruly").expect("running");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while alive(first) || pid(&t, "unruly").is_some() {
+        assert!(tokio::time::Instant::now() < deadline, "the idle server was not stopped");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    t.host.call_json("unruly", "slow", &json!({"seconds": 0})).await.unwrap();
+    assert_eq!(starts(&t, "unruly"), 2);
+    assert_ne!(pid(&t, "unruly"), Some(first));
+}
+
+#[tokio::test]
+async fn a_crash_mid_call_is_a_typed_error_and_the_next_call_restarts_it() {
+    let t = host(&[unruly_section("unruly", "normal", ""), time_section("time")], None);
+    let (kind, message) = fault(t.host.call_json("unruly", "crash", &json!({})).await);
+    assert_eq!(kind, UpstreamFault::Crashed, "{message}");
+    assert!(message.contains("crashing on purpose"), "its last stderr line: {message}");
+    let answer = t.host.call_json("unruly", "slow", &json!({"seconds": 0})).await.unwrap();
+    assert_eq!(answer["content"][0]["text"], "done");
+    assert_eq!(starts(&t, "unruly"), 2);
+
+    // A process killed from outside in the middle of a call.
+    let everything = host(&[node_section("everything", "everything", &["stdio"], "")], None);
+    everything.host.call_json("everything", "echo", &json!({"message": "up"})).await.unwrap();
+    let victim = pid(&everything, "everything").unwrap();
+    let long = json!({"duration": 30, "steps": 3});
+    let call = everything.host.call_json("everything", "trigger-long-running-operation", &long);
+    let kill = async {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        std::process::Command::new("kill").args(["-9", &victim.to_string()]).status().unwrap();
+    };
+    let (result, ()) = tokio::join!(call, kill);
+    assert_eq!(fault(result).0, UpstreamFault::Crashed);
+    let echoed = everything.host.call_json("everything", "echo", &json!({"message": "again"})).await.unwrap();
+    assert_eq!(echoed["content"][0]["text"], "Echo: again");
+}
+
+#[tokio::test]
+async fn a_hung_call_times_out_and_other_servers_keep_serving() {
+    let t = host(&[unruly_section("unruly", "normal", "timeout = 1"), time_section("time")], None);
+    let (kind, message) = fault(t.host.call_json("unruly", "slow", &json!({"seconds": 30})).await);
+    assert_eq!(kind, UpstreamFault::Timeout, "{message}");
+    let now = t.host.call_json("time", "get_current_time", &json!({"timezone": "UTC"})).await.unwrap();
+    assert_eq!(now["isError"], false);
+    let outcome =
+        mcp(&t, json!({"subcommand": "call", "server": "unruly", "tool": "slow", "parameters": {"seconds": 30}})).await;
+    assert!(
+        outcome.is_error && outcome.text.contains("timed out") && outcome.text.contains("Fix:"),
+        "{}",
+        outcome.text
+    );
+}
+
+#[tokio::test]
+async fn servers_that_cannot_speak_mcp_fail_clearly() {
+    let t = host(
+        &[
+            unruly_section("garbage", "garbage", "timeout = 1"),
+            unruly_section("silent", "silent", "timeout = 1"),
+            unruly_section("exits", "exit", ""),
+            unruly_section("huge", "huge", "timeout = 5"),
+            "[mcp_servers.absent]\ncommand = \"/nonexistent/quiver-test-mcp-server\"".to_owned(),
+            time_section("time"),
+        ],
+        None,
+    );
+    let empty = json!({});
+    let call = |server: &'static str| t.host.call_json(server, "anything", &empty);
+    let (kind, message) = fault(call("garbage").await);
+    assert_eq!(kind, UpstreamFault::Handshake, "{message}");
+    let (kind, message) = fault(call("silent").await);
+    assert_eq!(kind, UpstreamFault::Handshake, "{message}");
+    let (kind, message) = fault(call("exits").await);
+    assert_eq!(kind, UpstreamFault::Handshake, "{message}");
+    assert!(message.contains("cannot open the database"), "its stderr is quoted: {message}");
+    let (kind, message) = fault(call("huge").await);
+    assert_eq!(kind, UpstreamFault::Protocol, "{message}");
+    assert!(message.contains("MiB"), "{message}");
+    let (kind, message) = fault(call("absent").await);
+    assert_eq!(kind, UpstreamFault::Start, "{message}");
+    assert!(message.contains("/nonexistent/quiver-test-mcp-server"), "{message}");
+
+    // The host and the other servers are unaffected.
+    let now = t.host.call_json("time", "get_current_time", &json!({"timezone": "UTC"})).await.unwrap();
+    assert_eq!(now["isError"], false);
+
+    // A server that keeps failing is marked so (Tier 1, status), and waits.
+    for _ in 0..3 {
+        let _ = call("absent").await;
+    }
+    wait_for(&t.host, |c| {
+        matches!(c.mcp_server("absent").map(|s| &s.state), Some(quiver::catalog::ServerState::Failing(_)))
+    })
+    .await;
+    assert!(tier1(&t).contains("- absent (tools unknown) (failing now"), "{}", tier1(&t));
+    let (kind, message) = fault(call("absent").await);
+    assert_eq!(kind, UpstreamFault::Failing, "{message}");
+    let status = serde_json::to_value(t.host.status()).unwrap();
+    let absent = status["mcp_servers"].as_array().unwrap().iter().find(|s| s["name"] == "absent").unwrap().clone();
+    assert_eq!(absent["state"], "failing", "{absent}");
+}
+
+#[tokio::test]
+async fn child_processes_never_outlive_the_host() {
+    let t =
+        host(&[node_section("everything", "everything", &["stdio"], ""), unruly_section("unruly", "normal", "")], None);
+    t.host.call_json("everything", "echo", &json!({"message": "x"})).await.unwrap();
+    t.host.call_json("unruly", "slow", &json!({"seconds": 0})).await.unwrap();
+    let pids = [pid(&t, "everything").unwrap(), pid(&t, "unruly").unwrap()];
+    assert!(pids.iter().all(|p| alive(*p)));
+    t.host.shutdown_upstreams().await;
+    assert!(pids.iter().all(|p| !alive(*p)), "stopped on shutdown");
+
+    t.host.call_json("unruly", "slow", &json!({"seconds": 0})).await.unwrap();
+    let again = pid(&t, "unruly").unwrap();
+    drop(t);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(again) {
+        assert!(std::time::Instant::now() < deadline, "the server outlived its host");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
