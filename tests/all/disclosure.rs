@@ -56,7 +56,7 @@ async fn progressive_mode_offers_one_meta_tool_per_kind() {
     assert_eq!(connector.input_schema["properties"]["connector"]["enum"], json!(["fixture-connector"]));
     assert!(connector.description.contains("- fixture-connector: "), "{}", connector.description);
     let mcp = turn.tools.iter().find(|t| t.name == "mcp").unwrap();
-    assert!(mcp.description.contains("- weather (3 tools): get_forecast, get_alerts, subscribe_alerts"));
+    assert!(mcp.description.contains("- weather (3 tools: get_forecast, get_alerts, subscribe_alerts)"));
 
     // The Tier-1 text is deterministic, does not change with the turn, and names every kind.
     let prompt = session.system_prompt();

@@ -84,3 +84,21 @@ async fn the_readme_demo_queries_answer_as_shown() {
         }
     }
 }
+
+/// The upstream MCP example is an `mcpServers` file Quiver reads; without
+/// `LEDGER_TOKEN` the error names the server, the header and the variable.
+#[test]
+fn the_readme_mcp_servers_file_is_valid() {
+    let json = block_after(&readme(), "## Upstream MCP servers", "json");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("servers.json");
+    std::fs::write(&file, json).unwrap();
+    let mut config = quiver::Config::default();
+    config.add_mcp_config(&file).unwrap();
+    assert_eq!(config.mcp_servers.keys().collect::<Vec<_>>(), ["files", "ledger", "memory", "time"]);
+    assert_eq!(config.mcp_servers["ledger"].timeout, Some(20.0));
+    if std::env::var_os("LEDGER_TOKEN").is_none() {
+        let error = config.server_specs().unwrap_err().to_string();
+        assert!(error.contains("[mcp_servers.ledger]") && error.contains("LEDGER_TOKEN"), "{error}");
+    }
+}

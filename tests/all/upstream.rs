@@ -136,6 +136,11 @@ async fn discover_and_call_the_reference_servers_over_stdio() {
     .await;
     assert!(!now.is_error, "{}", now.text);
     assert_eq!(now.value.as_ref().unwrap()["timezone"], "Asia/Tokyo", "structuredContent passes through");
+    let meta = &now.upstream.as_ref().unwrap()["_meta"];
+    assert!(
+        meta.get("io.modelcontextprotocol/serverInfo").is_none(),
+        "the upstream's protocol _meta stays behind: {meta}"
+    );
 
     // The upstream's own tool error is an `isError` result with its message.
     let outside = mcp(

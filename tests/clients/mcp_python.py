@@ -6,14 +6,19 @@ For each transport (stdio, streamable HTTP) and each protocol era (the
 2025-11-25 `initialize` handshake, and `auto`, which probes the stateless
 2026-07-28 `server/discover` first), it lists the tools, reads the Tier-1
 instructions, discovers a tool through `request_tools`, calls it directly
-and through `call_tool`, and checks a failing call. Exit status 0 only if
-every check held.
+and through `call_tool`, and checks a failing call. Then a two-hop call: Quiver, given an
+`mcpServers` file, fronts upstream reference servers (`mcp-server-time`
+from this venv, server-everything from tests/servers) and the client calls
+them through the `mcp` meta-tool. Exit status 0 only if every check held.
 """
 
 import asyncio
+import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 
 from mcp import Client, StdioServerParameters
 
@@ -68,10 +73,39 @@ async def over_http(mode: str) -> None:
         server.wait(timeout=30)
 
 
+async def two_hops(mode: str) -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    everything = os.path.join(here, "..", "servers", "node_modules", "@modelcontextprotocol",
+                              "server-everything", "dist", "index.js")
+    time_server = os.path.join(os.path.dirname(sys.executable), "mcp-server-time")
+    servers = {"mcpServers": {
+        "time": {"command": time_server, "description": "Current time and time-zone conversion"},
+        "everything": {"command": "node", "args": [everything, "stdio"]},
+    }}
+    with tempfile.TemporaryDirectory() as folder:
+        config = os.path.join(folder, "servers.json")
+        with open(config, "w") as file:
+            json.dump(servers, file)
+        args = ["--mcp-config", config, "--cache-dir", os.path.join(folder, "cache"), "serve", "--stdio", "--no-watch"]
+        async with Client(StdioServerParameters(command=QUIVER, args=args), mode=mode) as client:
+            assert "- time: Current time and time-zone conversion" in (client.instructions or ""), client.instructions
+            now = await client.call_tool("mcp", {"subcommand": "call", "server": "time", "tool": "get_current_time",
+                                                 "parameters": {"timezone": "UTC"}})
+            assert not now.is_error and now.structured_content["timezone"] == "UTC", now
+            image = await client.call_tool("mcp", {"subcommand": "call", "server": "everything",
+                                                   "tool": "get-tiny-image"})
+            assert any(block.type == "image" and block.mime_type == "image/png" for block in image.content), image
+            refused = await client.call_tool("mcp", {"subcommand": "call", "server": "everything",
+                                                     "tool": "get-sum", "parameters": {"a": "two"}})
+            assert refused.is_error, refused
+    print(f"two hops, mode={mode}: ok (client -> quiver -> time, everything)")
+
+
 async def main() -> None:
     for mode in ("legacy", "auto"):
         await over_stdio(mode)
         await over_http(mode)
+        await two_hops(mode)
 
 
 asyncio.run(main())

@@ -18,6 +18,7 @@ mod loading;
 mod openapi;
 mod reload;
 mod scale;
+mod upstream;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -149,7 +150,7 @@ fn main() {
     )
     .unwrap();
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 13] = [
+    let sections: [(&str, Section); 14] = [
         ("loading", loading::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
         ("retrieval", disclosure::retrieval),
@@ -162,6 +163,7 @@ fn main() {
         ("databases", databases::section),
         ("connectors", connectors::section),
         ("openapi", openapi::section),
+        ("upstream", upstream::section),
         ("reload", reload::section),
     ];
     for (name, section) in sections {

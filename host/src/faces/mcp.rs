@@ -179,8 +179,11 @@ impl<E: ServerHandler> McpServer<E> {
             // Not a tool of this server: a protocol error (-32602), as the spec asks.
             return Err(ErrorData::invalid_params(outcome.text, None));
         }
-        if let Some(result) = outcome.upstream.and_then(|r| serde_json::from_value::<CallToolResult>(r).ok()) {
-            // An upstream server's answer passes through intact.
+        if let Some(mut result) = outcome.upstream.and_then(|r| serde_json::from_value::<CallToolResult>(r).ok()) {
+            // An upstream server's answer passes through intact; an older
+            // server's has no result type, which 2026-07-28 clients need
+            // (rmcp drops it again for older clients).
+            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
             return Ok(result);
         }
         Ok(if outcome.is_error {

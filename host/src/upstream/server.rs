@@ -338,7 +338,7 @@ impl Server {
                 return Err(error);
             }
         };
-        serde_json::to_value(result).map_err(|e| Error::internal("an upstream result", e))
+        serde_json::to_value(passed_on(result)).map_err(|e| Error::internal("an upstream result", e))
     }
 
     /// A typed error for a failed request `what`.
@@ -407,4 +407,19 @@ impl Server {
             self.changed();
         }
     }
+}
+
+/// `result` as Quiver passes it on: the protocol's own `_meta` keys
+/// (`io.modelcontextprotocol/...`, which describe the upstream connection,
+/// such as its `serverInfo`) are dropped; everything else is kept. The
+/// result type is set by the face for the client's protocol version.
+fn passed_on(mut result: CallToolResult) -> CallToolResult {
+    if let Some(meta) = result.meta.as_mut() {
+        meta.0.retain(|key, _| !key.starts_with("io.modelcontextprotocol/"));
+        if meta.0.is_empty() {
+            result.meta = None;
+        }
+    }
+    result.result_type = None;
+    result
 }
