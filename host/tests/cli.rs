@@ -161,3 +161,62 @@ fn serve_stdio_writes_nothing_but_protocol_to_stdout() {
     assert_eq!(answers[2]["result"]["isError"], false, "{}", answers[2]);
     assert_eq!(answers[2]["result"]["structuredContent"], serde_json::Value::Null, "spam returns a number");
 }
+
+/// The processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+        // pid (comm) state ppid ...: the fields after the last `)`.
+        let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) && fields.first() != Some(&"Z") {
+            children.push(child);
+        }
+    }
+    children
+}
+
+/// `quiver serve --stdio` fronting an upstream stdio server: the server is
+/// started by the first call, and stopped when Quiver gets SIGTERM.
+#[test]
+fn upstream_servers_stop_with_quiver_on_sigterm() {
+    use std::io::{BufRead, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("quiver.toml");
+    std::fs::write(&config, quiver_tests::mcp_servers::unruly_section("unruly", "normal", "")).unwrap();
+    let cli = Cli::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(["--no-bundled", "--cache-dir"])
+        .arg(cli.cache.path())
+        .arg("--config")
+        .arg(&config)
+        .args(["serve", "--stdio", "--no-watch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start quiver serve");
+    let mut stdin = child.stdin.take().unwrap();
+    for request in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp","arguments":{"subcommand":"call","server":"unruly","tool":"slow","parameters":{"seconds":0}}}}"#,
+    ] {
+        writeln!(stdin, "{request}").unwrap();
+    }
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("an answer").unwrap();
+        if line.contains(r#""id":2"#) {
+            assert!(line.contains(r#""text":"done""#), "{line}");
+            break;
+        }
+    }
+    let upstream = children_of(child.id());
+    assert_eq!(upstream.len(), 1, "one upstream process: {upstream:?}");
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(child.wait().unwrap().success(), "a clean exit on SIGTERM");
+    assert!(!quiver_tests::mcp_servers::alive(upstream[0]), "the upstream server outlived Quiver");
+    drop(stdin);
+}

@@ -341,3 +341,69 @@ async fn child_processes_never_outlive_the_host() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+/// A client that keeps the progress it is told of.
+#[derive(Clone, Default)]
+struct Listener {
+    progress: std::sync::Arc<std::sync::Mutex<Vec<f64>>>,
+}
+
+impl rmcp::ClientHandler for Listener {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.progress.lock().unwrap().push(params.progress);
+    }
+}
+
+/// Wait (up to a minute) until `condition` holds.
+async fn until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !condition() {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn progress_and_cancellation_cross_the_hop() {
+    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let env = format!("env = {{ UNRULY_LOG = {:?} }}", log.path().display().to_string());
+    let t = host(&[node_section("everything", "everything", &["stdio"], ""), unruly_section("unruly", "normal", &env)], None);
+    let server = McpServer::new(t.host.clone(), None).unwrap();
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let running = server.serve(server_io).await.expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    let listener = Listener::default();
+    let client = listener.clone().serve(client_io).await.expect("the client connects");
+    let arguments = |value: Value| value.as_object().cloned().unwrap();
+
+    // server-everything reports each step of a long operation: the client
+    // hears it through Quiver (rmcp's client sends a progress token).
+    let long = json!({"subcommand": "call", "server": "everything", "tool": "trigger-long-running-operation",
+                      "parameters": {"duration": 1, "steps": 4}});
+    let done = client.call_tool(CallToolRequestParams::new("mcp").with_arguments(arguments(long))).await.unwrap();
+    assert_ne!(done.is_error, Some(true), "{done:?}");
+    until("four progress reports arrived", || listener.progress.lock().unwrap().len() == 4).await;
+    assert_eq!(*listener.progress.lock().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+
+    // A downstream cancellation reaches the upstream server.
+    let slow = json!({"subcommand": "call", "server": "unruly", "tool": "slow", "parameters": {"seconds": 60}});
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("mcp").with_arguments(arguments(slow)),
+    ));
+    let handle = client.peer().send_cancellable_request(request, Default::default()).await.unwrap();
+    let events = || std::fs::read_to_string(log.path()).unwrap_or_default();
+    until("the upstream server has the call", || events().lines().any(|l| l.starts_with("call "))).await;
+    handle.cancel(Some("the user changed their mind".into())).await.unwrap();
+    until("the upstream server heard of the cancellation", || events().lines().any(|l| l.starts_with("cancelled ")))
+        .await;
+    let call_id = events().lines().find_map(|l| l.strip_prefix("call ").map(str::to_owned)).unwrap();
+    assert!(events().contains(&format!("cancelled {call_id}")), "{}", events());
+}

@@ -5,7 +5,10 @@ one covers what must not take the host down.
 
 Usage: unruly_mcp.py MODE
   normal   tools `slow` (sleeps `seconds`), `crash` (exits mid-call),
-           `grow` (adds a tool, then sends notifications/tools/list_changed)
+           `grow` (adds a tool, then sends notifications/tools/list_changed);
+           calls run on threads; each call's start (`call ID`) and each
+           notifications/cancelled (`cancelled ID`) is appended to the file
+           $UNRULY_LOG names, if set
   garbage  answers every request with a line that is not JSON
   silent   reads requests and never answers
   huge     lists one tool whose description is 50 MB
@@ -13,7 +16,9 @@ Usage: unruly_mcp.py MODE
 """
 
 import json
+import os
 import sys
+import threading
 import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
@@ -24,9 +29,19 @@ TOOLS = [
 ]
 
 
+LOCK = threading.Lock()
+
+
 def send(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+    with LOCK:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def log(event):
+    if os.environ.get("UNRULY_LOG"):
+        with LOCK, open(os.environ["UNRULY_LOG"], "a") as file:
+            file.write(event + "\n")
 
 
 def result(request, value):
@@ -42,6 +57,8 @@ def main():
         request = json.loads(line)
         method = request.get("method")
         if "id" not in request:
+            if method == "notifications/cancelled":
+                log(f"cancelled {request['params'].get('requestId')}")
             continue  # a notification
         if MODE == "silent":
             continue
@@ -62,24 +79,29 @@ def main():
                 tools = TOOLS
             result(request, {"tools": tools})
         elif method == "tools/call":
-            name = request["params"]["name"]
-            arguments = request["params"].get("arguments") or {}
-            if name == "slow":
-                time.sleep(float(arguments.get("seconds", 0)))
-                result(request, {"content": [{"type": "text", "text": "done"}]})
-            elif name == "crash":
-                print("crashing on purpose", file=sys.stderr, flush=True)
-                sys.exit(3)
-            elif name == "grow":
-                TOOLS.append({"name": f"grown_{len(TOOLS)}", "description": "Grown.", "inputSchema": {"type": "object"}})
-                result(request, {"content": [{"type": "text", "text": "grown"}]})
-                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-            else:
-                result(request, {"content": [{"type": "text", "text": f"no tool {name}"}], "isError": True})
+            log(f"call {request['id']}")
+            threading.Thread(target=call, args=(request,), daemon=True).start()
         elif method == "ping":
             result(request, {})
         else:
             send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": f"no method {method}"}})
+
+
+def call(request):
+    name = request["params"]["name"]
+    arguments = request["params"].get("arguments") or {}
+    if name == "slow":
+        time.sleep(float(arguments.get("seconds", 0)))
+        result(request, {"content": [{"type": "text", "text": "done"}]})
+    elif name == "crash":
+        print("crashing on purpose", file=sys.stderr, flush=True)
+        os._exit(3)
+    elif name == "grow":
+        TOOLS.append({"name": f"grown_{len(TOOLS)}", "description": "Grown.", "inputSchema": {"type": "object"}})
+        result(request, {"content": [{"type": "text", "text": "grown"}]})
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    else:
+        result(request, {"content": [{"type": "text", "text": f"no tool {name}"}], "isError": True})
 
 
 main()

@@ -42,6 +42,7 @@ use serde_json::Value;
 
 use crate::disclosure::formats::ToolDef;
 use crate::error::{ErrorKind, Result};
+use crate::invoke::progress::{self, Progress};
 use crate::host::Host;
 use crate::session::Session;
 
@@ -291,7 +292,32 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
             return self.extras.call_tool(request, context).await;
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        Ok(self.call(&request.name, arguments).await?.into())
+        let call = self.call(&request.name, arguments);
+        // Progress the call reports (an upstream server's) goes to the
+        // client, in order, when it sent a progress token.
+        let call = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (sink, mut reports) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+                let peer = context.peer.clone();
+                tokio::spawn(async move {
+                    while let Some(p) = reports.recv().await {
+                        let mut params = ProgressNotificationParam::new(token.clone(), p.progress);
+                        (params.total, params.message) = (p.total, p.message);
+                        if peer.notify_progress(params).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+                let sink: progress::Sink = Arc::new(move |p| drop(sink.send(p)));
+                Box::pin(progress::reporting(sink, call)) as std::pin::Pin<Box<dyn Future<Output = _> + Send>>
+            }
+            None => Box::pin(call),
+        };
+        // A cancelled request stops the call (an upstream server is told).
+        tokio::select! {
+            result = call => Ok(result?.into()),
+            () = context.ct.cancelled() => Err(ErrorData::internal_error("the request was cancelled", None)),
+        }
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -14,6 +14,7 @@
 //! backend checks the input against the tool's schema before it runs.
 
 mod fit;
+pub mod progress;
 use crate::sandbox::http::{self, Exchanges};
 use std::collections::BTreeMap;
 use std::future::Future;

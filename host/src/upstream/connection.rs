@@ -18,7 +18,9 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -27,6 +29,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, ReadBuf};
 
 use super::spec::{Launch, ServerSpec};
 use crate::error::{Error, Result, UpstreamFault};
+use crate::invoke::progress::{Progress, Sink};
 use crate::sandbox::secrets::Secret;
 
 /// Longest wait for a server to start and finish the handshake (or the
@@ -53,13 +56,17 @@ pub(crate) struct Connection {
     pub(crate) overflow: Arc<AtomicBool>,
     /// Its process id (stdio).
     pub(crate) pid: Option<u32>,
+    /// What it hears from the server.
+    pub(crate) handler: Handler,
 }
 
-/// What a connection tells its server about.
-#[derive(Clone)]
+/// What a connection tells its server about, and what it hears back.
+#[derive(Clone, Default)]
 pub(crate) struct Handler {
     /// Notified on `notifications/tools/list_changed`.
     pub(crate) tools_changed: Arc<tokio::sync::Notify>,
+    /// Where the progress of each call in flight goes, by its progress token.
+    pub(crate) progress: Arc<Mutex<HashMap<ProgressToken, Sink>>>,
 }
 
 impl ClientHandler for Handler {
@@ -70,11 +77,19 @@ impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
         self.tools_changed.notify_one();
     }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) {
+        let sink = self.progress.lock().unwrap_or_else(|e| e.into_inner()).get(&params.progress_token).cloned();
+        if let Some(sink) = sink {
+            sink(Progress { progress: params.progress, total: params.total, message: params.message });
+        }
+    }
 }
 
 impl Connection {
     /// Spawn or reach `spec`'s server and complete the handshake.
-    pub(crate) async fn open(spec: &ServerSpec, handler: Handler) -> Result<Connection> {
+    pub(crate) async fn open(spec: &ServerSpec) -> Result<Connection> {
+        let handler = Handler::default();
         let fault =
             |fault: UpstreamFault, message: String| Error::Upstream { server: spec.name.clone(), fault, message };
         let stderr = Arc::new(Tail::new(&spec.name, &spec.secrets));
@@ -91,13 +106,14 @@ impl Connection {
                 };
                 tokio::spawn(stderr.clone().follow(err));
                 let stdout = Watched { inner: stdout, line: 0, overflow: overflow.clone() };
-                (handshake(spec, handler, (stdout, stdin)).await, Some(child), pid)
+                (handshake(spec, handler.clone(), (stdout, stdin)).await, Some(child), pid)
             }
             Launch::Http { url, headers } => {
                 let _ = rustls::crypto::ring::default_provider().install_default();
                 let headers = header_map(headers).map_err(|e| fault(UpstreamFault::Start, e))?;
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers);
-                (handshake(spec, handler, StreamableHttpClientTransport::from_config(config)).await, None, None)
+                let transport = StreamableHttpClientTransport::from_config(config);
+                (handshake(spec, handler.clone(), transport).await, None, None)
             }
         };
         let service = match service {
@@ -119,6 +135,7 @@ impl Connection {
             stderr,
             overflow,
             pid,
+            handler,
         })
     }
 

@@ -12,13 +12,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, SubscriptionFilter};
-use rmcp::service::ServiceError;
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ContentBlock,
+    RequestId, ServerResult, SubscriptionFilter,
+};
+use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::cache;
-use super::connection::{Connection, Handler, annotate};
+use super::connection::{Connection, annotate};
 use super::spec::ServerSpec;
 use crate::catalog::{Listing, mcp::parse_tools};
 use crate::error::{Error, Result, UpstreamFault};
@@ -151,8 +155,7 @@ impl Server {
         }
         self.check_backoff()?;
         self.starts.fetch_add(1, Ordering::Relaxed);
-        let handler = Handler { tools_changed: Arc::new(tokio::sync::Notify::new()) };
-        let connection = match Connection::open(&self.spec, handler.clone()).await {
+        let connection = match Connection::open(&self.spec).await {
             Ok(connection) => Arc::new(connection),
             Err(error) => {
                 self.failed(&error);
@@ -169,7 +172,7 @@ impl Server {
         let live = Live { connection: connection.clone(), stop: CancellationToken::new() };
         *slot = Some(live.clone());
         drop(slot);
-        self.watch(live, handler);
+        self.watch(live);
         Ok(connection)
     }
 
@@ -212,7 +215,8 @@ impl Server {
     }
 
     /// Follow `list_changed` and close the connection when it has been idle.
-    fn watch(&self, live: Live, handler: Handler) {
+    fn watch(&self, live: Live) {
+        let handler = live.connection.handler.clone();
         let Some(server) = self.myself.upgrade() else { return };
         let (connection, stop) = (live.connection.clone(), live.stop.clone());
         let era_2026 = connection
@@ -304,7 +308,7 @@ impl Server {
         let _in_flight = InFlight::start(&self.activity);
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let timeout = self.spec.call_timeout;
-        let answer = match tokio::time::timeout(timeout, connection.peer.call_tool_once(params)).await {
+        let answer = match tokio::time::timeout(timeout, Self::request(&connection, params)).await {
             Err(_) => {
                 let message =
                     format!("`{tool}` got no answer within {} s; the call was cancelled", timeout.as_secs_f64());
@@ -317,7 +321,7 @@ impl Server {
             Ok(answer) => answer,
         };
         let result = match answer {
-            Ok(CallToolResponse::Complete(result)) => result,
+            Ok(ServerResult::CallToolResult(result)) => result,
             Ok(_) => {
                 let message = format!("`{tool}` asked for more input or started a task, which Quiver does not relay");
                 return Err(self.fault(UpstreamFault::Protocol, message));
@@ -339,6 +343,28 @@ impl Server {
             }
         };
         serde_json::to_value(passed_on(result)).map_err(|e| Error::internal("an upstream result", e))
+    }
+
+    /// Send one `tools/call` on `connection` and wait for its answer. The
+    /// server's progress goes to the calling face's progress sink, if any;
+    /// if this future is dropped (the downstream call was cancelled, or
+    /// timed out), the server is told to cancel.
+    async fn request(
+        connection: &Connection,
+        params: CallToolRequestParams,
+    ) -> std::result::Result<ServerResult, ServiceError> {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = connection.peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+        let progress = &connection.handler.progress;
+        if let Some(sink) = crate::invoke::progress::sink() {
+            progress.lock().unwrap_or_else(|e| e.into_inner()).insert(handle.progress_token.clone(), sink);
+        }
+        let mut pending = Pending { peer: handle.peer.clone(), id: Some(handle.id.clone()) };
+        let token = handle.progress_token.clone();
+        let answer = handle.await_response().await;
+        pending.id = None;
+        progress.lock().unwrap_or_else(|e| e.into_inner()).remove(&token);
+        answer
     }
 
     /// A typed error for a failed request `what`.
@@ -422,4 +448,24 @@ fn passed_on(mut result: CallToolResult) -> CallToolResult {
     }
     result.result_type = None;
     result
+}
+
+/// A request the server is still working on: dropped before its answer,
+/// it tells the server to cancel.
+struct Pending {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let reason = Some("the caller cancelled the call, or it timed out".to_owned());
+                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
+            });
+        }
+    }
 }

@@ -32,7 +32,13 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Serve { stdio, http, token, allow_origins, allow_hosts, no_watch } => {
             let _watcher = if no_watch { None } else { Some(host.watch()?) };
             if stdio {
-                quiver::faces::serve_stdio(&host, cli.agent.clone()).await?;
+                // Until the client closes stdin, or a signal: then the
+                // upstream servers are stopped before Quiver exits.
+                tokio::select! {
+                    served = quiver::faces::serve_stdio(&host, cli.agent.clone()) => served?,
+                    () = terminated() => {}
+                }
+                host.shutdown_upstreams().await;
                 return Ok(ExitCode::SUCCESS);
             }
             let Some(addr) = http else {
@@ -50,13 +56,15 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
             let shutdown = tokio_util::sync::CancellationToken::new();
             let on_signal = shutdown.clone();
             tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
+                terminated().await;
                 on_signal.cancel();
             });
-            quiver::faces::http::serve(&host, &options, shutdown, |addr| {
+            let served = quiver::faces::http::serve(&host, &options, shutdown, |addr| {
                 eprintln!("quiver: MCP at http://{addr}/mcp, REST at http://{addr}/v1");
             })
-            .await?;
+            .await;
+            host.shutdown_upstreams().await;
+            served?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -318,4 +326,24 @@ async fn precompile(host: &Host) -> Result<ExitCode> {
 
 fn print_json(value: &impl serde::Serialize) {
     println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM, whichever comes first.
+async fn terminated() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => tokio::select! {
+                () = interrupt => {}
+                _ = terminate.recv() => {}
+            },
+            Err(_) => interrupt.await,
+        }
+    }
+    #[cfg(not(unix))]
+    interrupt.await
 }
