@@ -343,15 +343,18 @@ impl Session {
     }
 
     /// The full definition of every callable tool this session may see, in
-    /// catalog order (loading every plugin); tools whose plugin fails to
+    /// catalog order (loading every plugin; live MCP servers' tools from
+    /// their listings, saved lists left out); tools whose plugin fails to
     /// load are left out and logged.
     pub async fn definitions(&self) -> Vec<ToolDef> {
         let catalog = self.services.live.current();
         let mut defs = Vec::new();
+        let callable =
+            |e: &ToolEntry| e.category != Category::Mcp || catalog.mcp_server(&e.origin).is_some_and(|s| s.live);
         let mut origins: Vec<&str> = catalog
             .tools()
             .iter()
-            .filter(|e| self.policy.allows(e.category) && e.category != Category::Mcp)
+            .filter(|e| self.policy.allows(e.category) && callable(e))
             .map(|e| e.origin.as_str())
             .collect();
         origins.dedup();

@@ -73,6 +73,12 @@ async fn tier_one_comes_from_the_cache_and_nothing_is_spawned() {
     for status in t.host.upstream_status() {
         assert_eq!((status.starts, status.pid), (0, None), "{} was started for Tier 1", status.name);
     }
+    // Discovery, exports and token counts read the cached lists too.
+    let found = mcp(&t, json!({"subcommand": "discover", "server": "time"})).await;
+    assert!(found.text.contains("convert_time"), "{}", found.text);
+    assert!(t.host.open_session(None).unwrap().definitions().await.iter().any(|d| d.name == "memory__read_graph"));
+    t.host.token_report(None).await.unwrap();
+    assert!(t.host.upstream_status().iter().all(|s| s.starts == 0), "{:?}", t.host.upstream_status());
     let status = serde_json::to_value(t.host.status()).unwrap();
     assert_eq!(status["mcp_servers"][0], json!({"name": "everything", "live": true, "tools": 13, "state": "listed"}));
 
@@ -111,6 +117,14 @@ async fn discover_and_call_the_reference_servers_over_stdio() {
     )
     .await;
     assert!(!sum.is_error && sum.text.contains("42"), "{}", sum.text);
+
+    // A `search_tools` hit is callable by its name, and goes upstream.
+    wait_for(&t.host, |c| c.mcp_server("everything").is_some_and(|s| !s.tools.is_empty())).await;
+    let mut session = t.host.session(None).unwrap();
+    let hits = session.call("search_tools", json!({"query": "sum of two numbers", "limit": 3})).await;
+    assert!(hits.text.contains("everything__get-sum"), "{}", hits.text);
+    let summed = session.call("everything__get-sum", json!({"a": 1, "b": 2})).await;
+    assert!(!summed.is_error && summed.text.contains('3'), "{}", summed.text);
 
     let written = mcp(
         &t,
@@ -373,7 +387,10 @@ async fn progress_and_cancellation_cross_the_hop() {
     use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
     let log = tempfile::NamedTempFile::new().unwrap();
     let env = format!("env = {{ UNRULY_LOG = {:?} }}", log.path().display().to_string());
-    let t = host(&[node_section("everything", "everything", &["stdio"], ""), unruly_section("unruly", "normal", &env)], None);
+    let t = host(
+        &[node_section("everything", "everything", &["stdio"], ""), unruly_section("unruly", "normal", &env)],
+        None,
+    );
     let server = McpServer::new(t.host.clone(), None).unwrap();
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {

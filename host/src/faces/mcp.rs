@@ -42,8 +42,8 @@ use serde_json::Value;
 
 use crate::disclosure::formats::ToolDef;
 use crate::error::{ErrorKind, Result};
-use crate::invoke::progress::{self, Progress};
 use crate::host::Host;
+use crate::invoke::progress::{self, Progress};
 use crate::session::Session;
 
 /// The name of the generic call tool.

@@ -10,8 +10,9 @@
 //!
 //! Nothing is spawned or connected at start-up. A server's tools come from
 //! its disk cache; a server never listed is listed in the background
-//! ([`Upstreams::list_in_background`]). The first call (or `discover`)
-//! connects; each new connection lists the tools again, and a changed list
+//! ([`Upstreams::list_in_background`]), or by the first `discover` that
+//! needs it. The first call connects; each new connection lists the tools
+//! again, and a changed list
 //! (or an upstream `list_changed`) reaches the catalog through the
 //! [`on_change`](Upstreams::on_change) hook, so Quiver's own clients get
 //! `list_changed` in turn. Saved `tools/list` files are served here too:
@@ -164,15 +165,21 @@ impl Upstreams {
 }
 
 impl Backend for Upstreams {
-    /// A live server is connected (and listed) first; a saved list's
-    /// definitions are in the catalog.
+    /// The definitions `catalog` holds (a saved list, or a live server's
+    /// last listing: cached, and refreshed on every connection and on
+    /// `list_changed`), so listing tools or exports never start a server;
+    /// a live server never listed is connected and listed first.
     fn definitions<'a>(&'a self, catalog: &'a Catalog, origin: &'a str) -> BoxFuture<'a, Result<Vec<ToolRecord>>> {
         Box::pin(async move {
             let known = || catalog.mcp_servers().map(|s| s.name.clone()).collect();
             let shown = catalog
                 .mcp_server(origin)
                 .ok_or_else(|| Error::UnknownPlugin { plugin: origin.to_owned(), known: known() })?;
-            match self.servers.get(origin).filter(|_| shown.live) {
+            let unlisted = self
+                .servers
+                .get(origin)
+                .filter(|s| shown.live && (!s.is_listed() || shown.state == crate::catalog::ServerState::NotListedYet));
+            match unlisted {
                 Some(server) => self.live_definitions(server, catalog, origin).await,
                 None => Ok(catalog.tools_of(origin).iter().filter_map(|e| catalog.record(e)).collect()),
             }
