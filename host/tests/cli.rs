@@ -61,6 +61,10 @@ fn call_prints_the_output_as_json() {
     assert!(out.status.success(), "{}", stderr(&out));
     let value: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(value["value"], 42);
+    // The name models see works too.
+    let out = cli.run(&["call", "calc__evaluate", r#"{"expression": "6 * 7"}"#]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()["value"], 42);
 }
 
 #[test]

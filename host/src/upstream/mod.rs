@@ -38,6 +38,9 @@ use crate::invoke::{Backend, BoxFuture, Caller};
 use server::{OnChange, Server};
 pub use spec::{RawServer, ServerSpec};
 
+/// Servers listed at once in the background.
+const BACKGROUND_STARTS: usize = 4;
+
 /// The upstream MCP servers: configured live ones and saved lists.
 #[derive(Default)]
 pub struct Upstreams {
@@ -96,9 +99,13 @@ impl Upstreams {
     /// listed yet until then.
     pub fn list_in_background(&self) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        // A few at a time: twenty servers starting at once would take the
+        // machine from whatever else starts with Quiver.
+        let slots = Arc::new(tokio::sync::Semaphore::new(BACKGROUND_STARTS));
         for server in self.servers.values().filter(|s| !s.is_listed()) {
-            let server = server.clone();
+            let (server, slots) = (server.clone(), slots.clone());
             runtime.spawn(async move {
+                let Ok(_slot) = slots.acquire().await else { return };
                 if let Err(error) = server.connection().await {
                     tracing::warn!(%error, "cannot list the MCP server's tools");
                 }

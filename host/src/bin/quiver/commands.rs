@@ -22,7 +22,20 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Call { plugin, action, input } => {
-            let output = host.call(&plugin, &action, &input).await?;
+            let output = match action {
+                Some(action) if !action.trim_start().starts_with('{') => {
+                    host.call(&plugin, &action, input.as_deref().unwrap_or("{}")).await?
+                }
+                // `call calc__evaluate '{...}'`: the name models see.
+                json => {
+                    let catalog = host.catalog();
+                    let tool = catalog.tool(&plugin).ok_or_else(|| quiver::Error::UnknownTool {
+                        name: plugin.clone(),
+                        hint: "give PLUGIN ACTION, or a tool name `quiver list` shows".into(),
+                    })?;
+                    host.call(&tool.origin, &tool.action, json.as_deref().unwrap_or("{}")).await?
+                }
+            };
             print_json(&output);
             Ok(ExitCode::SUCCESS)
         }

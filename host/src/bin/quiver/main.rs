@@ -86,15 +86,15 @@ enum Command {
         /// Plugin name.
         plugin: String,
     },
-    /// Call an action with a JSON object as input.
+    /// Call an action with a JSON object as input: `call PLUGIN ACTION '{...}'`,
+    /// or by the name models see, `call PLUGIN__ACTION '{...}'`.
     Call {
-        /// Plugin name.
+        /// Plugin (or MCP server) name, or a tool's model-facing name.
         plugin: String,
-        /// Action name.
-        action: String,
-        /// Input, a JSON object.
-        #[arg(default_value = "{}")]
-        input: String,
+        /// Action name (omitted with a model-facing name).
+        action: Option<String>,
+        /// Input, a JSON object (default `{}`).
+        input: Option<String>,
     },
     /// Validate a plugin file and explain any rejection.
     Check {
