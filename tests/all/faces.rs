@@ -333,7 +333,8 @@ async fn the_rest_api_answers_at_three_levels_with_etags() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(json_of(&body)["value"], json!({"value": 42}));
     let bad = Request::post("/v1/tools/calc__evaluate/call").body(Body::from(r#"{"expression": 1}"#)).unwrap();
-    let (_, _, body) = send(&app, bad).await;
+    let (status, _, body) = send(&app, bad).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "the caller's mistake is a 4xx, with the body kept");
     assert_eq!(json_of(&body)["is_error"], true);
 
     let (_, headers, body) = get(&app, "/v1/prompt", &[]).await;

@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, GuestErrorKind, UpstreamFault};
 
 /// An error of the API itself.
 #[derive(Serialize, JsonSchema)]
@@ -19,21 +19,35 @@ pub(crate) struct ApiError {
     pub(crate) fix: Option<String>,
 }
 
-/// The HTTP status of an error.
-pub(crate) fn status_of(kind: ErrorKind) -> StatusCode {
-    match kind {
-        ErrorKind::UnknownTool | ErrorKind::UnknownPlugin | ErrorKind::UnknownAction => StatusCode::NOT_FOUND,
-        ErrorKind::InputNotJson | ErrorKind::InputSchema | ErrorKind::InvalidArguments => StatusCode::BAD_REQUEST,
-        ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
-        ErrorKind::Upstream => StatusCode::BAD_GATEWAY,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
+/// The HTTP status of an error: 4xx for the caller's mistakes (a name
+/// that does not exist, input that does not fit, an action above its
+/// grant), 5xx for faults of the plugin, the upstream server or the host.
+pub(crate) fn status_of(error: &Error) -> StatusCode {
+    match error {
+        Error::Guest { kind, .. } => match kind {
+            GuestErrorKind::InvalidInput => StatusCode::UNPROCESSABLE_ENTITY,
+            GuestErrorKind::NotFound => StatusCode::NOT_FOUND,
+            GuestErrorKind::Denied => StatusCode::FORBIDDEN,
+            GuestErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            GuestErrorKind::Failed => StatusCode::INTERNAL_SERVER_ERROR,
+        },
+        Error::Upstream { fault: UpstreamFault::Timeout, .. } | Error::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
+        Error::Upstream { .. } => StatusCode::BAD_GATEWAY,
+        other => match other.kind() {
+            ErrorKind::UnknownTool | ErrorKind::UnknownPlugin | ErrorKind::UnknownAction => StatusCode::NOT_FOUND,
+            ErrorKind::InputNotJson | ErrorKind::InputSchema | ErrorKind::InvalidArguments => StatusCode::BAD_REQUEST,
+            ErrorKind::Denied | ErrorKind::AboveCeiling => StatusCode::FORBIDDEN,
+            ErrorKind::NotCallable => StatusCode::CONFLICT,
+            ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        },
     }
 }
 
 /// The answer to a request that failed with `error`.
 pub(crate) fn error_response(error: &Error) -> Response {
     let body = ApiError { error: error.to_string(), fix: error.remedy().map(str::to_owned) };
-    (status_of(error.kind()), Json(body)).into_response()
+    (status_of(error), Json(body)).into_response()
 }
 
 /// The answer to a request the API does not accept (a bad page, say).

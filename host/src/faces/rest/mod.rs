@@ -245,6 +245,8 @@ async fn call(State(rest): State<Arc<Rest>>, Path(name): Path<String>, body: axu
     if let Some(error) = outcome.error.as_ref().filter(|e| e.kind() == ErrorKind::UnknownTool) {
         return error_response(error);
     }
+    // The body is the same either way; the status says whose fault a failure was.
+    let status = outcome.error.as_ref().map_or(StatusCode::OK, errors::status_of);
     let answer = CallAnswer {
         is_error: outcome.is_error,
         text: outcome.text,
@@ -252,7 +254,7 @@ async fn call(State(rest): State<Arc<Rest>>, Path(name): Path<String>, body: axu
         error_kind: outcome.error.map(|e| format!("{:?}", e.kind())),
         upstream: outcome.upstream,
     };
-    Json(answer).into_response()
+    (status, Json(answer)).into_response()
 }
 
 async fn prompt(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
