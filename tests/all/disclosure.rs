@@ -69,7 +69,7 @@ async fn progressive_mode_offers_one_meta_tool_per_kind() {
         "## Connectors",
         "## Databases",
         "## MCP servers",
-        "- weather (3 tools)",
+        "- weather (3 tools: ",
     ] {
         assert!(prompt.contains(needle), "{needle} missing from:\n{prompt}");
     }

@@ -424,3 +424,25 @@ async fn progress_and_cancellation_cross_the_hop() {
     let call_id = events().lines().find_map(|l| l.strip_prefix("call ").map(str::to_owned)).unwrap();
     assert!(events().contains(&format!("cancelled {call_id}")), "{}", events());
 }
+
+/// Hardening row 2: a saved list with a tool whose `inputSchema` is not an
+/// object, in legacy mode: the tool is left out and reported; the server's
+/// other tools and every listing keep working.
+#[tokio::test]
+async fn a_bad_tool_in_a_saved_list_is_left_out_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("odd.json"),
+        r#"[{"name": "fine", "inputSchema": {"type": "object"}}, {"name": "bad", "inputSchema": 1}]"#,
+    )
+    .unwrap();
+    let t = TestHost::builder().config("[disclosure]\nmcp_tool_mode = \"legacy\"").mcp(dir.path().to_owned()).build();
+    let turn = t.host.session(None).unwrap().tools_for_turn("weather").await;
+    let names: Vec<String> = turn.tools.iter().map(|d| d.name.clone()).collect();
+    assert!(names.contains(&"odd__fine".to_owned()) && !names.iter().any(|n| n.contains("bad")), "{names:?}");
+    let server = McpServer::new(t.host.clone(), None).unwrap();
+    assert!(server.call("odd__fine", json!({})).await.is_ok(), "a call answers (here: not callable), never a panic");
+    let status = t.host.status();
+    let (_, why) = status.rejected.iter().find(|(origin, _)| origin.contains("odd.json")).expect("reported");
+    assert!(why.contains("`bad`: its inputSchema is not a JSON object"), "{why}");
+}

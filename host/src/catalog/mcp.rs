@@ -120,21 +120,23 @@ impl LiveServer {
 }
 
 /// Tools of one server read from a list or a cache; `_meta` and `icons`
-/// dropped, every input schema an object.
-pub fn parse_tools(raw: Vec<Value>) -> std::result::Result<Vec<UpstreamTool>, String> {
-    let mut tools = Vec::with_capacity(raw.len());
+/// dropped. A tool that is not a tool (no name, an input schema that is not
+/// an object) is left out, and said why in the second list, so one bad
+/// entry never takes its server's other tools with it.
+pub fn parse_tools(raw: Vec<Value>) -> (Vec<UpstreamTool>, Vec<String>) {
+    let (mut tools, mut problems) = (Vec::with_capacity(raw.len()), Vec::new());
     for (i, mut tool) in raw.into_iter().enumerate() {
         if let Some(object) = tool.as_object_mut() {
             object.remove("_meta");
             object.remove("icons");
         }
-        let tool: UpstreamTool = serde_json::from_value(tool).map_err(|e| format!("tool #{i}: {e}"))?;
-        if !tool.input_schema.is_object() {
-            return Err(format!("tool #{i}: its inputSchema is not a JSON object"));
+        match serde_json::from_value::<UpstreamTool>(tool) {
+            Ok(tool) if tool.input_schema.is_object() => tools.push(tool),
+            Ok(tool) => problems.push(format!("tool #{i} `{}`: its inputSchema is not a JSON object", tool.name)),
+            Err(e) => problems.push(format!("tool #{i}: {e}")),
         }
-        tools.push(tool);
     }
-    Ok(tools)
+    (tools, problems)
 }
 
 #[derive(Deserialize)]
@@ -161,8 +163,9 @@ impl UpstreamTool {
 }
 
 impl UpstreamServer {
-    /// Read one saved `tools/list` result.
-    pub fn load(path: &Path) -> Result<UpstreamServer> {
+    /// Read one saved `tools/list` result: the server, and what was wrong
+    /// with the tools left out of it.
+    pub fn load(path: &Path) -> Result<(UpstreamServer, Vec<String>)> {
         let invalid = |reason: String| Error::InvalidMcpList { path: path.display().to_string(), reason };
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
@@ -172,16 +175,17 @@ impl UpstreamServer {
         let raw = match list {
             ToolsList::Bare(tools) | ToolsList::Result { tools } => tools,
         };
-        let tools = parse_tools(raw).map_err(invalid)?;
+        let (tools, problems) = parse_tools(raw);
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("server").to_owned();
-        Ok(UpstreamServer {
+        let server = UpstreamServer {
             name,
             tools,
             origin: path.to_owned(),
             purpose: None,
             state: ServerState::Listed,
             live: false,
-        })
+        };
+        Ok((server, problems))
     }
 
     /// The tool called `name`.
@@ -221,16 +225,25 @@ mod tests {
             r#"[{"name":"now","description":"Current time","inputSchema":{"type":"object"},"_meta":{"x":1},"icons":[{"src":"data:"}]}]"#,
         )
         .unwrap();
-        let server = UpstreamServer::load(&path).unwrap();
+        let (server, problems) = UpstreamServer::load(&path).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(server.name, "time");
         assert_eq!(server.tools[0].name, "now");
         let shown = serde_json::to_value(&server.tools[0]).unwrap();
         assert!(shown.get("_meta").is_none() && shown.get("icons").is_none());
 
         std::fs::write(&path, r#"{"tools":[{"name":"a","inputSchema":{}}]}"#).unwrap();
-        assert_eq!(UpstreamServer::load(&path).unwrap().tools.len(), 1);
-        std::fs::write(&path, r#"[{"name":"a","inputSchema":1}]"#).unwrap();
-        assert_eq!(UpstreamServer::load(&path).unwrap_err().kind(), crate::error::ErrorKind::InvalidMcpList);
+        assert_eq!(UpstreamServer::load(&path).unwrap().0.tools.len(), 1);
+        // One bad tool is left out, and said why; the others stay.
+        std::fs::write(
+            &path,
+            r#"[{"name":"a","inputSchema":1},{"description":"no name"},{"name":"b","inputSchema":{}}]"#,
+        )
+        .unwrap();
+        let (server, problems) = UpstreamServer::load(&path).unwrap();
+        assert_eq!(server.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["b"]);
+        assert!(problems[0].contains("`a`: its inputSchema is not a JSON object"), "{problems:?}");
+        assert!(problems[1].contains("tool #1") && problems[1].contains("name"), "{problems:?}");
         std::fs::write(&path, r#"{"not":"a list"}"#).unwrap();
         assert_eq!(UpstreamServer::load(&path).unwrap_err().kind(), crate::error::ErrorKind::InvalidMcpList);
     }

@@ -107,7 +107,19 @@ impl Catalog {
         if let Some(dir) = sources.mcp_dir.filter(|d| present(d)) {
             for file in mcp::list_files(dir)? {
                 match UpstreamServer::load(&file) {
-                    Ok(server) => {
+                    Ok((server, problems)) if server.tools.is_empty() && !problems.is_empty() => {
+                        let reason = format!("no usable tool; {}", problems.join("; "));
+                        catalog.refuse(
+                            file.display().to_string(),
+                            Error::InvalidMcpList { path: file.display().to_string(), reason },
+                        );
+                    }
+                    Ok((server, problems)) => {
+                        for problem in problems {
+                            let reason = format!("left out {problem}");
+                            let error = Error::InvalidMcpList { path: file.display().to_string(), reason };
+                            catalog.refuse(format!("{}: {}", file.display(), server.name), error);
+                        }
                         catalog.mcp.insert(server.name.clone(), server);
                     }
                     Err(error) => catalog.refuse(file.display().to_string(), error),

@@ -43,7 +43,10 @@ pub(crate) fn read(path: &Path) -> Option<Listing> {
     }
     let text = std::fs::read_to_string(path).ok()?;
     let parsed = serde_json::from_str::<Read>(&text).map_err(|e| e.to_string());
-    match parsed.and_then(|read| Ok((parse_tools(read.tools)?, read.purpose))) {
+    match parsed.and_then(|read| match parse_tools(read.tools) {
+        (tools, problems) if problems.is_empty() => Ok((tools, read.purpose)),
+        (_, problems) => Err(problems.join("; ")),
+    }) {
         Ok((tools, purpose)) => Some(Listing { tools: Some(tools), purpose, failure: None }),
         Err(reason) => {
             tracing::warn!(path = %path.display(), %reason, "ignoring an unreadable MCP tool-list cache");

@@ -197,7 +197,10 @@ impl Server {
             return Err(self.fault(UpstreamFault::Protocol, message));
         }
         let Value::Array(raw) = raw else { return Err(Error::internal("an upstream tool list", "not an array")) };
-        let tools = parse_tools(raw).map_err(|e| self.fault(UpstreamFault::Protocol, format!("tools/list: {e}")))?;
+        let (tools, problems) = parse_tools(raw);
+        for problem in problems {
+            tracing::warn!(server = %self.spec.name, "left out of its tools: {}", crate::catalog::status::shown(&problem));
+        }
         let purpose = connection.purpose();
         let mut listing = self.listing.write().unwrap_or_else(|e| e.into_inner());
         if listing.tools.as_ref() == Some(&tools) && listing.purpose == purpose {
