@@ -125,6 +125,9 @@ impl std::str::FromStr for AllowedHost {
         if authority.as_str().contains('@') || rest.trim_end_matches('/').contains('/') {
             return Err(format!("`{entry}`: give scheme, host and port only"));
         }
+        if authority.port().is_some_and(|p| p.as_str() != p.as_u16().to_string()) {
+            return Err(format!("`{entry}`: write the port as its number"));
+        }
         Ok(Self {
             https,
             host: authority.host().to_ascii_lowercase(),
@@ -147,8 +150,12 @@ impl AllowedHost {
         let https = uri.scheme() == Some(&Scheme::HTTPS);
         let Some(authority) = uri.authority() else { return false };
         let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
+        // A port spelt otherwise than its number (`:018801`) would reach
+        // the server's `Host` as given: it never matches.
+        let canonical = authority.port().is_none_or(|p| p.as_str() == p.as_u16().to_string());
         // A user-info part (`http://allowed@elsewhere/`) never matches.
-        !authority.as_str().contains('@')
+        canonical
+            && !authority.as_str().contains('@')
             && self.https == https
             && self.host.eq_ignore_ascii_case(authority.host())
             && self.port == port
@@ -199,11 +206,14 @@ mod tests {
         assert!(!local.matches(&"http://2130706433:8080/x".parse().unwrap()));
         assert!(!local.matches(&"http://[::ffff:127.0.0.1]:8080/x".parse().unwrap()));
         assert!(!local.matches(&"http://127.0.0.1:8080@127.0.0.2:8080/x".parse().unwrap()));
+        assert!(!local.matches(&"http://127.0.0.1:08080/x".parse().unwrap()), "a port with a leading zero");
+        assert!(!local.matches(&"http://user:pw@127.0.0.1:8080/x".parse().unwrap()), "user-info");
         assert_eq!(local.address(), Some("127.0.0.1".parse().unwrap()));
         let v6: AllowedHost = "http://[::1]:9000".parse().unwrap();
         assert_eq!(v6.address(), Some("::1".parse().unwrap()));
         assert!("ftp://x".parse::<AllowedHost>().is_err());
         assert!("https://user@host".parse::<AllowedHost>().is_err());
+        assert!("https://host:0443".parse::<AllowedHost>().is_err(), "a port with a leading zero");
         assert!("https://host/path".parse::<AllowedHost>().is_err());
         assert_eq!(AllowedHost::origin_of("http://127.0.0.1:8080/v1/").unwrap(), local);
     }

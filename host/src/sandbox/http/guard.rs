@@ -312,6 +312,8 @@ mod tests {
             "http://[::ffff:127.0.0.1]:8080/",
             "http://[::ffff:7f00:2]:8080/",
             "http://127.0.0.1:8080@127.0.0.2:8080/",
+            "http://user:secret@127.0.0.1:8080/",
+            "http://127.0.0.1:08080/",
             "http://localhost:8080/",
         ] {
             assert_eq!(check(&local, url, &resolver).await, Err(Refusal::NotAllowed), "{url}");
