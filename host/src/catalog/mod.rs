@@ -28,4 +28,4 @@ pub use record::{Category, SUMMARY_CHARS, ToolEntry, ToolRecord, model_schema};
 pub use scan::{ConnectorSource, DatabaseSource, Embedded, Sources};
 pub use skill::Skill;
 pub use snapshot::{Catalog, Rejection, Stale};
-pub use status::Status;
+pub use status::{Status, printable};

@@ -435,6 +435,7 @@ mod tests {
         std::fs::create_dir_all(&plugins).unwrap();
         std::fs::create_dir_all(&mcp).unwrap();
         std::fs::write(plugins.join("notes.wasm"), "not wasm").unwrap();
+        std::fs::write(plugins.join("evil\nWARN forged line.wasm"), "not wasm").unwrap();
         let huge = "x".repeat(1 << 20);
         std::fs::write(mcp.join("big.json"), format!(r#"[{{"name": "a", "inputSchema": "{huge}"}}]"#)).unwrap();
         let sources = Sources { plugins_dir: Some(&plugins), mcp_dir: Some(&mcp), ..Sources::default() };
@@ -442,7 +443,11 @@ mod tests {
         let mut first = None;
         let log = logged(|| first = Some(Catalog::scan(&sources, &settings, None, false).unwrap()));
         let first = first.unwrap();
-        assert_eq!(log.matches("rejected").count(), 2, "{log}");
+        assert_eq!(log.matches("rejected").count(), 3, "{log}");
+        assert!(
+            !log.contains("\nWARN forged") && log.contains("evil\\nWARN forged"),
+            "a file name forged a line: {log}"
+        );
         assert!(log.len() < 4096, "the log echoes the file: {} bytes", log.len());
         assert!(first.status().rejected.iter().all(|(_, why)| why.len() < 1024));
         let log = logged(|| drop(Catalog::scan(&sources, &settings, Some(&first), false).unwrap()));

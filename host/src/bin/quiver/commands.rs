@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use quiver::catalog::printable;
 use quiver::disclosure::tokens::Cost;
 use quiver::{Config, Host, Result};
 
@@ -146,11 +147,13 @@ fn list(host: &Host, json: bool) -> Result<ExitCode> {
                 stub.description
             );
         }
+        // What a file says about itself is escaped: it cannot drive the terminal.
         for rejection in catalog.rejected() {
-            println!("rejected: {}", rejection.error);
+            println!("rejected: {}", printable(&rejection.error.to_string()));
         }
         for (name, stale) in catalog.stale() {
-            println!("stale: {name} serves its last good version; {}: {}", stale.origin, stale.error);
+            let why = printable(&format!("{}: {}", stale.origin, stale.error));
+            println!("stale: {name} serves its last good version; {why}");
         }
     }
     tracing::info!(compiled = host.load_stats().compiled(), "list done");
