@@ -4,9 +4,13 @@
 //! The section lives in the component's main core module (where a
 //! `#[link_section]` static lands after `wasm-component-ld`). Finding it
 //! walks the section headers only: code sections are skipped whole, so the
-//! cost is a few microseconds whatever the plugin's size.
+//! cost is a few microseconds whatever the plugin's size. The same walk
+//! counts the core modules the component instantiates: more than a call may
+//! use ([`CORE_INSTANCES_PER_CALL`]) is refused here, not at the first call.
 
 use wasmparser::{Chunk, Parser, Payload};
+
+use crate::sandbox::limits::CORE_INSTANCES_PER_CALL;
 
 use crate::contract::STUB_SECTION as SECTION;
 pub use crate::contract::{Stub, StubAction};
@@ -33,6 +37,7 @@ fn stub_section<'a>(bytes: &'a [u8], origin: &str) -> Result<&'a [u8]> {
     }
 
     let mut found: Option<&[u8]> = None;
+    let mut core_instances = 0u32;
     let mut parser = Parser::new(0);
     let mut stack = Vec::new();
     let mut rest = bytes;
@@ -62,6 +67,12 @@ fn stub_section<'a>(bytes: &'a [u8], origin: &str) -> Result<&'a [u8]> {
                 }
                 found = Some(reader.data());
             }
+            Payload::InstanceSection(reader) => {
+                for instance in reader {
+                    let instance = instance.map_err(|e| not_wasm(e.to_string()))?;
+                    core_instances += u32::from(matches!(instance, wasmparser::Instance::Instantiate { .. }));
+                }
+            }
             Payload::End(_) => match stack.pop() {
                 Some(outer) => parser = outer,
                 None => break,
@@ -69,12 +80,33 @@ fn stub_section<'a>(bytes: &'a [u8], origin: &str) -> Result<&'a [u8]> {
             _ => {}
         }
     }
+    if core_instances > CORE_INSTANCES_PER_CALL {
+        return Err(Error::Compile {
+            plugin: origin.to_owned(),
+            origin: origin.to_owned(),
+            message: format!(
+                "it instantiates {core_instances} core modules; a call may use at most {CORE_INSTANCES_PER_CALL} \
+                 (a Rust component needs 1 to 4)"
+            ),
+        });
+    }
     found.ok_or_else(|| Error::MissingStub { origin: origin.to_owned() })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_component_instantiating_too_many_core_modules_is_refused_at_load() {
+        let instances = |n: usize| {
+            let body = "(core instance (instantiate $m))\n".repeat(n);
+            wat::parse_str(format!("(component (core module $m) {body})")).unwrap()
+        };
+        assert_eq!(read(&instances(8), "eight.wasm").unwrap_err().kind(), crate::error::ErrorKind::MissingStub);
+        let error = read(&instances(9), "nine.wasm").unwrap_err();
+        assert!(error.to_string().contains("instantiates 9 core modules; a call may use at most 8"), "{error}");
+    }
 
     fn component_with_section(name: &str, data: &[u8]) -> Vec<u8> {
         // A minimal component: header plus one custom section.

@@ -86,6 +86,12 @@ impl Default for EngineSettings {
     }
 }
 
+/// Core instances one call may use: the pool holds this many per
+/// concurrent call, and a component that instantiates more core modules is
+/// refused when it is loaded (it could not run, or would take another
+/// call's slots).
+pub const CORE_INSTANCES_PER_CALL: u32 = 8;
+
 /// Build the engine: epochs on, copy-on-write images, pooling if possible.
 pub fn engine(settings: &EngineSettings) -> wasmtime::Result<Engine> {
     let mut config = Config::new();
@@ -97,7 +103,7 @@ pub fn engine(settings: &EngineSettings) -> wasmtime::Result<Engine> {
         let mut pool = PoolingAllocationConfig::new();
         // A Rust component has a main module plus small adapter shims.
         pool.total_component_instances(n)
-            .total_core_instances(n * 8)
+            .total_core_instances(n * CORE_INSTANCES_PER_CALL)
             .total_memories(n * 2)
             .total_tables(n * 8)
             .total_stacks(n)
