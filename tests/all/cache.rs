@@ -66,3 +66,50 @@ async fn without_a_cache_dir_nothing_is_written() {
     assert_eq!(plain.call("misbehave", "echo", r#"{"text": "x"}"#).await.unwrap(), "x");
     assert_eq!(plain.load_stats().compiled(), 1);
 }
+
+/// Hardening row 1: an entry proves where it came from. Generation 1's
+/// native code copied to generation 2's entry (what anyone able to write
+/// the folder could do) is a miss: generation 2 is compiled, and its own
+/// code runs.
+#[tokio::test]
+async fn an_entry_copied_from_another_component_is_a_miss() {
+    use quiver_tests::builds::versioned;
+    let cache = tempfile::tempdir().unwrap();
+    let describe = |generation: u32| {
+        let t = TestHost::builder().file("versioned.wasm", versioned(generation)).cache_dir(cache.path()).build();
+        async move {
+            let t = t; // the whole test host, folders included (not only `t.host`)
+            let manifest = t.host.describe("versioned").await.unwrap();
+            (serde_json::to_string(&manifest).unwrap(), t.host.load_stats().compiled())
+        }
+    };
+    describe(1).await;
+    let first = cache_files(cache.path());
+    describe(2).await;
+    let second: Vec<_> = cache_files(cache.path()).into_iter().filter(|p| !first.contains(p)).collect();
+    std::fs::copy(&first[0], &second[0]).unwrap();
+    let (manifest, compiled) = describe(2).await;
+    assert_eq!(compiled, 1, "the copied entry must be a miss");
+    assert!(
+        manifest.contains("gen-0002") && !manifest.contains("gen-0001"),
+        "generation 2's own code runs: {manifest}"
+    );
+}
+
+/// The folder holds native code the host runs: it is created 0700 with a
+/// 0600 key, and a folder other users can write is refused, naming it.
+#[tokio::test]
+async fn the_cache_folder_is_private_and_a_shared_one_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("cache");
+    echo(&TestHost::builder().fixture("misbehave").cache_dir(&dir).build()).await;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode(&dir), mode(&dir.join("key"))), (0o700, 0o600));
+
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let error = TestHost::builder().fixture("misbehave").cache_dir(&dir).try_build().err().expect("refused");
+    let message = error.to_string();
+    assert!(message.contains(&dir.display().to_string()) && message.contains("writable by other users"), "{message}");
+    assert!(error.remedy().is_some() || message.contains("--no-cache"), "{message}");
+}

@@ -30,9 +30,9 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
     writeln!(report, "|---|---:|---:|---:|---:|---:|---:|").unwrap();
 
     let engine = limits::engine(&EngineSettings::default()).unwrap();
-    let no_cache = ArtifactCache::new(&engine, None);
+    let no_cache = ArtifactCache::new(&engine, None).unwrap();
     let cache_dir = tempfile::tempdir().unwrap();
-    let cache = ArtifactCache::new(&engine, Some(cache_dir.path().to_owned()));
+    let cache = ArtifactCache::new(&engine, Some(cache_dir.path().to_owned())).unwrap();
 
     for bundled in quiver_bundled::PLUGINS {
         let bytes = bundled.bytes;

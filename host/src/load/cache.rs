@@ -1,24 +1,37 @@
 //! The `.cwasm` cache: compiled components on disk, keyed by the content
 //! hash of the component and the engine's compatibility hash.
 //!
-//! A file holds a magic tag, the SHA-256 of the artifact and the artifact
-//! itself. It is written to a temporary file, synced and renamed into place,
-//! so readers see a whole file or none. On read the digest is checked before
-//! wasmtime sees the bytes: a truncated, corrupt or stale entry is a miss
-//! (and is rewritten), never a crash.
+//! A cache entry is native code the host will run, so an entry must prove
+//! where it came from, not only that it is whole. Each file holds a magic
+//! tag, an HMAC-SHA256 and the artifact; the HMAC is keyed with a random
+//! per-installation key (`key` in the folder, created 0600) and covers the
+//! digest of the component it was compiled from, the engine key and the
+//! artifact. An entry copied from another component, forged without the
+//! key, truncated or stale is a miss (and is rewritten), never run.
+//!
+//! The folder is created 0700. A folder owned by another user, or writable
+//! by group or others, is refused at start-up: whoever can write it could
+//! replace the key and the entries together.
+//!
+//! Entries are written to a temporary file, synced and renamed into place,
+//! so readers see a whole file or none.
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use ring::hmac;
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-/// Tag at the start of every cache file (format version 1).
-const MAGIC: &[u8; 8] = b"QVRCWSM1";
+/// Tag at the start of every cache file (format version 2: authenticated).
+const MAGIC: &[u8; 8] = b"QVRCWSM2";
 const HEADER: usize = MAGIC.len() + 32;
+/// The key file in the cache folder.
+const KEY_FILE: &str = "key";
 
 /// How a component was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,15 +47,22 @@ pub enum Source {
 pub struct ArtifactCache {
     dir: Option<PathBuf>,
     engine_key: String,
+    key: Option<hmac::Key>,
 }
 
 impl ArtifactCache {
-    /// A cache in `dir` (created on first write), or no cache at all.
-    pub fn new(engine: &Engine, dir: Option<PathBuf>) -> Self {
+    /// A cache in `dir` (created 0700 with its key if need be), or no
+    /// cache at all. Fails, saying why and what to do, when the folder is
+    /// not safe to load native code from.
+    pub fn new(engine: &Engine, dir: Option<PathBuf>) -> Result<Self, String> {
         let mut hasher = Sha256Hasher(Sha256::new());
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let engine_key = hex::encode(&hasher.0.finalize()[..8]);
-        Self { dir, engine_key }
+        let key = match &dir {
+            Some(dir) => Some(open_folder(dir)?),
+            None => None,
+        };
+        Ok(Self { dir, engine_key, key })
     }
 
     /// The cache directory, if any.
@@ -56,30 +76,107 @@ impl ArtifactCache {
         self.dir.as_ref().map(|d| d.join(format!("{digest}-{}.cwasm", self.engine_key)))
     }
 
+    /// What an entry's HMAC covers besides the artifact: the component it
+    /// was compiled from, and the engine.
+    fn binding(&self, wasm: &[u8]) -> Vec<u8> {
+        let mut binding = Sha256::digest(wasm).to_vec();
+        binding.extend_from_slice(self.engine_key.as_bytes());
+        binding
+    }
+
     /// Load the compiled form of `wasm` from the cache, or compile it (and
     /// store it). CPU-bound: call it from a blocking thread.
     pub fn load_or_compile(&self, engine: &Engine, wasm: &[u8]) -> wasmtime::Result<(Component, Source)> {
-        let Some(path) = self.path_for(wasm) else {
+        let (Some(path), Some(key)) = (self.path_for(wasm), &self.key) else {
             return Ok((Component::new(engine, wasm)?, Source::Compiled));
         };
-        if let Some(component) = read_entry(engine, &path) {
+        let binding = self.binding(wasm);
+        if let Some(component) = read_entry(engine, &path, key, &binding) {
             return Ok((component, Source::CacheHit));
         }
         let artifact = engine.precompile_component(wasm)?;
-        if let Err(e) = write_entry(&path, &artifact) {
+        if let Err(e) = write_entry(&path, key, &binding, &artifact) {
             tracing::warn!(path = %path.display(), error = %e, "cannot write the compile cache; continuing without it");
         }
         Ok((deserialize(engine, &artifact)?, Source::Compiled))
     }
 }
 
-fn read_entry(engine: &Engine, path: &Path) -> Option<Component> {
+/// Create or check the cache folder and read (or create) its key.
+fn open_folder(dir: &Path) -> Result<hmac::Key, String> {
+    let shown = dir.display();
+    let fix = "give a folder of your own (--cache-dir, `cache_dir`), or run without one (--no-cache)";
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("the compile cache {shown}: {e}"))?;
+    let meta = std::fs::metadata(dir).map_err(|e| format!("the compile cache {shown}: {e}"))?;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(format!(
+            "the compile cache {shown} is owned by uid {}, not by this user (uid {me}); {fix}",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "the compile cache {shown} is writable by other users (mode {:o}); remove it or `chmod 700` it after \
+             checking its contents, or {fix}",
+            meta.mode() & 0o777
+        ));
+    }
+    if meta.mode() & 0o077 != 0 {
+        // Ours, readable by others (an older Quiver made it 0755): tighten.
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+    let path = dir.join(KEY_FILE);
+    let key = match std::fs::read(&path) {
+        Ok(bytes) if bytes.len() == 32 => bytes,
+        Ok(_) => return Err(format!("{}: not a Quiver cache key; delete it (the cache is rebuilt)", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => new_key(&path)?,
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    Ok(hmac::Key::new(hmac::HMAC_SHA256, &key))
+}
+
+/// A fresh random key, written 0600 (never over an existing file).
+fn new_key(path: &Path) -> Result<Vec<u8>, String> {
+    let mut key = vec![0u8; 32];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut key)
+        .map_err(|_| "no randomness for the compile-cache key".to_owned())?;
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut file| file.write_all(&key).and_then(|()| file.sync_all()));
+    match written {
+        Ok(()) => Ok(key),
+        // Another process made it first: use theirs.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+        }
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+fn tag(key: &hmac::Key, binding: &[u8], artifact: &[u8]) -> hmac::Tag {
+    let mut context = hmac::Context::with_key(key);
+    context.update(binding);
+    context.update(artifact);
+    context.sign()
+}
+
+fn read_entry(engine: &Engine, path: &Path, key: &hmac::Key, binding: &[u8]) -> Option<Component> {
     let bytes = std::fs::read(path).ok()?;
-    let valid = bytes.len() > HEADER
-        && bytes.starts_with(MAGIC)
-        && Sha256::digest(&bytes[HEADER..]).as_slice() == &bytes[MAGIC.len()..HEADER];
+    let valid = bytes.len() > HEADER && bytes.starts_with(MAGIC) && {
+        let mut message = binding.to_vec();
+        message.extend_from_slice(&bytes[HEADER..]);
+        hmac::verify(key, &message, &bytes[MAGIC.len()..HEADER]).is_ok()
+    };
     if !valid {
-        tracing::warn!(path = %path.display(), "corrupt compile-cache entry; recompiling");
+        tracing::warn!(path = %path.display(), "compile-cache entry not made here for this component; recompiling");
         return None;
     }
     match deserialize(engine, &bytes[HEADER..]) {
@@ -95,16 +192,16 @@ fn read_entry(engine: &Engine, path: &Path) -> Option<Component> {
 fn deserialize(engine: &Engine, artifact: &[u8]) -> wasmtime::Result<Component> {
     // SAFETY: `artifact` was produced by `Engine::precompile_component` of an
     // engine with the same compatibility hash: either just now, or read from
-    // a host-owned cache file whose SHA-256 we verified above. Plugins have
-    // no access to the cache directory. wasmtime itself rejects artifacts of
-    // another version or configuration.
+    // a cache file whose HMAC (keyed with this installation's secret key, in
+    // a folder only this user can write) binds it to this very component and
+    // engine. Plugins have no access to the cache directory. wasmtime itself
+    // rejects artifacts of another version or configuration.
     unsafe { Component::deserialize(engine, artifact) }
 }
 
-fn write_entry(path: &Path, artifact: &[u8]) -> std::io::Result<()> {
+fn write_entry(path: &Path, key: &hmac::Key, binding: &[u8], artifact: &[u8]) -> std::io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().expect("cache paths have a parent");
-    std::fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(
         ".{}.{}.{}.tmp",
         path.file_name().unwrap().to_string_lossy(),
@@ -114,7 +211,7 @@ fn write_entry(path: &Path, artifact: &[u8]) -> std::io::Result<()> {
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)?;
         file.write_all(MAGIC)?;
-        file.write_all(&Sha256::digest(artifact))?;
+        file.write_all(tag(key, binding, artifact).as_ref())?;
         file.write_all(artifact)?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)

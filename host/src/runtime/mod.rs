@@ -45,7 +45,7 @@ impl WasmRuntime {
     pub fn new(settings: &EngineSettings, cache_dir: Option<PathBuf>) -> Result<WasmRuntime> {
         let engine = limits::engine(settings).map_err(|e| Error::internal("engine", format!("{e:#}")))?;
         let linkers = Linkers::new(&engine)?;
-        let cache = ArtifactCache::new(&engine, cache_dir);
+        let cache = ArtifactCache::new(&engine, cache_dir).map_err(|message| Error::config("cache_dir", message))?;
         let permits = tokio::sync::Semaphore::new(settings.max_concurrency.max(1) as usize);
         Ok(WasmRuntime {
             compiler: Compiler::new(engine.clone(), cache),
