@@ -487,3 +487,47 @@ async fn the_first_tools_list_under_a_watcher_is_complete() {
         assert_eq!((catalog.version(), catalog.revision()), (1, 1), "round {round}");
     }
 }
+
+/// Hardening row 7: a client that never finishes its headers is cut off
+/// (it cannot hold a connection slot), and the server goes on serving;
+/// connections past the cap wait instead of failing.
+#[tokio::test]
+async fn half_sent_requests_are_cut_off_and_the_server_keeps_serving() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let t = TestHost::builder().build();
+    let options = HttpOptions {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        header_timeout: std::time::Duration::from_millis(300),
+        max_connections: 2,
+        ..Default::default()
+    };
+    let shutdown = CancellationToken::new();
+    let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
+    let (host, stop) = (t.host.clone(), shutdown.clone());
+    let server = tokio::spawn(async move {
+        quiver::faces::http::serve(&host, &options, stop, |addr| drop(bound_tx.send(addr))).await
+    });
+    let addr = bound_rx.await.unwrap();
+    // Two slow clients take both slots, then stall mid-header.
+    let mut slow = Vec::new();
+    for _ in 0..2 {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(b"GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n").await.unwrap();
+        slow.push(stream);
+    }
+    // A third, complete request waits for a slot, and is answered once the
+    // stalled ones are cut off.
+    let mut third = tokio::net::TcpStream::connect(addr).await.unwrap();
+    third.write_all(b"GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").await.unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(std::time::Duration::from_secs(30), third.read_to_string(&mut answer)).await.unwrap().unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    for mut stream in slow {
+        let mut rest = Vec::new();
+        let read = tokio::time::timeout(std::time::Duration::from_secs(30), stream.read_to_end(&mut rest)).await;
+        assert!(read.is_ok(), "a stalled client was never cut off");
+        assert!(!String::from_utf8_lossy(&rest).contains("200 OK"), "a half-sent request was answered");
+    }
+    shutdown.cancel();
+    server.await.unwrap().unwrap();
+}
