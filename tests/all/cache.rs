@@ -113,3 +113,15 @@ async fn the_cache_folder_is_private_and_a_shared_one_is_refused() {
     assert!(message.contains(&dir.display().to_string()) && message.contains("writable by other users"), "{message}");
     assert!(error.remedy().is_some() || message.contains("--no-cache"), "{message}");
 }
+
+/// Hardening row 8: a request that gives up on a compile does not throw it
+/// away: the next request joins it (or finds it in the cache), and the
+/// plugin is compiled once.
+#[tokio::test]
+async fn a_compile_given_up_on_is_finished_and_shared() {
+    let t = TestHost::builder().fixture("misbehave").build();
+    let gave_up = tokio::time::timeout(std::time::Duration::from_millis(1), t.host.describe("misbehave")).await;
+    assert!(gave_up.is_err(), "the compile takes longer than a millisecond");
+    t.host.describe("misbehave").await.unwrap();
+    assert_eq!(t.host.load_stats().compiled(), 1, "compiled twice");
+}
