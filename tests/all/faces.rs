@@ -505,7 +505,10 @@ async fn half_sent_requests_are_cut_off_and_the_server_keeps_serving() {
     let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
     let (host, stop) = (t.host.clone(), shutdown.clone());
     let server = tokio::spawn(async move {
-        quiver::faces::http::serve(&host, &options, stop, |addr| drop(bound_tx.send(addr))).await
+        quiver::faces::http::serve(&host, &options, stop, |addr| {
+            let _ = bound_tx.send(addr);
+        })
+        .await
     });
     let addr = bound_rx.await.unwrap();
     // Two slow clients take both slots, then stall mid-header.
