@@ -102,3 +102,36 @@ fn the_readme_mcp_servers_file_is_valid() {
         assert!(error.contains("[mcp_servers.ledger]") && error.contains("LEDGER_TOKEN"), "{error}");
     }
 }
+
+/// Every test the README's "Bad input and faults" table names exists, so
+/// the table cannot drift from what is tested.
+#[test]
+fn the_readme_fault_table_names_real_tests() {
+    let readme = readme();
+    let start = readme.find("## Bad input and faults").expect("the section");
+    let section = &readme[start..start + readme[start..].find("\n## ").unwrap_or(readme.len() - start)];
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut sources = String::new();
+    for dir in ["tests/all", "host/tests", "host/src"] {
+        let mut stack = vec![root.join(dir)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    sources.push_str(&std::fs::read_to_string(&path).unwrap());
+                }
+            }
+        }
+    }
+    let mut named = 0;
+    for row in section.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| case") && !l.starts_with("|---")) {
+        let tests = row.trim_end_matches('|').rsplit('|').next().unwrap();
+        for test in tests.split(',').map(|t| t.trim().trim_matches('`')) {
+            assert!(sources.contains(&format!("fn {test}(")), "the README names `{test}`, which is not a test");
+            named += 1;
+        }
+    }
+    assert!(named >= 19, "only {named} tests named");
+}
