@@ -4,9 +4,9 @@
 //! A cache entry is native code the host will run, so an entry must prove
 //! where it came from, not only that it is whole. Each file holds a magic
 //! tag, an HMAC-SHA256 and the artifact; the HMAC is keyed with a random
-//! per-installation key (`key` in the folder, created 0600) and covers the
+//! per-installation key (`key` in the folder, created 0600) and signs the
 //! digest of the component it was compiled from, the engine key and the
-//! artifact. An entry copied from another component, forged without the
+//! artifact's SHA-256. An entry copied from another component, forged without the
 //! key, truncated or stale is a miss (and is rewritten), never run.
 //!
 //! The folder is created 0700. A folder owned by another user, or writable
@@ -161,20 +161,19 @@ fn new_key(path: &Path) -> Result<Vec<u8>, String> {
     }
 }
 
-fn tag(key: &hmac::Key, binding: &[u8], artifact: &[u8]) -> hmac::Tag {
-    let mut context = hmac::Context::with_key(key);
-    context.update(binding);
-    context.update(artifact);
-    context.sign()
+/// What an entry's HMAC signs: the binding and the artifact's SHA-256 (a
+/// short message, so checking an entry never copies the artifact).
+fn signed(binding: &[u8], artifact: &[u8]) -> Vec<u8> {
+    let mut message = binding.to_vec();
+    message.extend_from_slice(&Sha256::digest(artifact));
+    message
 }
 
 fn read_entry(engine: &Engine, path: &Path, key: &hmac::Key, binding: &[u8]) -> Option<Component> {
     let bytes = std::fs::read(path).ok()?;
-    let valid = bytes.len() > HEADER && bytes.starts_with(MAGIC) && {
-        let mut message = binding.to_vec();
-        message.extend_from_slice(&bytes[HEADER..]);
-        hmac::verify(key, &message, &bytes[MAGIC.len()..HEADER]).is_ok()
-    };
+    let valid = bytes.len() > HEADER
+        && bytes.starts_with(MAGIC)
+        && hmac::verify(key, &signed(binding, &bytes[HEADER..]), &bytes[MAGIC.len()..HEADER]).is_ok();
     if !valid {
         tracing::warn!(path = %path.display(), "compile-cache entry not made here for this component; recompiling");
         return None;
@@ -211,7 +210,7 @@ fn write_entry(path: &Path, key: &hmac::Key, binding: &[u8], artifact: &[u8]) ->
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)?;
         file.write_all(MAGIC)?;
-        file.write_all(tag(key, binding, artifact).as_ref())?;
+        file.write_all(hmac::sign(key, &signed(binding, artifact)).as_ref())?;
         file.write_all(artifact)?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)

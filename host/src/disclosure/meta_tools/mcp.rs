@@ -84,8 +84,9 @@ impl MetaTool for Mcp {
         Box::pin(async move {
             let servers = || cx.catalog.mcp_servers().map(|s| s.name.clone());
             let server = named(Self::NAME, "server", &args.server, cx.catalog.mcp_server(&args.server), servers())?;
-            // Discover asks the backend (a live server is connected and
-            // listed); so does a call of a tool this snapshot does not know
+            // Discover asks the backend for the definitions (a cached
+            // listing; a live server never listed is connected and listed
+            // first); so does a call of a tool this snapshot does not know
             // yet (a server never listed, or whose list changed).
             let listed = cx.catalog.tools_of(&server.name);
             let known = |name: &str| listed.iter().any(|t| t.action == name || t.name == name);
