@@ -7,6 +7,7 @@
 //! plugins_dir = "plugins"        # relative to this file
 //! cache_dir = "/var/cache/quiver" # compiled components; "" disables the cache
 //! bundled = true                  # also serve the first-party plugins
+//! max_plugin_mb = 256             # a larger `*.wasm` is refused
 //!
 //! [limits]                        # defaults for every plugin
 //! timeout_ms = 5000
@@ -110,6 +111,9 @@ pub struct Config {
     /// Whether to serve the bundled demo database (default: with the
     /// bundled plugins).
     pub demo: Option<bool>,
+    /// Largest plugin file read, in MiB (default 256); a larger `*.wasm`
+    /// is refused, and reported in the status.
+    pub max_plugin_mb: Option<u64>,
     /// The audit log.
     #[serde(default)]
     pub audit: AuditSettings,
@@ -157,8 +161,16 @@ impl Config {
         if self.engine.max_concurrency == 0 {
             return Err(Error::config("[engine]", "max_concurrency must be at least 1"));
         }
+        if self.max_plugin_mb == Some(0) {
+            return Err(Error::config("max_plugin_mb", "must be at least 1"));
+        }
         self.plugin_settings().validate()?;
         self.selector.validate()
+    }
+
+    /// The largest plugin file read, in bytes.
+    pub fn max_plugin_bytes(&self) -> u64 {
+        self.max_plugin_mb.map_or(crate::load::MAX_PLUGIN_BYTES, |mb| mb.saturating_mul(1 << 20))
     }
 
     /// The resolver of every plugin's settings: its settings file over its

@@ -124,8 +124,9 @@ pub enum Error {
         message: String,
     },
 
-    /// Two plugins (or a plugin and an MCP server) have the same name; the
-    /// later plugin, or the server, is rejected.
+    /// Two plugins (or a plugin and an MCP server, or two tools' model-facing
+    /// names) are the same; the later plugin, the server, or the tool that
+    /// is not the first to have the name is rejected.
     #[error("{origin}: the name `{name}` is already used by {first}")]
     DuplicateName {
         /// The contested name.

@@ -139,6 +139,7 @@ impl HostBuilder {
             databases,
             connectors,
             live: upstreams.live_servers(),
+            max_plugin_bytes: Some(config.max_plugin_bytes()),
         };
         let reloader = Arc::new(Reloader::start(folders, config.plugin_settings(), runtime.clone(), self.keep_bytes)?);
         let weak = Arc::downgrade(&reloader);
@@ -377,7 +378,8 @@ impl Host {
     /// Fully validate the plugin file at `path` (stub, world, compile,
     /// `describe()`, manifest against stub) without adding it to the catalog.
     pub async fn check(&self, path: &Path) -> Result<Manifest> {
-        let origin = Origin::file(path, None)?;
+        let max_bytes = self.inner.reloader.folders().max_plugin_bytes.unwrap_or(crate::load::MAX_PLUGIN_BYTES);
+        let origin = Origin::file(path, None, max_bytes)?;
         let stub = stub::read(&origin.bytes()?, &origin.to_string())?;
         let settings = self.inner.reloader.settings().resolve(&stub.name, None)?;
         let plugin = Plugin::new(stub, origin, settings);

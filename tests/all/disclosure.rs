@@ -101,6 +101,28 @@ async fn an_mcp_server_named_like_a_plugin_is_refused() {
     assert_eq!(rejection.error.kind(), ErrorKind::DuplicateName, "{}", rejection.error);
 }
 
+/// Two tools of a server whose names clean to one model-facing name
+/// (`create.customer`, `create_customer`): the one that needed no cleaning
+/// keeps it, whatever the order; the other is left out and reported, not
+/// served under a hashed name, and the plugins' names are untouched.
+#[tokio::test]
+async fn tools_whose_names_clean_to_one_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = |name: &str| json!({ "name": name, "description": name, "inputSchema": { "type": "object" } });
+    let tools = json!([tool("create.customer"), tool("create_customer"), tool("list")]);
+    std::fs::write(dir.path().join("shop.json"), tools.to_string()).unwrap();
+    let t = TestHost::builder().bundled().mcp(dir.path().to_owned()).build();
+    let catalog = t.host.catalog();
+    let served: Vec<_> = catalog.tools_of("shop").iter().map(|e| (e.name.as_str(), e.action.as_str())).collect();
+    assert_eq!(served, [("shop__create_customer", "create_customer"), ("shop__list", "list")]);
+    assert_eq!(catalog.model_name("calc", "evaluate"), Some("calc__evaluate"));
+    let rejection =
+        catalog.rejected().iter().find(|r| r.origin.ends_with("shop.json: create.customer")).expect("reported");
+    assert_eq!(rejection.error.kind(), ErrorKind::DuplicateName, "{}", rejection.error);
+    let reason = rejection.error.to_string();
+    assert!(reason.contains("`shop__create_customer` is already used by MCP server `shop`'s tool `create_customer`"));
+}
+
 #[tokio::test]
 async fn skills_walk_from_stub_to_files() {
     let t = full_host("");

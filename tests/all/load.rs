@@ -67,6 +67,22 @@ async fn entries_that_are_not_files_are_reported() {
     still_serves(&t.host).await;
 }
 
+/// The operator's `max_plugin_mb` bounds what a scan and `check` read: a
+/// larger file is reported with the limit and the setting that raises it.
+#[tokio::test]
+async fn a_plugin_over_the_configured_size_is_refused() {
+    let big = vec![0u8; (1 << 20) + 1];
+    let t = TestHost::builder().config("max_plugin_mb = 1").fixture("misbehave").file("big.wasm", big).build();
+    let catalog = t.host.catalog();
+    let rejection = catalog.rejected().iter().find(|r| r.origin.ends_with("big.wasm")).expect("big.wasm reported");
+    assert_eq!(rejection.error.kind(), ErrorKind::Io);
+    let reason = rejection.error.to_string();
+    assert!(reason.contains("over the limit of 1048576") && reason.contains("max_plugin_mb"), "{reason}");
+    let error = t.host.check(&t.plugins.path().join("big.wasm")).await.unwrap_err();
+    assert!(error.to_string().contains("max_plugin_mb"), "{error}");
+    still_serves(&t.host).await;
+}
+
 #[tokio::test]
 async fn a_truncated_component_is_rejected() {
     let mut bytes = std::fs::read(fixtures::MISBEHAVE).unwrap();

@@ -145,8 +145,9 @@ impl TestHostBuilder {
         for (name, bytes) in &self.files {
             std::fs::write(plugins.path().join(name), bytes).expect("write plugin file");
         }
+        // After the caller's text, whose top-level keys must come first.
         let engine = if self.config.contains("[engine]") { "" } else { "[engine]\nmax_concurrency = 16\n" };
-        let toml = format!("{engine}{}", self.config);
+        let toml = format!("{}\n{engine}", self.config);
         let mut config = Config::parse(&toml, plugins.path())?;
         config.plugins_dir = Some(plugins.path().to_owned());
         config.skills_dir = self.skills;

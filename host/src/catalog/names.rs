@@ -4,9 +4,10 @@
 //! characters of letters, digits, `_` and `-`). A qualified id such as
 //! `zereight-mcp-gitlab` + `list_merge_request_diffs` is joined with `__`,
 //! other characters become `_`, and a name that is still too long keeps
-//! its first characters plus a short hash of the full id. Two ids that map
-//! to the same name are told apart the same way, so names never depend on
-//! the order resources were found in.
+//! its first characters plus a short hash of the full id. The scan leaves
+//! out (and reports) a tool whose cleaned name another tool already has;
+//! should two ids still map to one name, they are told apart by a hash
+//! too, so names never depend on the order resources were found in.
 
 use std::collections::BTreeMap;
 

@@ -6,10 +6,13 @@
 //! plugins with one name keep the first (by file name) and reject the
 //! second. A rescan (with the previous snapshot) reads only what changed.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::mcp::{self, LiveServer, UpstreamServer};
+use super::names;
 use super::skill::{self, Skill};
 use super::snapshot::{Catalog, Rejection};
 use crate::contract::Kind;
@@ -64,6 +67,8 @@ pub struct Sources<'a> {
     pub mcp_dir: Option<&'a Path>,
     /// The configured live MCP servers.
     pub live: &'a [LiveServer],
+    /// Largest plugin file read; `None`: [`MAX_PLUGIN_BYTES`](crate::load::MAX_PLUGIN_BYTES).
+    pub max_plugin_bytes: Option<u64>,
 }
 
 impl Catalog {
@@ -136,7 +141,8 @@ impl Catalog {
         }
         if let Some(folder) = sources.plugins_dir.filter(|d| present(d)) {
             for path in plugin_files(folder)? {
-                catalog.add_file(&path, settings, previous, keep_bytes);
+                let max_bytes = sources.max_plugin_bytes.unwrap_or(crate::load::MAX_PLUGIN_BYTES);
+                catalog.add_file(&path, settings, previous, keep_bytes, max_bytes);
             }
         }
         for source in sources.databases {
@@ -146,6 +152,7 @@ impl Catalog {
             catalog.add_connector(connector, sources.openapi, settings, previous);
         }
         catalog.refuse_shadowed_servers();
+        catalog.refuse_colliding_tools();
         catalog.log_rejections(previous);
         Ok(catalog)
     }
@@ -276,6 +283,50 @@ impl Catalog {
         }
     }
 
+    /// A model-facing name belongs to the first tool that has it, by kind:
+    /// a plugin's tools always keep theirs, then an MCP tool whose name
+    /// needed no cleaning, then one that did (`create.customer` becomes
+    /// `create_customer`). A tool whose name is taken is left out and
+    /// reported, never served under a changed name and never the cause of
+    /// a rename of a tool already served.
+    fn refuse_colliding_tools(&mut self) {
+        let mut taken: HashMap<String, String> = HashMap::new();
+        for plugin in self.plugins.values() {
+            for action in plugin.stub().action_names() {
+                let owner = format!("plugin `{}`'s action `{action}`", plugin.name());
+                taken.insert(names::model_name(&[plugin.name(), action]), owner);
+            }
+        }
+        let mut left_out: Vec<(String, usize, String, String)> = Vec::new();
+        for verbatim in [true, false] {
+            for server in self.mcp.values() {
+                for (i, tool) in server.tools.iter().enumerate() {
+                    let name = names::model_name(&[&server.name, &tool.name]);
+                    if (name == format!("{}__{}", server.name, tool.name)) != verbatim {
+                        continue;
+                    }
+                    match taken.entry(name) {
+                        Entry::Occupied(first) => {
+                            left_out.push((server.name.clone(), i, first.key().clone(), first.get().clone()))
+                        }
+                        Entry::Vacant(free) => {
+                            free.insert(format!("MCP server `{}`'s tool `{}`", server.name, tool.name));
+                        }
+                    }
+                }
+            }
+        }
+        // Highest index first, so the indices of a server's other tools hold.
+        left_out.sort_by(|a, b| (&a.0, b.1).cmp(&(&b.0, a.1)));
+        for (server_name, i, name, first) in left_out {
+            let Some(server) = self.mcp.get_mut(&server_name) else { continue };
+            let tool = server.tools.remove(i);
+            let origin = format!("{}: {}", server.origin_text(), tool.name);
+            let what = format!("MCP server `{server_name}`'s tool `{}`", tool.name);
+            self.refuse(origin, Error::DuplicateName { name, origin: what, first });
+        }
+    }
+
     fn refuse(&mut self, origin: String, error: Error) {
         self.rejected.push(Rejection { origin, error });
     }
@@ -299,7 +350,14 @@ impl Catalog {
     }
 
     /// Add the plugin file at `path` (and its settings file `NAME.toml`).
-    fn add_file(&mut self, path: &Path, settings: &SettingsResolver, previous: Option<&Catalog>, keep_bytes: bool) {
+    fn add_file(
+        &mut self,
+        path: &Path,
+        settings: &SettingsResolver,
+        previous: Option<&Catalog>,
+        keep_bytes: bool,
+        max_bytes: u64,
+    ) {
         let origin = path.display().to_string();
         let sidecar_path = path.with_extension("toml");
         let sidecar = FileStamp::of(&sidecar_path).ok();
@@ -314,7 +372,7 @@ impl Catalog {
         {
             return self.insert(known, true);
         }
-        let origin = match Origin::file(path, sidecar) {
+        let origin = match Origin::file(path, sidecar, max_bytes) {
             Ok(origin) => origin,
             Err(error) => return self.refuse(origin, error),
         };

@@ -20,7 +20,7 @@ pub mod stub;
 
 pub use compile::LoadStats;
 pub use manifest::{ActionSpec, Manifest};
-pub use origin::{FileStamp, Origin};
+pub use origin::{FileStamp, MAX_PLUGIN_BYTES, Origin};
 pub use plugin::{Plugin, Prepared};
 pub use settings::{PluginSettings, RawPluginSettings, SettingsResolver};
 pub use stub::{Stub, StubAction};

@@ -77,11 +77,11 @@ impl std::fmt::Display for Origin {
 }
 
 impl Origin {
-    /// Read the file at `path` whole, keeping its bytes. A file that
-    /// changes while it is read (a writer still copying) is an error; the
-    /// next scan tries again.
-    pub fn file(path: &Path, sidecar: Option<FileStamp>) -> Result<Origin> {
-        let (stamp, bytes) = read_stable(path)?;
+    /// Read the file at `path` whole, keeping its bytes: a regular file of
+    /// at most `max_bytes`. A file that changes while it is read (a writer
+    /// still copying) is an error; the next scan tries again.
+    pub fn file(path: &Path, sidecar: Option<FileStamp>, max_bytes: u64) -> Result<Origin> {
+        let (stamp, bytes) = read_stable(path, max_bytes)?;
         Ok(Origin::File { path: path.to_owned(), stamp, sidecar, bytes: OnceLock::from(bytes) })
     }
 
@@ -152,21 +152,24 @@ impl Origin {
     }
 }
 
-/// Largest plugin file read (the largest real components, an interpreter
-/// inside, are tens of MiB).
+/// Largest plugin file read by default (the largest real components, an
+/// interpreter inside, are tens of MiB); `max_plugin_mb` changes it.
 pub const MAX_PLUGIN_BYTES: u64 = 256 << 20;
 
 /// The file's stamp and bytes, read whole, refusing what is not a regular
 /// file (a directory, FIFO or device named `*.wasm`), a file over
-/// [`MAX_PLUGIN_BYTES`], and a file that changed while it was read.
-fn read_stable(path: &Path) -> Result<(FileStamp, bytes::Bytes)> {
+/// `max_bytes`, and a file that changed while it was read.
+fn read_stable(path: &Path, max_bytes: u64) -> Result<(FileStamp, bytes::Bytes)> {
     let refuse = |message: String| Error::Io { path: path.display().to_string(), message };
     let meta = std::fs::metadata(path).map_err(|e| io_error(path, e))?;
     if !meta.is_file() {
         return Err(refuse("not a regular file (a directory, FIFO or device); a plugin is a `.wasm` file".into()));
     }
-    if meta.len() > MAX_PLUGIN_BYTES {
-        return Err(refuse(format!("{} bytes, over the limit of {MAX_PLUGIN_BYTES} for a plugin", meta.len())));
+    if meta.len() > max_bytes {
+        return Err(refuse(format!(
+            "{} bytes, over the limit of {max_bytes} for a plugin (raise `max_plugin_mb` in quiver.toml)",
+            meta.len()
+        )));
     }
     let stamp = FileStamp::of(path)?;
     let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
@@ -188,7 +191,8 @@ pub(crate) fn read_unchanged(path: &Path, stamp: FileStamp) -> Result<bytes::Byt
     if FileStamp::of(path)? != stamp {
         return Err(changed());
     }
-    let (now, bytes) = read_stable(path)?;
+    // The stamp holds the length, which the scan already checked.
+    let (now, bytes) = read_stable(path, u64::MAX)?;
     if now != stamp {
         return Err(changed());
     }

@@ -40,6 +40,8 @@ pub struct Folders {
     pub connectors: Vec<ConnectorSource>,
     /// The configured live MCP servers.
     pub live: Vec<LiveServer>,
+    /// Largest plugin file read; `None`: the default.
+    pub max_plugin_bytes: Option<u64>,
 }
 
 impl Folders {
@@ -54,6 +56,7 @@ impl Folders {
             skills_dir: self.skills.as_deref(),
             mcp_dir: self.mcp.as_deref(),
             live: &self.live,
+            max_plugin_bytes: self.max_plugin_bytes,
         }
     }
 
