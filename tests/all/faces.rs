@@ -534,3 +534,69 @@ async fn half_sent_requests_are_cut_off_and_the_server_keeps_serving() {
     shutdown.cancel();
     server.await.unwrap().unwrap();
 }
+
+/// JSON-RPC's own codes for bad messages, over HTTP and stdio: a body or
+/// line that is not JSON is a parse error (-32700, id null), JSON that is
+/// not a JSON-RPC message an invalid request (-32600), and a `tools/call`
+/// whose `arguments` is not an object invalid params (-32602, not "method
+/// not found"). On stdio every bad line gets its reply, and the session
+/// goes on.
+#[tokio::test]
+async fn bad_messages_get_json_rpc_errors() {
+    let t = TestHost::builder().bundled().build();
+    let app = router(&t.host, &HttpOptions::default(), CancellationToken::new()).unwrap();
+    let post = |body: &'static str| {
+        Request::post("/mcp")
+            .header("host", "localhost")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(Body::from(body))
+            .unwrap()
+    };
+    for (body, code) in [("{bad", -32700), ("", -32700), (r#"{"hello":1}"#, -32600), ("[1]", -32600)] {
+        let (status, _, reply) = send(&app, post(body)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        let reply = json_of(&reply);
+        assert_eq!((&reply["id"], &reply["error"]["code"]), (&Value::Null, &json!(code)), "{body}: {reply}");
+    }
+    let (status, _, _) = send(&app, post(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let (mut client, server) = tokio::io::duplex(1 << 16);
+    let (server_in, server_out) = tokio::io::split(server);
+    let host = t.host.clone();
+    let served =
+        tokio::spawn(async move { quiver::faces::stdio::serve_lines(&host, None, server_in, server_out).await });
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let lines = [
+        "{bad",
+        "",
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"calc__evaluate","arguments":5}}"#,
+        "not json either",
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"calc__evaluate","arguments":{"expression":"1+1"}}}"#,
+    ];
+    for line in lines {
+        client.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+    }
+    let (reader, mut writer) = tokio::io::split(client);
+    let mut replies = tokio::io::BufReader::new(reader).lines();
+    let mut by_id = std::collections::BTreeMap::new();
+    let mut parse_errors = 0;
+    while by_id.len() < 3 || parse_errors < 2 {
+        let line = replies.next_line().await.unwrap().expect("a reply per message");
+        let reply: Value = serde_json::from_str(&line).unwrap();
+        match reply["id"].as_i64() {
+            Some(id) => drop(by_id.insert(id, reply)),
+            None => {
+                assert_eq!(reply["error"]["code"], -32700, "{reply}");
+                parse_errors += 1;
+            }
+        }
+    }
+    assert_eq!(by_id[&2]["error"]["code"], -32602, "{}", by_id[&2]);
+    assert_eq!(by_id[&3]["result"]["structuredContent"]["value"], 2, "{}", by_id[&3]);
+    writer.shutdown().await.unwrap();
+    served.await.unwrap().unwrap();
+}

@@ -106,8 +106,10 @@ pub fn router_with<E: ServerHandler>(
     let service = StreamableHttpService::new(move || Ok(mcp.clone()), LocalSessionManager::default().into(), config);
     let hosts = if loopback { hosts } else { Vec::new() };
     let guard = Arc::new(Guard { token: options.token.clone(), origins, hosts });
+    let max_body = options.max_body_bytes;
     let router = super::rest::router(host, options.agent.as_deref())?
         .nest_service("/mcp", service)
+        .layer(middleware::from_fn(move |request: Request, next: Next| check_envelope(request, next, max_body)))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             let guard = guard.clone();
@@ -252,6 +254,62 @@ impl Guard {
     }
 }
 
+/// A JSON `POST` to `/mcp` that is not JSON, or not a JSON-RPC message, is
+/// answered here as JSON-RPC asks (`-32700` parse error, `-32600` invalid
+/// request, with HTTP 400); rmcp would answer 415 with plain text, which a
+/// client cannot tell from a wrong content type. The rest goes on to rmcp.
+async fn check_envelope(request: Request, next: Next, max_body: usize) -> Response {
+    let is_json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json")));
+    if request.method() != axum::http::Method::POST || !request.uri().path().starts_with("/mcp") || !is_json {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, max_body).await {
+        Ok(bytes) => bytes,
+        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, format!("the body is over {max_body} bytes")).into_response(),
+    };
+    if let Some((code, message)) = envelope_fault(&bytes) {
+        let reply = super::mcp::Unanswerable::new(code, &message);
+        return (StatusCode::BAD_REQUEST, axum::Json(reply)).into_response();
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+}
+
+/// Why `body` is not one JSON-RPC 2.0 message: (code, message).
+fn envelope_fault(body: &[u8]) -> Option<(i32, String)> {
+    /// The parts of a message that tell what it is, borrowed.
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        jsonrpc: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow)]
+        method: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow)]
+        result: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow)]
+        error: Option<&'a serde_json::value::RawValue>,
+    }
+    let value = match serde_json::from_slice::<&serde_json::value::RawValue>(body) {
+        Ok(value) => value,
+        Err(e) => return Some((-32700, format!("Parse error: the body is not JSON: {e}"))),
+    };
+    let invalid = |why: &str| Some((-32600, format!("Invalid Request: {why}")));
+    let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(value.get()) else {
+        return invalid("a message is one JSON-RPC 2.0 object (batches are not part of MCP)");
+    };
+    if envelope.jsonrpc.is_none_or(|v| v.get() != "\"2.0\"") {
+        return invalid("`jsonrpc` must be \"2.0\"");
+    }
+    if envelope.method.is_none() && envelope.result.is_none() && envelope.error.is_none() {
+        return invalid("a message has a `method` (request, notification), or a `result` or `error` (response)");
+    }
+    None
+}
+
 /// Whether the `Host` header `value` names one of `allowed` (`name`: any
 /// port; `name:port`: that port); an empty list allows any.
 fn host_allowed(allowed: &[String], value: &str) -> bool {
@@ -308,6 +366,17 @@ mod tests {
         assert!(!origin_matches("http://localhost:*", "https://localhost:3000"));
         assert!(origin_matches("https://app.example.com", "https://app.example.com"));
         assert!(!origin_matches("https://app.example.com", "https://app.example.com.evil"));
+    }
+
+    #[test]
+    fn envelopes_that_are_not_json_rpc_are_named() {
+        assert_eq!(envelope_fault(b"{bad").map(|f| f.0), Some(-32700));
+        assert_eq!(envelope_fault(b"").map(|f| f.0), Some(-32700));
+        assert_eq!(envelope_fault(b"[{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}]").map(|f| f.0), Some(-32600));
+        assert_eq!(envelope_fault(b"{\"hello\":1}").map(|f| f.0), Some(-32600));
+        assert_eq!(envelope_fault(b"{\"jsonrpc\":\"1.0\",\"method\":\"ping\",\"id\":1}").map(|f| f.0), Some(-32600));
+        assert_eq!(envelope_fault(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}"), None);
+        assert_eq!(envelope_fault(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"), None);
     }
 
     #[test]

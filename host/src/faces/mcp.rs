@@ -209,6 +209,64 @@ impl<E: ServerHandler> McpServer<E> {
     }
 }
 
+/// A JSON-RPC error reply to a message whose id could not be read.
+#[derive(serde::Serialize)]
+pub(super) struct Unanswerable<'a> {
+    jsonrpc: &'static str,
+    /// Always `null`: the message had no readable id.
+    id: (),
+    error: Fault<'a>,
+}
+
+impl<'a> Unanswerable<'a> {
+    pub(super) fn new(code: i32, message: &'a str) -> Self {
+        Unanswerable { jsonrpc: "2.0", id: (), error: Fault { code, message } }
+    }
+}
+
+#[derive(serde::Serialize)]
+struct Fault<'a> {
+    code: i32,
+    message: &'a str,
+}
+
+/// The client-to-server request methods of MCP (2025-11-25 and
+/// 2026-07-28) that rmcp reads into typed requests.
+const STANDARD_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/directory/read",
+    "subscriptions/listen",
+    "tools/call",
+    "tools/list",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "skills/list",
+    "skills/get",
+];
+
+/// Why `params` do not fit `method`, in words a client can act on.
+fn params_fault(method: &str, params: Option<Value>) -> String {
+    let detail = match method {
+        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params.unwrap_or(Value::Null))
+            .err()
+            .map(|e| format!(": {e} (`arguments` is an object of the tool's parameters)")),
+        _ => None,
+    };
+    format!("invalid params for {method}{}", detail.unwrap_or_default())
+}
+
 fn call_tool_def() -> ToolDef {
     let schema = crate::disclosure::meta_tools::args_schema::<CallToolArgs>(&[]);
     ToolDef {
@@ -443,6 +501,11 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> std::result::Result<CustomResult, ErrorData> {
+        if let Some(method) = STANDARD_METHODS.iter().find(|m| **m == request.method) {
+            // rmcp reads a request whose params do not fit its method as a
+            // custom one: that is invalid params (-32602), not an unknown method.
+            return Err(ErrorData::invalid_params(params_fault(method, request.params), None));
+        }
         self.extras.on_custom_request(request, context).await
     }
 

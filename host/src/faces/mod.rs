@@ -8,19 +8,6 @@
 pub mod http;
 pub mod mcp;
 pub mod rest;
+pub mod stdio;
 
-use crate::error::{Error, Result};
-use crate::host::Host;
-
-/// Serve MCP on stdin/stdout until the client closes them. Nothing but
-/// protocol is written to stdout (logs go to stderr, guest output to logs).
-/// When both are pipes (as MCP clients launch servers), they are driven by
-/// the IO reactor instead of blocking threads (rmcp's `stdio_pipes`): no
-/// thread hand-off per message.
-pub async fn serve_stdio(host: &Host, agent: Option<String>) -> Result<()> {
-    use rmcp::ServiceExt;
-    let server = mcp::McpServer::new(host.clone(), agent)?;
-    let running = server.serve(rmcp::transport::stdio_pipes()).await.map_err(|e| Error::internal("MCP on stdio", e))?;
-    running.waiting().await.map_err(|e| Error::internal("MCP on stdio", e))?;
-    Ok(())
-}
+pub use stdio::serve_stdio;
