@@ -247,6 +247,12 @@ impl Host {
         self.inner.services.live.subscribe()
     }
 
+    /// Receivers of [`subscribe`](Self::subscribe) alive now: each MCP
+    /// session's list-change forwarder, each watcher an embedder holds.
+    pub fn subscribers(&self) -> usize {
+        self.inner.services.live.subscribers()
+    }
+
     /// What the host serves and what it refused.
     pub fn status(&self) -> Status {
         self.catalog().status()

@@ -600,3 +600,69 @@ async fn bad_messages_get_json_rpc_errors() {
     writer.shutdown().await.unwrap();
     served.await.unwrap().unwrap();
 }
+
+/// MCP sessions over HTTP are capped: past `max_sessions` an `initialize`
+/// gets HTTP 503 with `Retry-After` and a JSON-RPC error, and the open
+/// sessions keep working. A session's list-change forwarder ends with the
+/// session (`DELETE /mcp`), and so does its slot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_capped_and_end_with_their_forwarders() {
+    let t = TestHost::builder().bundled().build();
+    let options = HttpOptions { max_sessions: 2, ..Default::default() };
+    let app = router(&t.host, &options, CancellationToken::new()).unwrap();
+    let post = |body: &str, session: Option<&str>| {
+        let mut request = Request::post("/mcp")
+            .header("host", "localhost")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(id) = session {
+            request = request.header("mcp-session-id", id).header("mcp-protocol-version", "2025-11-25");
+        }
+        request.body(Body::from(body.to_owned())).unwrap()
+    };
+    let initialize = r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let open = |app: axum::Router| async move {
+        let (status, headers, body) = send(&app, post(initialize, None)).await;
+        assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+        let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
+        let (status, _, _) =
+            send(&app, post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, Some(&id))).await;
+        assert_eq!(status, StatusCode::ACCEPTED);
+        id
+    };
+    let base = t.host.subscribers();
+    let first = open(app.clone()).await;
+    let second = open(app.clone()).await;
+    wait_for("both forwarders", || t.host.subscribers() == base + 2).await;
+
+    let (status, headers, body) = send(&app, post(initialize, None)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(headers[header::RETRY_AFTER], "5");
+    let reply = json_of(&body);
+    assert_eq!((&reply["id"], &reply["error"]["code"]), (&json!(7), &json!(-32000)), "{reply}");
+    assert!(reply["error"]["message"].as_str().unwrap().contains("2 MCP sessions are open"), "{reply}");
+    let ping = r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#;
+    let (status, _, body) = send(&app, post(ping, Some(&second))).await;
+    assert_eq!(status, StatusCode::OK, "an open session still works: {}", String::from_utf8_lossy(&body));
+
+    let delete = Request::delete("/mcp")
+        .header("host", "localhost")
+        .header("mcp-session-id", &first)
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(Body::empty())
+        .unwrap();
+    let (status, _, _) = send(&app, delete).await;
+    assert!(status.is_success(), "{status}");
+    wait_for("the ended session's forwarder to stop", || t.host.subscribers() == base + 1).await;
+    let (status, _, body) = send(&app, post(initialize, None)).await;
+    assert_eq!(status, StatusCode::OK, "the freed slot is used: {}", String::from_utf8_lossy(&body));
+}
+
+/// Wait (up to 20 s) until `done`; the work happens in tasks of the server.
+async fn wait_for(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}

@@ -35,4 +35,9 @@ impl Live {
     pub fn subscribe(&self) -> watch::Receiver<Arc<Catalog>> {
         self.sender.subscribe()
     }
+
+    /// Receivers of [`subscribe`](Self::subscribe) alive now.
+    pub fn subscribers(&self) -> usize {
+        self.sender.receiver_count()
+    }
 }

@@ -13,15 +13,16 @@ use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use rmcp::handler::server::ServerHandler;
 
-use super::mcp::{McpServer, NoExtras};
+use super::mcp::{ErrorReply, McpServer, NoExtras};
+use super::sessions::CappedSessions;
 use crate::error::{Error, Result};
 use crate::host::Host;
+use serde_json::value::RawValue;
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone)]
@@ -44,6 +45,9 @@ pub struct HttpOptions {
     pub header_timeout: std::time::Duration,
     /// Connections served at once; more wait in the listen backlog.
     pub max_connections: usize,
+    /// MCP sessions (2025-11-25) open at once; past it `initialize` is
+    /// answered 503 until one ends (`DELETE /mcp`, or idle for 5 minutes).
+    pub max_sessions: usize,
 }
 
 impl Default for HttpOptions {
@@ -57,6 +61,7 @@ impl Default for HttpOptions {
             agent: None,
             header_timeout: std::time::Duration::from_secs(10),
             max_connections: 1024,
+            max_sessions: 1024,
         }
     }
 }
@@ -103,13 +108,16 @@ pub fn router_with<E: ServerHandler>(
         // Reached by a public name: the token is the guard, not the Host header.
         config = config.disable_allowed_hosts();
     }
-    let service = StreamableHttpService::new(move || Ok(mcp.clone()), LocalSessionManager::default().into(), config);
+    let sessions = Arc::new(CappedSessions::new(options.max_sessions));
+    let service = StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), config);
     let hosts = if loopback { hosts } else { Vec::new() };
     let guard = Arc::new(Guard { token: options.token.clone(), origins, hosts });
     let max_body = options.max_body_bytes;
     let router = super::rest::router(host, options.agent.as_deref())?
         .nest_service("/mcp", service)
-        .layer(middleware::from_fn(move |request: Request, next: Next| check_envelope(request, next, max_body)))
+        .layer(middleware::from_fn(move |request: Request, next: Next| {
+            check_envelope(request, next, max_body, sessions.clone())
+        }))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             let guard = guard.clone();
@@ -257,8 +265,10 @@ impl Guard {
 /// A JSON `POST` to `/mcp` that is not JSON, or not a JSON-RPC message, is
 /// answered here as JSON-RPC asks (`-32700` parse error, `-32600` invalid
 /// request, with HTTP 400); rmcp would answer 415 with plain text, which a
-/// client cannot tell from a wrong content type. The rest goes on to rmcp.
-async fn check_envelope(request: Request, next: Next, max_body: usize) -> Response {
+/// client cannot tell from a wrong content type. So is an `initialize`
+/// when every session slot is taken (HTTP 503, `Retry-After`). The rest
+/// goes on to rmcp.
+async fn check_envelope(request: Request, next: Next, max_body: usize, sessions: Arc<CappedSessions>) -> Response {
     let is_json = request
         .headers()
         .get(header::CONTENT_TYPE)
@@ -272,42 +282,53 @@ async fn check_envelope(request: Request, next: Next, max_body: usize) -> Respon
         Ok(bytes) => bytes,
         Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, format!("the body is over {max_body} bytes")).into_response(),
     };
-    if let Some((code, message)) = envelope_fault(&bytes) {
-        let reply = super::mcp::Unanswerable::new(code, &message);
-        return (StatusCode::BAD_REQUEST, axum::Json(reply)).into_response();
+    let envelope = match Envelope::read(&bytes) {
+        Ok(envelope) => envelope,
+        Err((code, message)) => {
+            return (StatusCode::BAD_REQUEST, axum::Json(ErrorReply::new(None, code, &message))).into_response();
+        }
+    };
+    if envelope.method.is_some_and(|m| m.get() == "\"initialize\"") && sessions.full() {
+        let message = super::sessions::SessionsError::Full(sessions.max()).to_string();
+        let reply = axum::Json(ErrorReply::new(envelope.id, -32000, &message));
+        return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], reply).into_response();
     }
     next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
 
-/// Why `body` is not one JSON-RPC 2.0 message: (code, message).
-fn envelope_fault(body: &[u8]) -> Option<(i32, String)> {
-    /// The parts of a message that tell what it is, borrowed.
-    #[derive(serde::Deserialize)]
-    struct Envelope<'a> {
-        #[serde(borrow)]
-        jsonrpc: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow)]
-        method: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow)]
-        result: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow)]
-        error: Option<&'a serde_json::value::RawValue>,
+/// The parts of a JSON-RPC message that tell what it is, borrowed.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+impl<'a> Envelope<'a> {
+    /// `body` as one JSON-RPC 2.0 message, else why not: (code, message).
+    fn read(body: &'a [u8]) -> std::result::Result<Envelope<'a>, (i32, String)> {
+        let value = serde_json::from_slice::<&RawValue>(body)
+            .map_err(|e| (-32700, format!("Parse error: the body is not JSON: {e}")))?;
+        let invalid = |why: &str| (-32600, format!("Invalid Request: {why}"));
+        let envelope = serde_json::from_str::<Envelope<'_>>(value.get())
+            .map_err(|_| invalid("a message is one JSON-RPC 2.0 object (batches are not part of MCP)"))?;
+        if envelope.jsonrpc.is_none_or(|v| v.get() != "\"2.0\"") {
+            return Err(invalid("`jsonrpc` must be \"2.0\""));
+        }
+        if envelope.method.is_none() && envelope.result.is_none() && envelope.error.is_none() {
+            return Err(invalid(
+                "a message has a `method` (request, notification), or a `result` or `error` (response)",
+            ));
+        }
+        Ok(envelope)
     }
-    let value = match serde_json::from_slice::<&serde_json::value::RawValue>(body) {
-        Ok(value) => value,
-        Err(e) => return Some((-32700, format!("Parse error: the body is not JSON: {e}"))),
-    };
-    let invalid = |why: &str| Some((-32600, format!("Invalid Request: {why}")));
-    let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(value.get()) else {
-        return invalid("a message is one JSON-RPC 2.0 object (batches are not part of MCP)");
-    };
-    if envelope.jsonrpc.is_none_or(|v| v.get() != "\"2.0\"") {
-        return invalid("`jsonrpc` must be \"2.0\"");
-    }
-    if envelope.method.is_none() && envelope.result.is_none() && envelope.error.is_none() {
-        return invalid("a message has a `method` (request, notification), or a `result` or `error` (response)");
-    }
-    None
 }
 
 /// Whether the `Host` header `value` names one of `allowed` (`name`: any
@@ -370,13 +391,14 @@ mod tests {
 
     #[test]
     fn envelopes_that_are_not_json_rpc_are_named() {
-        assert_eq!(envelope_fault(b"{bad").map(|f| f.0), Some(-32700));
-        assert_eq!(envelope_fault(b"").map(|f| f.0), Some(-32700));
-        assert_eq!(envelope_fault(b"[{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}]").map(|f| f.0), Some(-32600));
-        assert_eq!(envelope_fault(b"{\"hello\":1}").map(|f| f.0), Some(-32600));
-        assert_eq!(envelope_fault(b"{\"jsonrpc\":\"1.0\",\"method\":\"ping\",\"id\":1}").map(|f| f.0), Some(-32600));
-        assert_eq!(envelope_fault(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}"), None);
-        assert_eq!(envelope_fault(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"), None);
+        let code = |body: &[u8]| Envelope::read(body).err().map(|f| f.0);
+        assert_eq!(code(b"{bad"), Some(-32700));
+        assert_eq!(code(b""), Some(-32700));
+        assert_eq!(code(b"[{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}]"), Some(-32600));
+        assert_eq!(code(b"{\"hello\":1}"), Some(-32600));
+        assert_eq!(code(b"{\"jsonrpc\":\"1.0\",\"method\":\"ping\",\"id\":1}"), Some(-32600));
+        assert_eq!(code(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}"), None);
+        assert_eq!(code(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"), None);
     }
 
     #[test]

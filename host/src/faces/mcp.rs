@@ -68,7 +68,10 @@ pub struct NoExtras;
 impl ServerHandler for NoExtras {}
 
 /// Quiver as an MCP server, with an embedder's extras `E` beside it. Cheap
-/// to clone: one per HTTP session is fine.
+/// to clone: one per HTTP session is fine. A clone is a new connection's
+/// server: what a session starts (its list-change forwarder) belongs to
+/// the clone that served it, and ends when that clone is dropped (rmcp
+/// drops it when the session ends).
 pub struct McpServer<E = NoExtras> {
     host: Host,
     /// An open session with the agent's policy, resolved once: each request
@@ -80,6 +83,27 @@ pub struct McpServer<E = NoExtras> {
     instructions: Arc<PerVersion<String>>,
     /// Quiver's part of `tools/list`.
     tools: Arc<PerVersion<Arc<Vec<Tool>>>>,
+    /// Tasks of this connection, stopped when it is dropped.
+    tasks: ConnectionTasks,
+}
+
+/// Tasks that live as long as one connection's server.
+#[derive(Default)]
+struct ConnectionTasks(Mutex<Vec<tokio::task::AbortHandle>>);
+
+impl ConnectionTasks {
+    fn add(&self, task: tokio::task::AbortHandle) {
+        let mut tasks = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(task);
+    }
+}
+
+impl Drop for ConnectionTasks {
+    fn drop(&mut self) {
+        let tasks = self.0.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        tasks.iter().for_each(tokio::task::AbortHandle::abort);
+    }
 }
 
 /// A value kept for the latest catalog version it was made for.
@@ -115,6 +139,7 @@ impl<E> Clone for McpServer<E> {
             extras: self.extras.clone(),
             instructions: self.instructions.clone(),
             tools: self.tools.clone(),
+            tasks: ConnectionTasks::default(),
         }
     }
 }
@@ -136,6 +161,7 @@ impl<E: ServerHandler> McpServer<E> {
             extras: Arc::new(extras),
             instructions: Arc::new(PerVersion::new()),
             tools: Arc::new(PerVersion::new()),
+            tasks: ConnectionTasks::default(),
         })
     }
 
@@ -209,25 +235,25 @@ impl<E: ServerHandler> McpServer<E> {
     }
 }
 
-/// A JSON-RPC error reply to a message whose id could not be read.
+/// A JSON-RPC error reply written by Quiver itself (rmcp writes the
+/// rest): `id` is `null` when the message had none that could be read.
 #[derive(serde::Serialize)]
-pub(super) struct Unanswerable<'a> {
+pub(super) struct ErrorReply<'a> {
     jsonrpc: &'static str,
-    /// Always `null`: the message had no readable id.
-    id: (),
+    id: Option<&'a serde_json::value::RawValue>,
     error: Fault<'a>,
-}
-
-impl<'a> Unanswerable<'a> {
-    pub(super) fn new(code: i32, message: &'a str) -> Self {
-        Unanswerable { jsonrpc: "2.0", id: (), error: Fault { code, message } }
-    }
 }
 
 #[derive(serde::Serialize)]
 struct Fault<'a> {
     code: i32,
     message: &'a str,
+}
+
+impl<'a> ErrorReply<'a> {
+    pub(super) fn new(id: Option<&'a serde_json::value::RawValue>, code: i32, message: &'a str) -> Self {
+        ErrorReply { jsonrpc: "2.0", id, error: Fault { code, message } }
+    }
 }
 
 /// The client-to-server request methods of MCP (2025-11-25 and
@@ -380,12 +406,13 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // A 2025-11-25 session: tell it when the tool list changes, until
-        // it goes away (the first failed send).
+        // it ends (this server is dropped) or a send fails.
         let peer = context.peer.clone();
-        forward_catalog_changes(&self.host, move || {
+        let forwarder = forward_catalog_changes(&self.host, move || {
             let peer = peer.clone();
             async move { peer.notify_tool_list_changed().await.is_ok() }
         });
+        self.tasks.add(forwarder.abort_handle());
         self.extras.on_initialized(context).await
     }
 

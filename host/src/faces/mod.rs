@@ -8,6 +8,7 @@
 pub mod http;
 pub mod mcp;
 pub mod rest;
+pub mod sessions;
 pub mod stdio;
 
 pub use stdio::serve_stdio;

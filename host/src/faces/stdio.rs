@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use super::mcp::{self, Unanswerable};
+use super::mcp::{self, ErrorReply};
 use crate::error::{Error, Result};
 use crate::host::Host;
 
@@ -185,7 +185,7 @@ async fn read_line<R: AsyncBufRead + Unpin>(input: &mut R, line: &mut Vec<u8>, m
 /// A JSON-RPC parse error (`-32700`, id `null`), as one line.
 fn parse_error(message: &str) -> Vec<u8> {
     let message = format!("Parse error: {message}");
-    let reply = Unanswerable::new(-32700, &message);
+    let reply = ErrorReply::new(None, -32700, &message);
     let mut line = serde_json::to_vec(&reply).unwrap_or_default();
     line.push(b'\n');
     line

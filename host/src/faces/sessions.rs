@@ -1,0 +1,158 @@
+//! MCP sessions over HTTP (2025-11-25), capped: rmcp's in-memory session
+//! manager, with a slot per session that is given back when the session's
+//! service ends (the client's `DELETE`, or rmcp closing an idle session),
+//! and the ended session's entry taken out of rmcp's map then, not left
+//! behind. Past the cap a new session is refused with a clear error and
+//! the open ones are unaffected.
+
+use std::sync::Arc;
+
+use futures_util::Stream;
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
+};
+use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMessage};
+use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
+use rmcp::transport::{Transport, WorkerTransport};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// rmcp's session manager with at most `max` sessions open.
+pub struct CappedSessions {
+    inner: Arc<LocalSessionManager>,
+    slots: Arc<Semaphore>,
+    max: usize,
+}
+
+impl CappedSessions {
+    /// At most `max` sessions (at least one).
+    pub fn new(max: usize) -> CappedSessions {
+        let max = max.max(1);
+        CappedSessions { inner: Arc::new(LocalSessionManager::default()), slots: Arc::new(Semaphore::new(max)), max }
+    }
+
+    /// Whether every slot is taken (a new session would be refused).
+    pub fn full(&self) -> bool {
+        self.slots.available_permits() == 0
+    }
+
+    /// Sessions open now.
+    pub fn open(&self) -> usize {
+        self.max - self.slots.available_permits()
+    }
+
+    /// The most sessions open at once.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+}
+
+/// Why a session could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionsError {
+    /// Every slot is taken.
+    #[error("{0} MCP sessions are open, the most this server keeps; end one (DELETE /mcp) or retry later")]
+    Full(usize),
+    /// rmcp's own.
+    #[error(transparent)]
+    Session(#[from] LocalSessionManagerError),
+}
+
+/// A session's transport, holding its slot until the session's service
+/// ends and drops it.
+pub struct Counted {
+    inner: WorkerTransport<LocalSessionWorker>,
+    id: SessionId,
+    sessions: Arc<LocalSessionManager>,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        // The session ended: its entry goes too (a DELETE took it already;
+        // an idle session's would otherwise stay).
+        let (sessions, id) = (self.sessions.clone(), self.id.clone());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { drop(sessions.sessions.write().await.remove(&id)) });
+        }
+    }
+}
+
+impl Transport<RoleServer> for Counted {
+    type Error = <WorkerTransport<LocalSessionWorker> as Transport<RoleServer>>::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = std::result::Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send {
+        self.inner.receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = std::result::Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+impl SessionManager for CappedSessions {
+    type Error = SessionsError;
+    type Transport = Counted;
+
+    async fn create_session(&self) -> Result<(SessionId, Counted), SessionsError> {
+        let slot = self.slots.clone().try_acquire_owned().map_err(|_| SessionsError::Full(self.max))?;
+        let (id, inner) = self.inner.create_session().await?;
+        let transport = Counted { inner, id: id.clone(), sessions: self.inner.clone(), _slot: slot };
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, SessionsError> {
+        Ok(self.inner.initialize_session(id, message).await?)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, SessionsError> {
+        Ok(self.inner.has_session(id).await?)
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), SessionsError> {
+        Ok(self.inner.close_session(id).await?)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError> {
+        Ok(self.inner.create_stream(id, message).await?)
+    }
+
+    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), SessionsError> {
+        Ok(self.inner.accept_message(id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError> {
+        Ok(self.inner.create_standalone_stream(id).await?)
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError> {
+        Ok(self.inner.resume(id, last_event_id).await?)
+    }
+
+    fn event_store(&self) -> Option<Arc<dyn EventStore>> {
+        self.inner.event_store()
+    }
+}
