@@ -137,6 +137,17 @@ pub enum Error {
         first: String,
     },
 
+    /// The plugin of this name was refused when it was loaded.
+    #[error("plugin `{plugin}` is not served: {origin} was rejected: {reason}")]
+    Rejected {
+        /// The requested name.
+        plugin: String,
+        /// The rejected file (or configuration section).
+        origin: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+
     /// No plugin has this name.
     #[error("no plugin named `{plugin}`{}", known_list(.known))]
     UnknownPlugin {
@@ -431,8 +442,11 @@ impl Error {
     }
 
     /// How to fix it, in one line, where the fix is known.
-    pub fn remedy(&self) -> Option<&'static str> {
+    pub fn remedy(&self) -> Option<std::borrow::Cow<'static, str>> {
+        let named = |what: &str, plugin: &str| format!("run `quiver describe {plugin}` to see {what}").into();
         Some(match self {
+            Error::UnknownAction { plugin, .. } => return Some(named("its actions", plugin)),
+            Error::InputSchema { plugin, .. } => return Some(named("the input schema", plugin)),
             Error::NotWasm { .. } => "build the plugin with `cargo build --release --target wasm32-wasip2`",
             Error::CoreModule { .. } => {
                 "build for the `wasm32-wasip2` target (it links a component), not wasm32-unknown-unknown or wasip1"
@@ -451,10 +465,12 @@ impl Error {
             Error::DuplicateName { .. } => {
                 "rename one of them (a plugin, an MCP server's file), or remove the older file"
             }
+            Error::Rejected { .. } => {
+                "fix what the reason says and save the file again (hot reload picks it up); `quiver check FILE` \
+                 validates it fully"
+            }
             Error::UnknownPlugin { .. } => "run `quiver list` to see the plugins",
-            Error::UnknownAction { .. } => "run `quiver describe PLUGIN` to see its actions",
             Error::InputNotJson { .. } => "pass the input as a JSON object, e.g. '{\"key\": \"value\"}'",
-            Error::InputSchema { .. } => "run `quiver describe PLUGIN` to see the input schema",
             Error::Timeout { .. } => "raise `timeout_ms` for this plugin in the config file if the work is legitimate",
             Error::MemoryLimit { .. } => {
                 "raise `memory_mb` for this plugin in the config file if the work is legitimate"
@@ -482,6 +498,7 @@ impl Error {
                  the agent's profile"
             }
             _ => return None,
-        })
+        }
+        .into())
     }
 }

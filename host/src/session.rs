@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::catalog::{Catalog, Category, Live, ToolEntry, ToolRecord};
+use crate::disclosure::failures;
 use crate::disclosure::formats::ToolDef;
 use crate::disclosure::meta_tools::{self, CallContext, View};
 use crate::disclosure::policy::Policy;
@@ -112,7 +113,9 @@ pub struct CallOutcome {
 }
 
 impl CallOutcome {
-    fn from_result(result: Result<Value>) -> CallOutcome {
+    /// The outcome of `result`, a failure worded for the model with the
+    /// tool names of `catalog`.
+    fn from_result(result: Result<Value>, catalog: &Catalog) -> CallOutcome {
         match result {
             Ok(value) => CallOutcome {
                 text: match &value {
@@ -125,10 +128,7 @@ impl CallOutcome {
                 upstream: None,
             },
             Err(error) => CallOutcome {
-                text: match error.remedy() {
-                    Some(remedy) => format!("{error}. Fix: {remedy}"),
-                    None => error.to_string(),
-                },
+                text: failures::explain(&error, catalog),
                 value: None,
                 is_error: true,
                 error: Some(error),
@@ -140,8 +140,8 @@ impl CallOutcome {
     /// The outcome of a call an upstream MCP server answered with
     /// `result` (its `CallToolResult`): its text blocks are the text, its
     /// `structuredContent` the value, its `isError` whether it failed.
-    fn from_upstream(result: Result<Value>) -> CallOutcome {
-        let Ok(result) = result else { return CallOutcome::from_result(result) };
+    fn from_upstream(result: Result<Value>, catalog: &Catalog) -> CallOutcome {
+        let Ok(result) = result else { return CallOutcome::from_result(result, catalog) };
         let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         let texts: Vec<&str> = blocks
             .iter()
@@ -331,6 +331,17 @@ impl Session {
         tier1::render(&View { catalog: &catalog, policy: &self.policy, registry: &registry })
     }
 
+    /// What goes beside the meta-tools (MCP `instructions`): the Tier-1
+    /// text without the stub lists, which the meta-tools' descriptions
+    /// already carry. Use it instead of [`system_prompt`](Self::system_prompt)
+    /// when the model also gets the tools of [`tools_for_turn`](Self::tools_for_turn).
+    pub fn instructions(&self) -> String {
+        let catalog = self.services.live.current();
+        let registry: Vec<&ToolEntry> =
+            self.builtins(&catalog).into_iter().filter(|r| !self.policy.pinned.contains(&r.name)).collect();
+        tier1::instructions(&View { catalog: &catalog, policy: &self.policy, registry: &registry })
+    }
+
     /// The full definition of the tool called `name` (discovery level 3),
     /// loading its plugin; an error if this session may not see it.
     pub async fn definition(&self, name: &str) -> Result<ToolDef> {
@@ -421,7 +432,8 @@ impl Session {
     pub async fn call(&mut self, name: &str, args: Value) -> CallOutcome {
         let upstream = self.goes_upstream(name, &args);
         let result = self.dispatch(name, args).await;
-        if upstream { CallOutcome::from_upstream(result) } else { CallOutcome::from_result(result) }
+        let catalog = self.services.live.current();
+        if upstream { CallOutcome::from_upstream(result, &catalog) } else { CallOutcome::from_result(result, &catalog) }
     }
 
     /// Whether calling `name` with `args` runs a tool of an upstream MCP

@@ -365,3 +365,45 @@ async fn unknown_names_and_bad_arguments_are_model_readable_errors() {
     let not_object = err(&mut s, "read_skill", json!([1, 2])).await;
     assert_eq!(not_object.kind(), ErrorKind::InvalidArguments);
 }
+
+/// The text a model reads for `name(args)`, which must fail.
+async fn failure_text(session: &mut Session, name: &str, args: Value) -> String {
+    let outcome = session.call(name, args.clone()).await;
+    assert!(outcome.is_error, "{name}({args}) should fail, got {}", outcome.text);
+    outcome.text
+}
+
+/// What a model reads when it gets a call wrong, as golden strings: the
+/// tool by its model-facing name, the mistake in plain words (a wrong enum
+/// value lists the allowed ones), and what the model can do next (the
+/// schema, quoted or the exact call that returns it); never a shell
+/// command or a setting only the operator can change.
+#[tokio::test]
+async fn failures_read_as_the_model_needs_them() {
+    let t = TestHost::builder().bundled().build();
+    let mut s = t.host.session(None).unwrap();
+    ok(&mut s, "request_tools", json!({ "tool_names": ["codec__hash", "calc__evaluate"] })).await;
+
+    let text = failure_text(&mut s, "codec__hash", json!({ "data": "abc", "algorithm": "sha3" })).await;
+    assert_eq!(
+        text,
+        "The arguments of `codec__hash` do not fit its input schema: at /algorithm: \"sha3\" is not one of the \
+         allowed values: \"sha256\", \"sha512\", \"sha1\", \"md5\", \"blake3\". Get its input schema with \
+         request_tools {\"tool_names\": [\"codec__hash\"]} and call it again."
+    );
+
+    let schema = serde_json::to_string(&s.definition("calc__evaluate").await.unwrap().input_schema).unwrap();
+    let text = failure_text(&mut s, "calc__evaluate", json!({ "expression": 7 })).await;
+    assert_eq!(
+        text,
+        format!(
+            "The arguments of `calc__evaluate` do not fit its input schema: at /expression: 7 is not of type \
+             \"string\". Its input schema: {schema}"
+        )
+    );
+
+    let text = failure_text(&mut s, "calc__evaluate", json!({ "expression": "1 +" })).await;
+    assert!(text.starts_with("`calc__evaluate` failed (invalid input): "), "{text}");
+    assert!(text.ends_with(". Correct the arguments and call it again."), "{text}");
+    assert!(!text.contains("quiver ") && !text.contains("calc.evaluate"), "{text}");
+}

@@ -83,6 +83,18 @@ async fn a_plugin_over_the_configured_size_is_refused() {
     still_serves(&t.host).await;
 }
 
+/// Calling a plugin whose file was rejected says so, and why, instead of
+/// "no plugin named".
+#[tokio::test]
+async fn calling_a_rejected_plugin_says_why() {
+    let t = TestHost::builder().fixture("misbehave").file("broken.wasm", b"not wasm".to_vec()).build();
+    let error = t.host.call("broken", "run", "{}").await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Rejected, "{error}");
+    let text = error.to_string();
+    assert!(text.starts_with("plugin `broken` is not served: ") && text.contains("broken.wasm was rejected"), "{text}");
+    assert_eq!(t.host.call("nothing", "run", "{}").await.unwrap_err().kind(), ErrorKind::UnknownPlugin);
+}
+
 #[tokio::test]
 async fn a_truncated_component_is_rejected() {
     let mut bytes = std::fs::read(fixtures::MISBEHAVE).unwrap();

@@ -30,9 +30,13 @@ pub(crate) async fn versioned() {
     assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0001");
 
     // In-place overwrite (like `cp`), not a rename.
+    let before = host.catalog();
     std::fs::write(dir.join("versioned.wasm"), builds::versioned(2)).unwrap();
     wait_for(host, |c| advertised(c, "versioned").as_deref() == Some("gen-0002")).await;
     assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0002");
+    let changes: Vec<String> = host.catalog().changes_from(&before).iter().map(ToString::to_string).collect();
+    let file = dir.join("versioned.wasm").display().to_string();
+    assert_eq!(changes, [format!("replaced `versioned` 0.1.0 → 0.1.0 from {file}")]);
 
     // A settings file beside the plugin reloads with it.
     std::fs::write(dir.join("versioned.toml"), "timeout_ms = 1234\n").unwrap();
@@ -45,8 +49,11 @@ pub(crate) async fn versioned() {
     assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0002");
 
     // Removing the file removes the plugin.
+    let before = host.catalog();
     std::fs::remove_file(dir.join("renamed.wasm")).unwrap();
     wait_for(host, |c| c.get("versioned").is_none()).await;
+    let changes: Vec<String> = host.catalog().changes_from(&before).iter().map(ToString::to_string).collect();
+    assert_eq!(changes, ["removed `versioned` 0.1.0"]);
     assert_eq!(build_of(host, "versioned").await.unwrap_err().kind(), ErrorKind::UnknownPlugin);
 
     // The folder itself vanishes and comes back.

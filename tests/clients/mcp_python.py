@@ -28,8 +28,10 @@ COMMON = ["--no-cache", "serve"]
 
 async def exercise(client: Client, label: str) -> None:
     assert client.server_info is not None and client.server_info.name == "quiver", client.server_info
-    assert "calc__evaluate" in (client.instructions or ""), "Tier 1 is in the instructions"
+    assert "`request_tools`" in (client.instructions or ""), "the instructions point at the meta-tools"
     tools = (await client.list_tools()).tools
+    request_tools = next(tool for tool in tools if tool.name == "request_tools")
+    assert "- calc__evaluate: " in (request_tools.description or ""), "Tier 1 is in the meta-tools' descriptions"
     names = [tool.name for tool in tools]
     for expected in ("request_tools", "search_tools", "call_tool"):
         assert expected in names, f"{expected} not in {names}"
@@ -88,7 +90,8 @@ async def two_hops(mode: str) -> None:
             json.dump(servers, file)
         args = ["--mcp-config", config, "--cache-dir", os.path.join(folder, "cache"), "serve", "--stdio", "--no-watch"]
         async with Client(StdioServerParameters(command=QUIVER, args=args), mode=mode) as client:
-            assert "- time: Current time and time-zone conversion" in (client.instructions or ""), client.instructions
+            mcp = next(tool for tool in (await client.list_tools()).tools if tool.name == "mcp")
+            assert "- time: Current time and time-zone conversion" in (mcp.description or ""), mcp.description
             now = await client.call_tool("mcp", {"subcommand": "call", "server": "time", "tool": "get_current_time",
                                                  "parameters": {"timezone": "UTC"}})
             assert not now.is_error and now.structured_content["timezone"] == "UTC", now

@@ -366,6 +366,7 @@ pub mod bfcl {
                     category: Category::Mcp,
                     access: Access::Read,
                     input_schema: Some(tool.parameters),
+                    output_schema: None,
                 });
             }
             queries.push((row.query, row.expected[0].clone()));

@@ -13,19 +13,23 @@
 //! by it), and its [`revision`](Catalog::revision), which also changes
 //! when only the status does (a file rejected, a plugin gone stale).
 
+mod changes;
 mod live;
 pub mod mcp;
 pub mod names;
 mod record;
 mod scan;
+pub(crate) mod shown;
 pub mod skill;
 mod snapshot;
 pub(crate) mod status;
 
+pub use changes::PluginChange;
 pub use live::Live;
 pub use mcp::{Listing, LiveServer, ServerState, UpstreamServer, UpstreamTool};
 pub use record::{Category, SUMMARY_CHARS, ToolEntry, ToolRecord, model_schema};
 pub use scan::{ConnectorSource, DatabaseSource, Embedded, Sources};
+pub use shown::printable;
 pub use skill::Skill;
 pub use snapshot::{Catalog, Rejection, Stale};
-pub use status::{Status, printable};
+pub use status::{PluginStatus, RejectedStatus, ServerStatus, Status};

@@ -97,6 +97,10 @@ pub struct ToolRecord {
     /// Full input schema, once known (Tier 2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<Value>,
+    /// Schema of its structured result, when it is a JSON object of a fixed
+    /// shape (what MCP's `outputSchema` may hold).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 impl ToolEntry {
@@ -156,6 +160,7 @@ impl ToolRecord {
             category: entry.category,
             access: spec.access,
             input_schema: Some(model_schema(spec.input_schema.clone())),
+            output_schema: spec.output_schema.clone().and_then(output_schema),
         })
     }
 
@@ -170,6 +175,7 @@ impl ToolRecord {
             category: Category::Mcp,
             access: entry.access,
             input_schema: Some(model_schema(tool.input_schema.clone())),
+            output_schema: tool.output_schema.clone().and_then(output_schema),
         }
     }
 
@@ -185,6 +191,7 @@ impl ToolRecord {
             category: entry.category,
             access: entry.access,
             input_schema: None,
+            output_schema: None,
         }
     }
 
@@ -209,6 +216,12 @@ impl ToolRecord {
             .map(|p| p.keys().map(String::as_str).collect())
             .unwrap_or_default()
     }
+}
+
+/// `schema` as an output schema for models and MCP clients: only an object
+/// schema (a result that is an object, sent as `structuredContent`).
+fn output_schema(schema: Value) -> Option<Value> {
+    (schema.get("type").and_then(Value::as_str) == Some("object")).then(|| model_schema(schema))
 }
 
 /// A tool's input schema as models see it: the `$schema` and `title`

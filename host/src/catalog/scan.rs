@@ -340,7 +340,7 @@ impl Catalog {
             let known = previous.is_some_and(|p| {
                 p.rejected.iter().any(|r| r.origin == rejection.origin && r.error.to_string() == reason)
             });
-            let (origin, reason) = (super::status::shown(&rejection.origin), super::status::shown(&reason));
+            let (origin, reason) = (super::shown::shown(&rejection.origin), super::shown::shown(&reason));
             if known {
                 tracing::debug!(%origin, %reason, "still rejected");
             } else {
@@ -507,7 +507,7 @@ mod tests {
             "a file name forged a line: {log}"
         );
         assert!(log.len() < 4096, "the log echoes the file: {} bytes", log.len());
-        assert!(first.status().rejected.iter().all(|(_, why)| why.len() < 1024));
+        assert!(first.status().rejected.iter().all(|r| r.reason.len() < 1024));
         let log = logged(|| drop(Catalog::scan(&sources, &settings, Some(&first), false).unwrap()));
         assert!(!log.contains("WARN"), "a rescan repeats the rejections: {log}");
     }

@@ -17,8 +17,12 @@ pub const SKILL_FILE: &str = "SKILL.md";
 
 /// Longest skill name and description (Agent Skills specification).
 pub const MAX_NAME: usize = 64;
-/// Longest description.
+/// Longest description the specification allows. A longer one is served
+/// with a warning (published skills exceed it, and Tier 1 shows a short
+/// summary anyway), up to [`MAX_SERVED_DESCRIPTION`].
 pub const MAX_DESCRIPTION: usize = 1024;
+/// Longest description served at all.
+pub const MAX_SERVED_DESCRIPTION: usize = 8 * 1024;
 
 /// Most bundled files listed for one skill.
 const MAX_FILES: usize = 200;
@@ -66,8 +70,17 @@ impl Skill {
             return Err(invalid(&path, format!("name `{}` must match the folder name `{folder}`", front.name)));
         }
         let description = front.description.trim();
-        if description.is_empty() || description.chars().count() > MAX_DESCRIPTION {
+        let length = description.chars().count();
+        if description.is_empty() || length > MAX_SERVED_DESCRIPTION {
             return Err(invalid(&path, format!("description must be 1 to {MAX_DESCRIPTION} characters")));
+        }
+        if length > MAX_DESCRIPTION {
+            tracing::warn!(
+                skill = %front.name,
+                length,
+                "the description is longer than the Agent Skills limit of {MAX_DESCRIPTION} characters; served \
+                 anyway (Tier 1 shows its first sentence)"
+            );
         }
         Ok(Skill { name: front.name, description: description.to_owned(), dir: dir.to_owned() })
     }
@@ -273,6 +286,19 @@ mod tests {
         let (_root, dir) = skill(&[("SKILL.md", long_name.as_str())]);
         let error = Skill::load(&dir).unwrap_err().to_string();
         assert!(error.len() < 1000, "the error echoes the name whole: {} bytes", error.len());
+    }
+
+    /// Published skills exceed the specification's 1,024 characters (the
+    /// `claude-api` skill's description has 1,068): served, with a warning;
+    /// only a description past the hard cap is refused.
+    #[test]
+    fn an_over_long_description_is_served_up_to_a_hard_cap() {
+        let text = format!("---\nname: pdf-tools\ndescription: {}\n---\n", "word ".repeat(214));
+        let (_root, dir) = skill(&[("SKILL.md", text.as_str())]);
+        assert_eq!(Skill::load(&dir).unwrap().description.chars().count(), 1069);
+        let text = format!("---\nname: pdf-tools\ndescription: {}\n---\n", "x".repeat(MAX_SERVED_DESCRIPTION + 1));
+        let (_root, dir) = skill(&[("SKILL.md", text.as_str())]);
+        assert!(Skill::load(&dir).is_err());
     }
 
     #[test]

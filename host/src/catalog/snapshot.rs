@@ -226,6 +226,13 @@ impl Catalog {
     pub fn action(&self, origin: &str, action: &str) -> crate::error::Result<&ToolEntry> {
         let tools = self.tools_of(origin);
         if tools.is_empty() {
+            if let Some(rejection) = self.rejection_of(origin) {
+                return Err(Error::Rejected {
+                    plugin: origin.to_owned(),
+                    origin: super::shown::shown(&rejection.origin),
+                    reason: super::shown::shown(&rejection.error.to_string()),
+                });
+            }
             let mut known = self.names();
             known.extend(self.mcp.keys().cloned());
             return Err(Error::UnknownPlugin { plugin: origin.to_owned(), known });
@@ -234,6 +241,18 @@ impl Catalog {
             plugin: origin.to_owned(),
             action: action.to_owned(),
             known: tools.iter().map(|t| t.action.clone()).collect(),
+        })
+    }
+
+    /// The rejection of what would have been served as `name`: a plugin
+    /// file `name.wasm`, or the `[databases.name]` / `[connectors.name]`
+    /// section.
+    fn rejection_of(&self, name: &str) -> Option<&Rejection> {
+        let sections = [format!("[databases.{name}]"), format!("[connectors.{name}]")];
+        self.rejected.iter().find(|r| {
+            sections.contains(&r.origin)
+                || (r.origin.ends_with(".wasm")
+                    && std::path::Path::new(&r.origin).file_stem().is_some_and(|stem| stem == name))
         })
     }
 

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::mcp::ServerState;
+use super::shown::shown;
 use super::snapshot::Catalog;
 
 /// What the host serves and what it refused.
@@ -13,14 +14,44 @@ pub struct Status {
     pub version: u64,
     /// Changes with every published snapshot, status included.
     pub revision: u64,
-    /// Plugins served: name and origin.
-    pub plugins: Vec<(String, String)>,
-    /// Files not served: origin and why.
-    pub rejected: Vec<(String, String)>,
-    /// Plugins served by their last good version: name and why the newer file failed.
-    pub stale: Vec<(String, String)>,
+    /// Plugins served (configured databases and connectors among them).
+    pub plugins: Vec<PluginStatus>,
+    /// Files (and configuration sections) not served, and why.
+    pub rejected: Vec<RejectedStatus>,
     /// Upstream MCP servers: whether their tools are known, whether they are failing.
     pub mcp_servers: Vec<ServerStatus>,
+}
+
+/// One plugin in the status.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PluginStatus {
+    /// The name its tools are under.
+    pub name: String,
+    /// `tool`, `connector` or `database`.
+    pub kind: String,
+    /// The version its stub declares.
+    pub version: String,
+    /// Its file, or `bundled:FILE`.
+    pub origin: String,
+    /// The categories it declares.
+    pub categories: Vec<String>,
+    /// `serving`, or `stale`: a newer file failed and this version is
+    /// still served (`reason` says why).
+    pub state: &'static str,
+    /// Why a newer file does not replace it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Whether it is compiled and checked (plugins load on first use).
+    pub compiled: bool,
+}
+
+/// A file or section that is not served.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RejectedStatus {
+    /// The file, or the configuration section.
+    pub origin: String,
+    /// Why it is not served.
+    pub reason: String,
 }
 
 /// One upstream MCP server in the status.
@@ -43,11 +74,27 @@ impl Catalog {
         Status {
             version: self.version(),
             revision: self.revision(),
-            plugins: self.plugins().map(|p| (p.name().to_owned(), p.origin().to_string())).collect(),
-            rejected: self.rejected().iter().map(|r| (shown(&r.origin), shown(&r.error.to_string()))).collect(),
-            stale: self
-                .stale()
-                .map(|(name, s)| (name.to_owned(), shown(&format!("{}: {}", s.origin, s.error))))
+            plugins: self
+                .plugins()
+                .map(|p| {
+                    let stub = p.stub();
+                    let stale = self.stale().find(|(name, _)| *name == p.name()).map(|(_, s)| s);
+                    PluginStatus {
+                        name: p.name().to_owned(),
+                        kind: stub.kind.to_string(),
+                        version: shown(&stub.version),
+                        origin: shown(&p.origin().to_string()),
+                        categories: stub.categories.iter().map(|c| shown(c)).collect(),
+                        state: if stale.is_some() { "stale" } else { "serving" },
+                        reason: stale.map(|s| shown(&format!("{}: {}", s.origin, s.error))),
+                        compiled: p.is_loaded(),
+                    }
+                })
+                .collect(),
+            rejected: self
+                .rejected()
+                .iter()
+                .map(|r| RejectedStatus { origin: shown(&r.origin), reason: shown(&r.error.to_string()) })
                 .collect(),
             mcp_servers: self
                 .mcp_servers()
@@ -62,50 +109,5 @@ impl Catalog {
                 })
                 .collect(),
         }
-    }
-}
-
-/// Longest text of one status entry or log field about a file: what a
-/// hostile file says about itself is never echoed whole.
-const SHOWN_BYTES: usize = 512;
-
-/// `text` cut to [`SHOWN_BYTES`] at a character boundary, with a note.
-pub(crate) fn shown(text: &str) -> String {
-    shown_bytes(text, SHOWN_BYTES)
-}
-
-/// `text` cut to `max` bytes at a character boundary, with a note.
-pub(crate) fn shown_bytes(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return printable(text);
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} more bytes)", printable(&text[..end]), text.len() - end)
-}
-
-/// `text` with its control characters written as escapes (`\n`, `\u{1b}`):
-/// a file name or a message can then neither forge a log line nor drive a
-/// terminal.
-pub fn printable(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_owned();
-    }
-    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_are_escaped_and_long_text_cut() {
-        assert_eq!(printable("evil\nWARN forged \u{1b}[2J"), "evil\\nWARN forged \\u{1b}[2J");
-        assert_eq!(printable("plain é"), "plain é");
-        let long = format!("{}\n", "x".repeat(600));
-        let cut = shown(&long);
-        assert!(cut.starts_with("xxx") && cut.ends_with("(89 more bytes)") && !cut.contains('\n'), "{cut}");
     }
 }

@@ -15,6 +15,9 @@ pub struct ToolDef {
     pub description: String,
     /// JSON Schema of its arguments (an object schema).
     pub input_schema: Value,
+    /// JSON Schema of its result, when that is an object of a fixed shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
     /// Its category.
     pub category: Category,
     /// What calling it may change; `None` for meta-tools, which only read.
@@ -31,6 +34,8 @@ pub struct McpTool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_schema: Option<&'a Value>,
     annotations: McpAnnotations,
 }
 
@@ -76,6 +81,7 @@ impl ToolDef {
             name: record.name.clone(),
             description: record.description.clone(),
             input_schema: record.input_schema.clone()?,
+            output_schema: record.output_schema.clone(),
             category: record.category,
             access: Some(record.access),
             meta: false,
@@ -89,6 +95,7 @@ impl ToolDef {
             name: &self.name,
             description: &self.description,
             input_schema: &self.input_schema,
+            output_schema: self.output_schema.as_ref(),
             annotations: McpAnnotations {
                 read_only_hint: access == Access::Read,
                 destructive_hint: access == Access::Admin,
@@ -132,6 +139,7 @@ mod tests {
             name: "calc__evaluate".into(),
             description: "Evaluate.".into(),
             input_schema: serde_json::json!({"type": "object"}),
+            output_schema: None,
             category: Category::Builtin,
             access: Some(Access::Read),
             meta: false,

@@ -4,8 +4,9 @@
 //! Tier-1 stubs and return Tier 2 when called; [`tier1`] renders the same
 //! stubs as text; [`search`] and [`select`] rank tools; [`tokens`] counts
 //! what each mode costs; [`formats`] shapes definitions for MCP, OpenAI
-//! and Anthropic.
+//! and Anthropic; [`failures`] words a failed call for the model.
 
+pub mod failures;
 pub mod formats;
 pub(crate) mod meta_tools;
 pub mod policy;

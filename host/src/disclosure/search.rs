@@ -299,6 +299,7 @@ mod tests {
             category: Category::Builtin,
             access: crate::contract::Access::Read,
             input_schema: None,
+            output_schema: None,
         }
     }
 

@@ -11,6 +11,34 @@ use std::fmt::Write;
 
 use crate::disclosure::meta_tools::{ALL, View};
 
+/// The instructions an MCP client receives beside the tool list: which
+/// meta-tools disclose what, the inline texts and the footers, but not
+/// the stub lines, which the meta-tools' descriptions carry (a client that
+/// forwards both would pay for them twice; tool descriptions are the part
+/// every client forwards).
+pub(crate) fn instructions(view: &View<'_>) -> String {
+    let offered: Vec<String> = ALL
+        .iter()
+        .filter_map(|m| m.section(view).filter(|(_, lines)| !lines.is_empty()).map(|_| format!("`{}`", m.name())))
+        .collect();
+    let mut out = if offered.is_empty() {
+        String::from("Tools are disclosed on demand.\n")
+    } else {
+        format!(
+            "Tools are disclosed on demand: the descriptions of {} list what exists of each kind; call one to get \
+             full definitions or results.\n",
+            offered.join(", ")
+        )
+    };
+    for text in ALL.iter().filter_map(|m| m.inline(view)) {
+        out.push_str(&text);
+    }
+    for footer in ALL.iter().filter_map(|m| m.footer(view)) {
+        let _ = write!(out, "\n{footer}\n");
+    }
+    out
+}
+
 /// Render the Tier-1 text for `view`.
 pub(crate) fn render(view: &View<'_>) -> String {
     let mut out = String::from(

@@ -83,8 +83,11 @@ pub struct TokenReport {
     pub overhead: Vec<(String, Cost)>,
     /// Everything flat.
     pub full: Cost,
-    /// Every offered meta-tool definition, stubs included.
+    /// Every offered meta-tool definition, stubs included, and the
+    /// instructions sent beside them (MCP `instructions`).
     pub progressive: Cost,
+    /// The instructions alone (part of `progressive`).
+    pub instructions: Cost,
     /// Every tool name, one per line.
     pub names: Cost,
 }
@@ -180,7 +183,9 @@ pub(crate) fn report(view: &View<'_>, records: &[ToolRecord]) -> TokenReport {
             ));
         }
     }
-    TokenReport { rows, overhead, full: full_total, progressive: progressive_total, names: names_total }
+    let instructions = Cost::of(&super::tier1::instructions(view));
+    progressive_total += instructions;
+    TokenReport { rows, overhead, full: full_total, progressive: progressive_total, instructions, names: names_total }
 }
 
 /// A record as a flat tool; if its schema is unknown (its plugin failed to
@@ -190,6 +195,7 @@ fn flat(record: &ToolRecord) -> ToolDef {
         name: record.name.clone(),
         description: record.description.clone(),
         input_schema: serde_json::Value::Null,
+        output_schema: None,
         category: record.category,
         access: Some(record.access),
         meta: false,

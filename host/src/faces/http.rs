@@ -267,8 +267,17 @@ impl Guard {
 /// request, with HTTP 400); rmcp would answer 415 with plain text, which a
 /// client cannot tell from a wrong content type. So is an `initialize`
 /// when every session slot is taken (HTTP 503, `Retry-After`). The rest
-/// goes on to rmcp.
+/// goes on to rmcp. A session's `DELETE` is answered 200, not rmcp's 202:
+/// the spec leaves the code open, and the official Python SDK takes
+/// anything but 200 and 204 for a failure.
 async fn check_envelope(request: Request, next: Next, max_body: usize, sessions: Arc<CappedSessions>) -> Response {
+    if request.method() == axum::http::Method::DELETE && request.uri().path().starts_with("/mcp") {
+        let mut response = next.run(request).await;
+        if response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::OK;
+        }
+        return response;
+    }
     let is_json = request
         .headers()
         .get(header::CONTENT_TYPE)

@@ -183,7 +183,7 @@ impl<E: ServerHandler> McpServer<E> {
         let version = self.session.version();
         match self.instructions.get(version) {
             Some(text) => text,
-            None => self.instructions.keep(version, self.session.system_prompt()),
+            None => self.instructions.keep(version, self.session.instructions()),
         }
     }
 
@@ -301,6 +301,7 @@ fn call_tool_def() -> ToolDef {
                       search_tools returned, which are not in the tool list."
             .into(),
         input_schema: schema,
+        output_schema: None,
         category: crate::catalog::Category::Builtin,
         access: Some(crate::contract::Access::Admin),
         meta: true,

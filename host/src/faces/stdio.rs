@@ -1,17 +1,26 @@
 //! MCP over stdin/stdout: rmcp's server on the process's pipes, with one
-//! thing added in front. JSON-RPC asks for a reply to input that is not
-//! JSON (`-32700`, id `null`) and rmcp drops such a line in silence, so a
-//! client that sent a broken line waits forever. Each line is checked
-//! before rmcp reads it; one that is not JSON (or is over the length
-//! limit) is answered here, the rest pass through untouched.
+//! thing added. JSON-RPC asks for a reply to input that is not JSON
+//! (`-32700`, id `null`) and rmcp drops such a line in silence, so a
+//! client that sent a broken line would wait forever. Each line is checked
+//! as rmcp reads it ([`CheckedLines`]); one that is not JSON (or is over
+//! the length limit) is answered here and never reaches rmcp. Replies go
+//! out between rmcp's messages ([`SharedOutput`]): written by rmcp's own
+//! next write, or by a small task when rmcp has nothing to write. Good
+//! lines pay a check and a copy, never a hop between tasks.
 //!
 //! Against an echo loop with a peer that answers replies with garbage,
 //! only the first [`MAX_REPLIES_IN_A_ROW`] bad lines in a row are
 //! answered; a good line starts the count again.
 
+use std::collections::VecDeque;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker, ready};
+
 use serde_json::value::RawValue;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Notify;
 
 use super::mcp::{self, ErrorReply};
 use crate::error::{Error, Result};
@@ -22,9 +31,6 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 
 /// Bad lines in a row that get a reply; the rest are only logged.
 pub const MAX_REPLIES_IN_A_ROW: u32 = 16;
-
-/// Bytes of the pipes between the line check and rmcp.
-const PIPE_BYTES: usize = 256 << 10;
 
 /// Serve MCP on stdin/stdout until the client closes them. Nothing but
 /// protocol is written to stdout (logs go to stderr, guest output to logs).
@@ -43,182 +49,320 @@ where
 {
     use rmcp::ServiceExt;
     let server = mcp::McpServer::new(host.clone(), agent)?;
-    let (to_server, server_in) = tokio::io::duplex(PIPE_BYTES);
-    let (server_out, from_server) = tokio::io::duplex(PIPE_BYTES);
-    let (replies, replies_rx) = mpsc::channel(MAX_REPLIES_IN_A_ROW as usize);
-    let inbound = tokio::spawn(check_lines(BufReader::new(input), to_server, replies));
-    let outbound = tokio::spawn(write_lines(BufReader::new(from_server), replies_rx, output));
+    let output = SharedOutput::new(output);
+    let replier = tokio::spawn(output.clone().write_replies());
+    let input = CheckedLines::new(input, output.clone(), MAX_LINE_BYTES);
     let served = async {
-        let running = server.serve((server_in, server_out)).await.map_err(|e| Error::internal("MCP on stdio", e))?;
+        let running = server.serve((input, output)).await.map_err(|e| Error::internal("MCP on stdio", e))?;
         running.waiting().await.map_err(|e| Error::internal("MCP on stdio", e))?;
         Ok(())
     };
     let result = served.await;
-    inbound.abort();
-    // What rmcp wrote last still goes out (its end of the pipe is closed).
-    let _ = outbound.await;
+    replier.abort();
     result
 }
 
-/// Pass each line of `input` that is JSON to `server`; answer each other
-/// one through `replies`. Ends at the end of `input` (closing `server`).
-async fn check_lines<R: AsyncBufRead + Unpin, W: AsyncWrite + Unpin>(
-    mut input: R,
-    mut server: W,
-    replies: mpsc::Sender<Vec<u8>>,
-) {
-    let mut line = Vec::new();
-    let mut bad_in_a_row = 0u32;
-    loop {
-        line.clear();
-        let fault = match read_line(&mut input, &mut line, MAX_LINE_BYTES).await {
-            Ok(Line::End) => break,
-            Ok(Line::TooLong) => Some(format!("a message over {MAX_LINE_BYTES} bytes was skipped")),
-            Ok(Line::Whole) => {
-                // As rmcp reads it: a byte-order mark and blank lines are allowed.
-                let text = line.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(&line).trim_ascii();
-                match serde_json::from_slice::<&RawValue>(text) {
-                    Ok(_) => None,
-                    Err(_) if text.is_empty() => continue,
-                    Err(e) => Some(format!("the line is not JSON: {e}")),
-                }
+/// The reading side: the lines of `input` that are JSON, for rmcp; the
+/// others answered through `output`.
+pub struct CheckedLines<R, W> {
+    input: R,
+    output: SharedOutput<W>,
+    max: usize,
+    /// The start of a line, read but not yet ended.
+    partial: Vec<u8>,
+    /// Inside a line over `max`, skipped to its end.
+    skipping: bool,
+    /// Checked lines rmcp has not read yet, from `sent` on.
+    checked: Vec<u8>,
+    sent: usize,
+    scratch: Box<[u8]>,
+    bad_in_a_row: u32,
+    ended: bool,
+}
+
+impl<R, W> CheckedLines<R, W> {
+    fn new(input: R, output: SharedOutput<W>, max: usize) -> Self {
+        CheckedLines {
+            input,
+            output,
+            max,
+            partial: Vec::new(),
+            skipping: false,
+            checked: Vec::new(),
+            sent: 0,
+            scratch: vec![0; 64 << 10].into_boxed_slice(),
+            bad_in_a_row: 0,
+            ended: false,
+        }
+    }
+
+    /// Split `data` into lines: each whole one is checked; the rest waits
+    /// for its end.
+    fn absorb(&mut self, mut data: &[u8]) {
+        while let Some(end) = data.iter().position(|&b| b == b'\n') {
+            let (line, rest) = data.split_at(end + 1);
+            data = rest;
+            if self.skipping || self.partial.len() + line.len() > self.max {
+                self.skipping = false;
+                self.partial.clear();
+                self.refuse(&format!("a message over {} bytes was skipped", self.max));
+            } else if self.partial.is_empty() {
+                self.check(line);
+            } else {
+                let mut whole = std::mem::take(&mut self.partial);
+                whole.extend_from_slice(line);
+                self.check(&whole);
             }
-            Err(error) => {
-                tracing::warn!(%error, "cannot read stdin");
-                break;
+        }
+        if self.skipping || data.is_empty() {
+            return;
+        }
+        if self.partial.len() + data.len() > self.max {
+            self.partial.clear();
+            self.skipping = true;
+        } else {
+            self.partial.extend_from_slice(data);
+        }
+    }
+
+    /// The input ended: a last line without its `\n` is still a line.
+    fn finish(&mut self) {
+        if self.skipping {
+            self.skipping = false;
+            self.refuse(&format!("a message over {} bytes was skipped", self.max));
+        } else if !self.partial.is_empty() {
+            let mut last = std::mem::take(&mut self.partial);
+            last.push(b'\n');
+            self.check(&last);
+        }
+    }
+
+    /// Pass `line` on if it is JSON (as rmcp reads it: a byte-order mark
+    /// and blank lines are allowed), else answer it.
+    fn check(&mut self, line: &[u8]) {
+        let text = line.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(line).trim_ascii();
+        if text.is_empty() {
+            return;
+        }
+        match serde_json::from_slice::<&RawValue>(text) {
+            Ok(_) => {
+                self.bad_in_a_row = 0;
+                self.checked.extend_from_slice(line);
             }
-        };
-        let Some(fault) = fault else {
-            bad_in_a_row = 0;
-            if server.write_all(&line).await.is_err() {
-                break;
-            }
-            if !line.ends_with(b"\n") && server.write_all(b"\n").await.is_err() {
-                break;
-            }
-            continue;
-        };
-        bad_in_a_row += 1;
-        if bad_in_a_row > MAX_REPLIES_IN_A_ROW {
+            Err(e) => self.refuse(&format!("the line is not JSON: {e}")),
+        }
+    }
+
+    fn refuse(&mut self, fault: &str) {
+        self.bad_in_a_row += 1;
+        if self.bad_in_a_row > MAX_REPLIES_IN_A_ROW {
             tracing::debug!(%fault, "bad line not answered (too many in a row)");
-            continue;
+            return;
         }
         tracing::debug!(%fault, "bad line answered with a parse error");
-        if replies.send(parse_error(&fault)).await.is_err() {
-            break;
-        }
+        self.output.reply(parse_error(fault));
     }
-    let _ = server.shutdown().await;
 }
 
-/// Copy the server's lines to `output`, and the replies between them,
-/// each whole and flushed.
-async fn write_lines<R: AsyncBufRead + Unpin, W: AsyncWrite + Unpin>(
-    mut server: R,
-    mut replies: mpsc::Receiver<Vec<u8>>,
-    mut output: W,
-) {
-    let mut line = Vec::new();
-    let mut replying = true;
-    loop {
-        line.clear();
-        tokio::select! {
-            read = server.read_until(b'\n', &mut line) => match read {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            },
-            reply = replies.recv(), if replying => match reply {
-                Some(reply) => line = reply,
-                None => {
-                    replying = false;
-                    continue;
+impl<R: AsyncRead + Unpin, W> AsyncRead for CheckedLines<R, W> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, dst: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        loop {
+            if this.sent < this.checked.len() {
+                let n = dst.remaining().min(this.checked.len() - this.sent);
+                dst.put_slice(&this.checked[this.sent..this.sent + n]);
+                this.sent += n;
+                if this.sent == this.checked.len() {
+                    this.checked.clear();
+                    this.sent = 0;
                 }
-            },
-        }
-        if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
-            break;
+                return Poll::Ready(Ok(()));
+            }
+            if this.ended {
+                return Poll::Ready(Ok(()));
+            }
+            let mut read = ReadBuf::new(&mut this.scratch);
+            ready!(Pin::new(&mut this.input).poll_read(cx, &mut read))?;
+            let filled = read.filled().len();
+            if filled == 0 {
+                this.ended = true;
+                this.finish();
+            } else {
+                let scratch = std::mem::take(&mut this.scratch);
+                this.absorb(&scratch[..filled]);
+                this.scratch = scratch;
+            }
         }
     }
 }
 
-/// What one read gave.
-enum Line {
-    /// A line (with its `\n`, unless the input ended without one).
-    Whole,
-    /// A line over [`MAX_LINE_BYTES`], read to its end and dropped.
-    TooLong,
-    /// The end of the input.
-    End,
+/// The writing side, shared by rmcp and the replies: replies are written
+/// only between rmcp's messages, never inside one.
+pub struct SharedOutput<W>(Arc<Shared<W>>);
+
+struct Shared<W> {
+    state: Mutex<Output<W>>,
+    /// Told when a reply is queued.
+    queued: Notify,
 }
 
-/// Read one line into `line`, holding at most `max` bytes of it.
-async fn read_line<R: AsyncBufRead + Unpin>(input: &mut R, line: &mut Vec<u8>, max: usize) -> std::io::Result<Line> {
-    let mut too_long = false;
-    loop {
-        let chunk = input.fill_buf().await?;
-        if chunk.is_empty() {
-            return Ok(if too_long {
-                Line::TooLong
-            } else if line.is_empty() {
-                Line::End
-            } else {
-                Line::Whole
-            });
+struct Output<W> {
+    sink: W,
+    /// rmcp's message being written is not finished (its last byte
+    /// written was not `\n`).
+    mid_message: bool,
+    /// Replies to write, the first perhaps in part (`written` bytes).
+    replies: VecDeque<Vec<u8>>,
+    written: usize,
+    /// The reply task, waiting for rmcp to finish a message.
+    waiting: Option<Waker>,
+}
+
+impl<W> Clone for SharedOutput<W> {
+    fn clone(&self) -> Self {
+        SharedOutput(self.0.clone())
+    }
+}
+
+impl<W> SharedOutput<W> {
+    fn new(sink: W) -> Self {
+        let output = Output { sink, mid_message: false, replies: VecDeque::new(), written: 0, waiting: None };
+        SharedOutput(Arc::new(Shared { state: Mutex::new(output), queued: Notify::new() }))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Output<W>> {
+        self.0.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queue `reply`; it goes out at the next boundary between messages.
+    fn reply(&self, reply: Vec<u8>) {
+        self.lock().replies.push_back(reply);
+        self.0.queued.notify_one();
+    }
+}
+
+impl<W: AsyncWrite + Unpin> SharedOutput<W> {
+    /// Write queued replies while rmcp has nothing to write, until the
+    /// output fails (or the task is stopped with the server).
+    async fn write_replies(self) {
+        loop {
+            self.0.queued.notified().await;
+            let written = std::future::poll_fn(|cx| {
+                let mut out = self.lock();
+                if out.mid_message {
+                    out.waiting = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
+                ready!(out.poll_replies(cx))?;
+                Pin::new(&mut out.sink).poll_flush(cx)
+            })
+            .await;
+            if written.is_err() {
+                return;
+            }
         }
-        let (taken, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        if !too_long && line.len() + taken <= max {
-            line.extend_from_slice(&chunk[..taken]);
-        } else {
-            too_long = true;
-            line.clear();
+    }
+}
+
+impl<W: AsyncWrite + Unpin> Output<W> {
+    /// Write every queued reply; `Pending` while the sink is full.
+    fn poll_replies(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while let Some(reply) = self.replies.front() {
+            let n = ready!(Pin::new(&mut self.sink).poll_write(cx, &reply[self.written..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.written += n;
+            if self.written == reply.len() {
+                self.replies.pop_front();
+                self.written = 0;
+            }
         }
-        input.consume(taken);
-        if done {
-            return Ok(if too_long { Line::TooLong } else { Line::Whole });
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for SharedOutput<W> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let mut out = self.lock();
+        if !out.mid_message {
+            ready!(out.poll_replies(cx))?;
         }
+        let n = ready!(Pin::new(&mut out.sink).poll_write(cx, buf))?;
+        if n > 0 {
+            out.mid_message = buf[n - 1] != b'\n';
+            if !out.mid_message
+                && let Some(waiting) = out.waiting.take()
+            {
+                waiting.wake();
+            }
+        }
+        Poll::Ready(Ok(n))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut out = self.lock();
+        if !out.mid_message {
+            ready!(out.poll_replies(cx))?;
+        }
+        Pin::new(&mut out.sink).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut out = self.lock();
+        if !out.mid_message {
+            ready!(out.poll_replies(cx))?;
+        }
+        Pin::new(&mut out.sink).poll_shutdown(cx)
     }
 }
 
 /// A JSON-RPC parse error (`-32700`, id `null`), as one line.
 fn parse_error(message: &str) -> Vec<u8> {
     let message = format!("Parse error: {message}");
-    let reply = ErrorReply::new(None, -32700, &message);
-    let mut line = serde_json::to_vec(&reply).unwrap_or_default();
+    let mut line = serde_json::to_vec(&ErrorReply::new(None, -32700, &message)).unwrap_or_default();
     line.push(b'\n');
     line
 }
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::AsyncReadExt;
+
     use super::*;
 
-    async fn lines_of(input: &'static [u8], max: usize) -> Vec<(bool, String)> {
-        // A small buffer, so that lines span several reads.
-        let mut reader = BufReader::with_capacity(4, input);
-        let mut out = Vec::new();
+    /// What rmcp would read from `input`, and the replies queued.
+    async fn checked(input: &[u8], max: usize) -> (String, Vec<serde_json::Value>) {
+        let output = SharedOutput::new(Vec::<u8>::new());
+        let mut lines = CheckedLines::new(input, output.clone(), max);
+        // A small buffer, so that messages span several reads.
+        let mut passed = Vec::new();
+        let mut buf = [0u8; 3];
         loop {
-            let mut line = Vec::new();
-            match read_line(&mut reader, &mut line, max).await.unwrap() {
-                Line::End => return out,
-                Line::TooLong => out.push((false, String::new())),
-                Line::Whole => out.push((true, String::from_utf8(line).unwrap())),
+            let n = lines.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
             }
+            passed.extend_from_slice(&buf[..n]);
         }
+        let replies = output.lock().replies.iter().map(|r| serde_json::from_slice(r).unwrap()).collect();
+        (String::from_utf8(passed).unwrap(), replies)
     }
 
     #[tokio::test]
-    async fn lines_are_read_whole_and_the_last_may_lack_its_end() {
-        assert_eq!(lines_of(b"{}\n[1]\n", 100).await, [(true, "{}\n".into()), (true, "[1]\n".into())]);
-        assert_eq!(lines_of(b"{}\n{\"a\":1}", 100).await, [(true, "{}\n".into()), (true, "{\"a\":1}".into())]);
+    async fn good_lines_pass_whole_and_bad_ones_are_answered() {
+        let (passed, replies) = checked(b"{}\n{bad\n\n[1]\r\n\xEF\xBB\xBF{\"a\":1}", 100).await;
+        assert_eq!(passed, "{}\n[1]\r\n\u{feff}{\"a\":1}\n");
+        assert_eq!(replies.len(), 1);
+        assert_eq!((&replies[0]["id"], &replies[0]["error"]["code"]), (&serde_json::Value::Null, &(-32700).into()));
     }
 
     #[tokio::test]
     async fn a_line_over_the_limit_is_skipped_to_its_end() {
-        let lines = lines_of(b"[1,2,3,4,5,6,7,8]\n[1]\n[1,2,3,4,5,6,7,8]", 8).await;
-        assert_eq!(lines, [(false, String::new()), (true, "[1]\n".into()), (false, String::new())]);
+        let (passed, replies) = checked(b"[1,2,3,4,5,6,7,8]\n[1]\n[1,2,3,4,5,6,7,8]", 8).await;
+        assert_eq!(passed, "[1]\n");
+        assert_eq!(replies.len(), 2, "{replies:?}");
+        assert!(replies[0]["error"]["message"].as_str().unwrap().contains("over 8 bytes"));
     }
 
     /// A peer that answers every reply with garbage gets a bounded number
@@ -227,22 +371,21 @@ mod tests {
     async fn bad_lines_in_a_row_get_a_bounded_number_of_replies() {
         let mut input = "garbage\n".repeat(MAX_REPLIES_IN_A_ROW as usize + 10);
         input.push_str("{\"ok\":1}\nagain\n");
-        let (replies, mut received) = mpsc::channel(64);
-        let mut forwarded = Vec::new();
-        check_lines(BufReader::new(input.as_bytes()), &mut forwarded, replies).await;
-        assert_eq!(forwarded, b"{\"ok\":1}\n");
-        let mut count = 0;
-        while received.try_recv().is_ok() {
-            count += 1;
-        }
-        assert_eq!(count, MAX_REPLIES_IN_A_ROW + 1);
+        let (passed, replies) = checked(input.as_bytes(), 1 << 10).await;
+        assert_eq!(passed, "{\"ok\":1}\n");
+        assert_eq!(replies.len(), MAX_REPLIES_IN_A_ROW as usize + 1);
     }
 
-    #[test]
-    fn a_parse_error_is_one_json_rpc_line() {
-        let line = parse_error("x");
-        assert!(line.ends_with(b"\n") && !line[..line.len() - 1].contains(&b'\n'));
-        let reply: serde_json::Value = serde_json::from_slice(&line).unwrap();
-        assert_eq!((reply["id"].is_null(), &reply["error"]["code"]), (true, &serde_json::json!(-32700)));
+    /// Replies never land inside a message rmcp is writing.
+    #[tokio::test]
+    async fn replies_go_between_messages() {
+        use tokio::io::AsyncWriteExt;
+        let mut output = SharedOutput::new(Vec::<u8>::new());
+        output.write_all(b"{\"first\":").await.unwrap();
+        output.reply(b"{\"reply\":1}\n".to_vec());
+        output.write_all(b"1}\n").await.unwrap();
+        output.write_all(b"{\"second\":2}\n").await.unwrap();
+        let written = String::from_utf8(output.lock().sink.clone()).unwrap();
+        assert_eq!(written, "{\"first\":1}\n{\"reply\":1}\n{\"second\":2}\n");
     }
 }

@@ -233,3 +233,33 @@ fn parse_schema(action: &str, which: &str, text: &str) -> std::result::Result<Va
     }
     Ok(schema)
 }
+
+/// A violation of a schema, in plain words: a choice among constants
+/// (`oneOf` / `anyOf` of `const`, as schemars renders a documented Rust
+/// enum) lists the values instead of naming the keyword.
+pub(crate) fn violation(error: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    let branches = match error.kind() {
+        K::OneOfNotValid { context } | K::AnyOf { context } => context,
+        K::Enum { options } => return one_of(error.instance(), options.as_array().map(Vec::as_slice).unwrap_or(&[])),
+        _ => return error.to_string(),
+    };
+    let constants: Option<Vec<Value>> = branches
+        .iter()
+        .map(|errors| {
+            errors.iter().find_map(|e| match e.kind() {
+                K::Constant { expected_value } => Some(Value::clone(expected_value)),
+                _ => None,
+            })
+        })
+        .collect();
+    match constants {
+        Some(values) if !values.is_empty() => one_of(error.instance(), &values),
+        _ => error.to_string(),
+    }
+}
+
+fn one_of(instance: &Value, values: &[Value]) -> String {
+    let listed: Vec<String> = values.iter().map(Value::to_string).collect();
+    format!("{instance} is not one of the allowed values: {}", listed.join(", "))
+}

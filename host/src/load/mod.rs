@@ -19,6 +19,7 @@ pub mod settings;
 pub mod stub;
 
 pub use compile::LoadStats;
+pub(crate) use manifest::violation;
 pub use manifest::{ActionSpec, Manifest};
 pub use origin::{FileStamp, MAX_PLUGIN_BYTES, Origin};
 pub use plugin::{Plugin, Prepared};

@@ -26,8 +26,9 @@ pub struct RawPluginSettings {
     /// Overrides `limits.max_log_kb`.
     pub max_log_kb: Option<u64>,
     /// Values the plugin reads through its `config` import (plain text the
-    /// plugin can read: settings, never credentials).
-    #[serde(default)]
+    /// plugin can read: settings, never credentials). Numbers and booleans
+    /// are taken as their text (`per_page = 50` is `"50"`).
+    #[serde(default, deserialize_with = "config_values")]
     pub config: BTreeMap<String, String>,
     /// Destinations a connector may send HTTP requests to, e.g.
     /// `https://api.github.com` or `http://127.0.0.1:8080`.
@@ -35,6 +36,27 @@ pub struct RawPluginSettings {
     pub allow_http: Vec<String>,
     /// Compile it when it is added or replaced, not on first use.
     pub preload: Option<bool>,
+}
+
+/// A `config` table: text values, with numbers and booleans written as
+/// text; a table or an array is refused, naming the key.
+fn config_values<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<BTreeMap<String, String>, D::Error> {
+    use serde::Deserialize as _;
+    let raw = BTreeMap::<String, toml::Value>::deserialize(deserializer)?;
+    raw.into_iter()
+        .map(|(key, value)| match value {
+            toml::Value::String(text) => Ok((key, text)),
+            toml::Value::Integer(n) => Ok((key, n.to_string())),
+            toml::Value::Float(x) => Ok((key, x.to_string())),
+            toml::Value::Boolean(b) => Ok((key, b.to_string())),
+            other => Err(serde::de::Error::custom(format!(
+                "config values are text (numbers and booleans are taken as text); `{key}` is {}",
+                other.type_str()
+            ))),
+        })
+        .collect()
 }
 
 impl RawPluginSettings {
@@ -173,6 +195,18 @@ mod tests {
         assert_eq!(web.grants.config.get("key"), Some("value"));
         assert_eq!(web.grants.http.allowed().len(), 1);
         assert_eq!(resolver.resolve("other", None).unwrap().grants.limits.memory_mb, 64);
+    }
+
+    #[test]
+    fn config_numbers_and_booleans_are_text_and_tables_are_refused() {
+        let resolver = resolver("[web]\nconfig = { per_page = 50, ratio = 0.5, verbose = true, name = \"x\" }\n");
+        let web = resolver.resolve("web", None).unwrap();
+        let values: Vec<_> = ["per_page", "ratio", "verbose", "name"].map(|k| web.grants.config.get(k)).into();
+        assert_eq!(values, [Some("50"), Some("0.5"), Some("true"), Some("x")]);
+        let error = toml::from_str::<BTreeMap<String, RawPluginSettings>>("[web]\nconfig = { list = [1] }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("config values are text") && error.contains("`list` is array"), "{error}");
     }
 
     #[test]

@@ -139,6 +139,9 @@ impl Reloader {
         next.number_after(&old);
         let next = Arc::new(next);
         self.live.publish(next.clone());
+        for change in next.changes_from(&old) {
+            tracing::info!(%change, "plugin");
+        }
         tracing::info!(
             version = next.version(),
             revision = next.revision(),

@@ -112,7 +112,10 @@ fn settle<T>(
         .or_else(|| trap.map(|t| t.to_string()))
         .unwrap_or_else(|| format!("{error:#}"));
     let message = capped(message, MAX_ERROR_BYTES.min(limits.output_bytes()));
-    tracing::warn!(plugin = plugin.name(), action, error = %capped(format!("{error:#}"), MAX_ERROR_BYTES), "guest call failed");
+    // The reason at warn; wasmtime's whole report (a wasm backtrace, many
+    // lines) only with -vv.
+    tracing::warn!(plugin = plugin.name(), action, reason = %message, "guest call failed");
+    tracing::debug!(plugin = plugin.name(), action, error = %capped(format!("{error:#}"), MAX_ERROR_BYTES), "guest trap");
     Err(Error::Trap { plugin: plugin.name().to_owned(), action: action.to_owned(), message })
 }
 

@@ -155,7 +155,8 @@ fn validate(plugin: &Plugin, spec: &ActionSpec, input: &Value) -> Result<()> {
         .take(8)
         .map(|e| {
             let at = e.instance_path().to_string();
-            if at.is_empty() { e.to_string() } else { format!("at {at}: {e}") }
+            let text = crate::load::violation(&e);
+            if at.is_empty() { text } else { format!("at {at}: {text}") }
         })
         .collect();
     if errors.is_empty() {

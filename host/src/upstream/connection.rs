@@ -375,7 +375,7 @@ impl Tail {
         for secret in &self.secrets {
             line = line.replace(secret.expose(), "[redacted]");
         }
-        crate::catalog::status::shown_bytes(&line, TAIL_LINE_BYTES)
+        crate::catalog::shown::shown_bytes(&line, TAIL_LINE_BYTES)
     }
 
     /// The last line, if any.

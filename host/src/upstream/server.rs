@@ -199,7 +199,7 @@ impl Server {
         let Value::Array(raw) = raw else { return Err(Error::internal("an upstream tool list", "not an array")) };
         let (tools, problems) = parse_tools(raw);
         for problem in problems {
-            tracing::warn!(server = %self.spec.name, "left out of its tools: {}", crate::catalog::status::shown(&problem));
+            tracing::warn!(server = %self.spec.name, "left out of its tools: {}", crate::catalog::shown::shown(&problem));
         }
         let purpose = connection.purpose();
         let mut listing = self.listing.write().unwrap_or_else(|e| e.into_inner());
@@ -416,7 +416,7 @@ impl Server {
             Error::Upstream { fault, message, .. } => format!("{fault}: {message}"),
             other => other.to_string(),
         };
-        health.last = Some(crate::catalog::status::shown(&reason));
+        health.last = Some(crate::catalog::shown::shown(&reason));
         tracing::warn!(server = %self.spec.name, failures = health.failures, "{reason}");
         if health.failures >= FAILING_AFTER {
             let shown =

@@ -55,7 +55,20 @@ fn expand(args: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
     };
 
     let mod_ident = module.ident.clone();
-    let name = options.name.clone().unwrap_or_else(|| mod_ident.to_string().replace('_', "-"));
+    let name = match &options.name {
+        Some(name) => name.clone(),
+        None if mod_ident.to_string().contains('_') => {
+            let dashed = mod_ident.to_string().replace('_', "-");
+            return Err(syn::Error::new(
+                mod_ident.span(),
+                format!(
+                    "plugin names use `-`, not `_`: name the plugin explicitly, #[plugin(name = \"{dashed}\")], or \
+                     name the module without `_`"
+                ),
+            ));
+        }
+        None => mod_ident.to_string(),
+    };
     check_plugin_name(&name, module.ident.span())?;
     let description = summary_of(&docs(&module.attrs), module.ident.span(), "the plugin")?;
     let version = match &options.version {
@@ -460,5 +473,34 @@ fn database_export(mod_ident: &syn::Ident) -> TokenStream2 {
                     .map_err(|e| __rt::WitError::from(::quiver_sdk::ToolError::from(e)))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    /// A module name with `_` is not turned into a plugin name in silence.
+    #[test]
+    fn an_underscore_module_needs_an_explicit_name() {
+        let error = super::expand(
+            quote!(),
+            quote!(
+                mod my_units {}
+            ),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("#[plugin(name = \"my-units\")]"), "{error}");
+        let named = super::expand(
+            quote!(name = "my-units"),
+            quote!(
+                /// Convert units.
+                mod my_units {}
+            ),
+        );
+        // (It fails for want of an action, not for its name.)
+        let named = named.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(!named.contains("plugin names use"), "{named}");
     }
 }

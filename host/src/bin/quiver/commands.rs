@@ -17,9 +17,25 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
             search(&host, cli.agent.as_deref(), &query, limit, &detail, json).await
         }
         Command::Tokens { json } => tokens(&host, cli.agent.as_deref(), json).await,
-        Command::Describe { plugin } => {
+        Command::Describe { plugin, action } => {
+            let catalog = host.catalog();
+            let (plugin, action) = match (action, catalog.tool(&plugin)) {
+                (None, Some(tool)) if catalog.get(&plugin).is_none() => {
+                    (tool.origin.clone(), Some(tool.action.clone()))
+                }
+                (action, _) => (plugin, action),
+            };
             let manifest = host.describe(&plugin).await?;
-            print_json(&manifest);
+            match action {
+                None => print_json(&manifest),
+                Some(action) => match manifest.action(&action) {
+                    Some(spec) => print_json(spec),
+                    None => {
+                        let known = manifest.actions.iter().map(|a| a.name.clone()).collect();
+                        return Err(quiver::Error::UnknownAction { plugin, action, known });
+                    }
+                },
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Call { plugin, action, input } => {
@@ -138,12 +154,15 @@ fn list(host: &Host, json: bool) -> Result<ExitCode> {
     } else {
         for plugin in catalog.plugins() {
             let stub = plugin.stub();
+            let actions = match stub.actions.len() {
+                1 => "1 action ".to_owned(),
+                n => format!("{n} actions"),
+            };
             println!(
-                "{:<16} {:<9} {:<8} {:>2} actions  {}",
+                "{:<16} {:<9} {:<8} {actions:>10}  {}",
                 stub.name,
                 stub.kind.as_str(),
                 stub.version,
-                stub.actions.len(),
                 stub.description
             );
         }
@@ -232,10 +251,31 @@ async fn search(
             None => println!("{name}"),
         }
         if let Some(definition) = hit.get("definition") {
-            println!("{}", serde_json::to_string_pretty(definition).unwrap_or_default());
+            print_parameters(definition);
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A definition's parameters as text, one per line (`--json` has the
+/// schema itself).
+fn print_parameters(definition: &serde_json::Value) {
+    let schema = definition.get("inputSchema").or_else(|| definition.get("input_schema")).unwrap_or(definition);
+    let required: Vec<&str> =
+        schema["required"].as_array().into_iter().flatten().filter_map(serde_json::Value::as_str).collect();
+    for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+        let kind = match &property["type"] {
+            serde_json::Value::String(t) => t.clone(),
+            serde_json::Value::Array(types) => {
+                types.iter().filter_map(serde_json::Value::as_str).collect::<Vec<_>>().join("|")
+            }
+            _ if property.get("enum").is_some() || property.get("oneOf").is_some() => "one of".into(),
+            _ => "any".into(),
+        };
+        let need = if required.contains(&name.as_str()) { ", required" } else { "" };
+        let about = property["description"].as_str().and_then(|d| d.lines().next()).unwrap_or_default();
+        println!("    {name} ({kind}{need}) {}", printable(about));
+    }
 }
 
 async fn tokens(host: &Host, agent: Option<&str>, json: bool) -> Result<ExitCode> {
@@ -270,6 +310,10 @@ async fn tokens(host: &Host, agent: Option<&str>, json: bool) -> Result<ExitCode
             ""
         );
     }
+    println!(
+        "{:<34} {:>9} {:>6} {:>11} {:>12} {:>9}",
+        "(instructions beside them)", "", "", "", report.instructions.o200k, ""
+    );
     let tools: usize = report.rows.iter().map(|r| r.tools).sum();
     println!(
         "{:<34} {:>9} {:>6} {:>11} {:>12} {:>9}",
@@ -292,12 +336,15 @@ async fn tokens(host: &Host, agent: Option<&str>, json: bool) -> Result<ExitCode
 async fn check(host: &Host, file: &std::path::Path) -> Result<ExitCode> {
     match host.check(file).await {
         Ok(manifest) => {
+            let count = match manifest.actions.len() {
+                1 => "1 action".to_owned(),
+                n => format!("{n} actions"),
+            };
             println!(
-                "ok: {} {} ({}), {} actions: {}",
+                "ok: {} {} ({}), {count}: {}",
                 manifest.name,
                 manifest.version,
                 manifest.kind,
-                manifest.actions.len(),
                 manifest.actions.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")
             );
             Ok(ExitCode::SUCCESS)

@@ -83,8 +83,10 @@ enum Command {
     },
     /// Print a plugin's full manifest (Tier 2) as JSON.
     Describe {
-        /// Plugin name.
+        /// Plugin name, or a tool's model-facing name (`calc__evaluate`).
         plugin: String,
+        /// Only this action.
+        action: Option<String>,
     },
     /// Call an action with a JSON object as input: `call PLUGIN ACTION '{...}'`,
     /// or by the name models see, `call PLUGIN__ACTION '{...}'`.
@@ -111,8 +113,8 @@ enum Command {
         /// Speak MCP on stdin/stdout.
         #[arg(long, conflicts_with = "http")]
         stdio: bool,
-        /// Listen for HTTP on this address, e.g. 127.0.0.1:8080.
-        #[arg(long, value_name = "ADDR")]
+        /// Listen for HTTP on this address, e.g. 127.0.0.1:8080 or localhost:8080.
+        #[arg(long, value_name = "ADDR", value_parser = listen_address)]
         http: Option<std::net::SocketAddr>,
         /// Bearer token HTTP clients must send (required off loopback).
         #[arg(long, env = "QUIVER_TOKEN", hide_env_values = true)]
@@ -152,9 +154,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// `ADDR` as an IP and port, or a host name (`localhost`) and port,
+/// resolved now (its IPv4 address first).
+fn listen_address(text: &str) -> std::result::Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let addrs: Vec<std::net::SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|e| format!("`{text}` is not an address and port (e.g. 127.0.0.1:8080, localhost:8080): {e}"))?
+        .collect();
+    addrs.iter().find(|a| a.is_ipv4()).or(addrs.first()).copied().ok_or_else(|| format!("`{text}` resolves to nothing"))
+}
+
 fn init_logging(verbose: u8) {
+    // Reloads are logged at info by default: an operator sees which
+    // version replaced which.
     let default = match verbose {
-        0 => "warn",
+        0 => "warn,quiver::reload=info",
         1 => "info",
         _ => "debug",
     };

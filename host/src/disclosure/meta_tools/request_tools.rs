@@ -6,16 +6,13 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::tool::{CallContext, CallFuture, MetaTool, View, to_value};
-use crate::catalog::Category;
+use crate::catalog::{Category, SUMMARY_CHARS};
 use crate::contract::one_line;
 use crate::disclosure::formats::ToolDef;
 use crate::error::{Error, Result};
 use crate::invoke::definition;
 
 pub(crate) struct RequestTools;
-
-/// Characters of a built-in tool's description in the compact catalog.
-pub(crate) const COMPACT_CHARS: usize = 80;
 
 /// Most tools one call may load.
 const MAX_TOOLS: usize = 20;
@@ -39,7 +36,7 @@ impl MetaTool for RequestTools {
 
     /// The compact catalog of the tools not resident.
     fn lines(view: &View<'_>) -> Vec<String> {
-        view.registry.iter().map(|r| format!("- {}: {}", r.name, one_line(&r.summary, COMPACT_CHARS))).collect()
+        view.registry.iter().map(|r| format!("- {}: {}", r.name, one_line(&r.summary, SUMMARY_CHARS))).collect()
     }
 
     fn choices(view: &View<'_>) -> Vec<String> {

@@ -156,6 +156,7 @@ impl<M: MetaTool> Offered for Meta<M> {
             name: M::NAME.to_owned(),
             description,
             input_schema: args_schema::<M::Args>(&enums),
+            output_schema: None,
             category: M::CATEGORY,
             access: None,
             meta: true,

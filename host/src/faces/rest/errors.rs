@@ -46,7 +46,7 @@ pub(crate) fn status_of(error: &Error) -> StatusCode {
 
 /// The answer to a request that failed with `error`.
 pub(crate) fn error_response(error: &Error) -> Response {
-    let body = ApiError { error: error.to_string(), fix: error.remedy().map(str::to_owned) };
+    let body = ApiError { error: error.to_string(), fix: error.remedy().map(std::borrow::Cow::into_owned) };
     (status_of(error), Json(body)).into_response()
 }
 

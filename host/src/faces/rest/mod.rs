@@ -8,7 +8,7 @@
 //! GET  /v1/tools/{name}        level 3: the full MCP definition (loads its plugin)
 //! POST /v1/tools/{name}/call   call it with a JSON object
 //! GET  /v1/prompt              the Tier-1 text
-//! GET  /v1/status              plugins, rejected files, stale plugins
+//! GET  /v1/status              plugins (kind, version, state), rejected files, MCP servers
 //! GET  /v1/audit               the latest audited calls (limit, resource)
 //! GET  /v1/export/openai       every tool as OpenAI function tools (loads every plugin)
 //! GET  /v1/export/anthropic    every tool with `defer_loading`, plus a tool-search tool
