@@ -101,9 +101,57 @@ pub(crate) fn tokens(runtime: &tokio::runtime::Runtime, report: &mut String) {
     .unwrap();
 
     let bundled = Host::builder().bundled().cache_dir(None).build().unwrap();
+    let cold = search_answers(runtime, &bundled);
     let tokens = runtime.block_on(bundled.token_report(None)).unwrap();
     writeln!(report, "### The bundled plugins (19 built-in tools; `request_tools` lists them all)\n").unwrap();
     table(report, &tokens);
+
+    // What one `search_tools` answer costs at each level (the plugins of
+    // the hits loaded, as `token_report` left them: the summary level
+    // then carries each hit's argument signature).
+    let warm = search_answers(runtime, &bundled);
+    writeln!(
+        report,
+        "One `search_tools` answer (5 hits; median over {} queries), o200k tokens: `names` **{}**, `summary` \
+         **{}** with each hit's argument signature (`codec__hash(data: string, algorithm: \"sha256\"|…, \
+         hmac_key?: string|null, …)`; the plugins of the hits loaded) or **{}** before a plugin is loaded \
+         (a pointer to `full` instead), `full` **{}**.\n",
+        QUERIES.len(),
+        warm[0],
+        warm[1],
+        cold[1],
+        warm[2]
+    )
+    .unwrap();
+}
+
+/// Queries a user might start from, for the cost of a search answer.
+const QUERIES: [&str; 6] = [
+    "hash a string with sha256",
+    "what time is it in Tokyo",
+    "pretty print this json",
+    "render a jinja template",
+    "count the words in a text",
+    "turn a title into a url slug",
+];
+
+/// The median tokens (o200k) of a `search_tools` answer over [`QUERIES`]
+/// at each detail level: names, summary, full.
+fn search_answers(runtime: &tokio::runtime::Runtime, host: &Host) -> [usize; 3] {
+    ["names", "summary", "full"].map(|detail| {
+        let mut costs: Vec<usize> = QUERIES
+            .iter()
+            .map(|query| {
+                let mut session = host.session(None).unwrap();
+                let args = serde_json::json!({ "query": query, "detail": detail, "limit": 5 });
+                let outcome = runtime.block_on(session.call("search_tools", args));
+                assert!(!outcome.is_error, "{}", outcome.text);
+                Cost::of(&outcome.text).o200k
+            })
+            .collect();
+        costs.sort();
+        costs[costs.len() / 2]
+    })
 }
 
 /// Recall@k of `search_tools` and of the built-in selector on BFCL.

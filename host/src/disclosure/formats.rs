@@ -1,5 +1,7 @@
 //! Tool definitions, and their shapes in the MCP, OpenAI and Anthropic APIs.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -61,7 +63,76 @@ pub struct OpenAiTool<'a> {
 pub struct OpenAiFunction<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: Cow<'a, Value>,
+}
+
+/// OpenAI Responses API function tool (flat, with `strict`).
+#[derive(Debug, Serialize)]
+pub struct OpenAiResponsesTool<'a> {
+    r#type: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: Cow<'a, Value>,
+    /// Off: strict mode needs every property required and closed objects,
+    /// which Quiver's schemas (optional arguments) are not.
+    strict: bool,
+}
+
+/// The `format` values JSON Schema defines; others (`double`, `int32`,
+/// `uint`, which schemars writes for Rust numbers) mean nothing to a
+/// provider and some refuse them.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// `schema` without `format` values outside JSON Schema's own (borrowed
+/// when it has none).
+pub fn portable(schema: &Value) -> Cow<'_, Value> {
+    fn nonstandard(value: &Value) -> bool {
+        match value {
+            Value::Object(map) => map.iter().any(|(key, v)| {
+                (key == "format" && v.as_str().is_some_and(|f| !STANDARD_FORMATS.contains(&f))) || nonstandard(v)
+            }),
+            Value::Array(items) => items.iter().any(nonstandard),
+            _ => false,
+        }
+    }
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                if map.get("format").and_then(Value::as_str).is_some_and(|f| !STANDARD_FORMATS.contains(&f)) {
+                    map.remove("format");
+                }
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    if !nonstandard(schema) {
+        return Cow::Borrowed(schema);
+    }
+    let mut owned = schema.clone();
+    strip(&mut owned);
+    Cow::Owned(owned)
 }
 
 /// Anthropic Messages API tool.
@@ -112,8 +183,19 @@ impl ToolDef {
             function: OpenAiFunction {
                 name: &self.name,
                 description: &self.description,
-                parameters: &self.input_schema,
+                parameters: portable(&self.input_schema),
             },
+        }
+    }
+
+    /// As an OpenAI Responses API function tool.
+    pub fn to_openai_responses(&self) -> OpenAiResponsesTool<'_> {
+        OpenAiResponsesTool {
+            r#type: "function",
+            name: &self.name,
+            description: &self.description,
+            parameters: portable(&self.input_schema),
+            strict: false,
         }
     }
 
@@ -134,6 +216,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn nonstandard_formats_are_left_out_for_providers() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "ratio": {"type": "number", "format": "double"},
+            "when": {"type": "string", "format": "date-time"},
+            "items": {"type": "array", "items": {"type": "integer", "format": "uint32"}}
+        }});
+        let portable = portable(&schema);
+        assert!(matches!(portable, Cow::Owned(_)));
+        assert!(portable["properties"]["ratio"].get("format").is_none());
+        assert!(portable["properties"]["items"]["items"].get("format").is_none());
+        assert_eq!(portable["properties"]["when"]["format"], "date-time");
+        let plain = serde_json::json!({"type": "object"});
+        assert!(matches!(super::portable(&plain), Cow::Borrowed(_)));
+    }
+
+    #[test]
     fn formats_follow_each_api() {
         let def = ToolDef {
             name: "calc__evaluate".into(),
@@ -150,6 +248,9 @@ mod tests {
         let openai = serde_json::to_value(def.to_openai()).unwrap();
         assert_eq!(openai["type"], "function");
         assert_eq!(openai["function"]["parameters"]["type"], "object");
+        let responses = serde_json::to_value(def.to_openai_responses()).unwrap();
+        assert_eq!((&responses["type"], &responses["name"]), (&"function".into(), &"calc__evaluate".into()));
+        assert_eq!((&responses["parameters"]["type"], &responses["strict"]), (&"object".into(), &false.into()));
         let anthropic = serde_json::to_value(def.to_anthropic(true)).unwrap();
         assert_eq!(anthropic["input_schema"]["type"], "object");
         assert_eq!(anthropic["defer_loading"], true);

@@ -87,21 +87,31 @@ pub struct McpServer<E = NoExtras> {
     tasks: ConnectionTasks,
 }
 
-/// Tasks that live as long as one connection's server.
+/// What lives as long as one connection's server: its tasks, and the
+/// catalog version a subscription was accepted at (rmcp acknowledges a
+/// `subscriptions/listen` before it calls `listen`: a change in between
+/// must still be told).
 #[derive(Default)]
-struct ConnectionTasks(Mutex<Vec<tokio::task::AbortHandle>>);
+struct ConnectionTasks {
+    tasks: Mutex<Vec<tokio::task::AbortHandle>>,
+    accepted_at: Mutex<Option<u64>>,
+}
 
 impl ConnectionTasks {
     fn add(&self, task: tokio::task::AbortHandle) {
-        let mut tasks = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut tasks = self.tasks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         tasks.retain(|t| !t.is_finished());
         tasks.push(task);
+    }
+
+    fn accepted_at(&self) -> std::sync::MutexGuard<'_, Option<u64>> {
+        self.accepted_at.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
 impl Drop for ConnectionTasks {
     fn drop(&mut self) {
-        let tasks = self.0.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let tasks = self.tasks.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
         tasks.iter().for_each(tokio::task::AbortHandle::abort);
     }
 }
@@ -315,24 +325,26 @@ fn to_rmcp(def: &ToolDef) -> Option<Tool> {
     converted.inspect_err(|error| tracing::warn!(tool = %def.name, %error, "tool left out of tools/list")).ok()
 }
 
-/// Tell `notify` of every change of the tool list (a new catalog
-/// version; a snapshot that changed only the status is not one) until it
-/// fails (the client left).
-fn forward_catalog_changes<F, Fut>(host: &Host, notify: F) -> tokio::task::JoinHandle<()>
+/// Tell `notify` of every change of the tool list after catalog version
+/// `since` (a new version; a snapshot that changed only the status is
+/// not one) until it fails (the client left).
+fn forward_catalog_changes<F, Fut>(host: &Host, since: u64, notify: F) -> tokio::task::JoinHandle<()>
 where
     F: Fn() -> Fut + Send + 'static,
     Fut: Future<Output = bool> + Send,
 {
     let mut snapshots = host.subscribe();
-    let mut seen = snapshots.borrow_and_update().version();
+    let mut seen = since;
     tokio::spawn(async move {
-        while snapshots.changed().await.is_ok() {
+        loop {
             let version = snapshots.borrow_and_update().version();
-            if version == seen {
-                continue;
+            if version != seen {
+                seen = version;
+                if !notify().await {
+                    break;
+                }
             }
-            seen = version;
-            if !notify().await {
+            if snapshots.changed().await.is_err() {
                 break;
             }
         }
@@ -409,7 +421,8 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         // A 2025-11-25 session: tell it when the tool list changes, until
         // it ends (this server is dropped) or a send fails.
         let peer = context.peer.clone();
-        let forwarder = forward_catalog_changes(&self.host, move || {
+        let since = self.host.catalog().version();
+        let forwarder = forward_catalog_changes(&self.host, since, move || {
             let peer = peer.clone();
             async move { peer.notify_tool_list_changed().await.is_ok() }
         });
@@ -420,13 +433,15 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
         let mut accepted = self.extras.accepted_subscription_filter(requested).unwrap_or_default();
         accepted.tools_list_changed = requested.tools_list_changed;
+        *self.tasks.accepted_at() = Some(self.host.catalog().version());
         Some(accepted)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> std::result::Result<(), ErrorData> {
+        let since = self.tasks.accepted_at().take().unwrap_or_else(|| self.host.catalog().version());
         let forwarder = context.accepted().tools_list_changed.unwrap_or(false).then(|| {
             let sink = context.sink().clone();
-            forward_catalog_changes(&self.host, move || {
+            forward_catalog_changes(&self.host, since, move || {
                 let sink = sink.clone();
                 async move { sink.notify_tool_list_changed().await.is_ok() }
             })

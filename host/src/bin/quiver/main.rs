@@ -169,16 +169,30 @@ fn listen_address(text: &str) -> std::result::Result<std::net::SocketAddr, Strin
 }
 
 fn init_logging(verbose: u8) {
-    // Reloads are logged at info by default: an operator sees which
-    // version replaced which.
-    let default = match verbose {
-        0 => "warn,quiver::reload=info",
-        1 => "info",
-        _ => "debug",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     // Logs go to stderr: stdout is for results (and, later, for MCP on stdio).
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).init();
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
+        tracing_subscriber::registry()
+            .with(filter)
+            .with(tracing_subscriber::fmt::layer().with_ansi(ansi).with_writer(std::io::stderr))
+            .init();
+        return;
+    }
+    // Reloads are logged at info by default: an operator sees which version
+    // replaced which. A static filter by target, so that the other info
+    // events cost nothing per message (an EnvFilter with an info directive
+    // adds ~25 µs to a stdio round trip).
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    let level = match verbose {
+        0 => LevelFilter::WARN,
+        1 => LevelFilter::INFO,
+        _ => LevelFilter::DEBUG,
+    };
+    let filter = Targets::new().with_default(level).with_target("quiver::reload", level.max(LevelFilter::INFO));
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(tracing_subscriber::fmt::layer().with_ansi(ansi).with_writer(std::io::stderr))
+        .init();
 }

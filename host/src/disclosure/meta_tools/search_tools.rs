@@ -118,12 +118,23 @@ impl MetaTool for SearchTools {
 }
 
 async fn hit(cx: &CallContext<'_>, name: &str, category: Category, summary: String, detail: Detail) -> Result<Hit> {
-    let usage = match category {
-        Category::Skill => format!("read_skill(name: \"{name}\")"),
-        Category::Mcp => "read-only entry: see it with the mcp tool's discover".to_owned(),
+    let entry = cx.catalog.tool(name);
+    // The arguments, when known without loading anything (a loaded
+    // plugin, an MCP tool), so that a first call can be right; else where
+    // to get them.
+    let schema = entry.and_then(|e| cx.catalog.record(e)).and_then(|r| r.input_schema);
+    let usage = match (category, schema) {
+        (Category::Skill, _) => format!("read_skill(name: \"{name}\")"),
+        (Category::Mcp, _) if !entry.is_some_and(|e| cx.catalog.mcp_server(&e.origin).is_some_and(|s| s.live)) => {
+            "read-only entry: see it with the mcp tool's discover".to_owned()
+        }
+        (_, Some(schema)) if detail == Detail::Summary => format!("call it directly: {}", signature(name, &schema)),
+        (_, _) if detail == Detail::Summary => {
+            "call it directly; its arguments: search_tools with detail \"full\", or request_tools".to_owned()
+        }
         _ => "call it directly".to_owned(),
     };
-    let definition = match (detail, cx.catalog.tool(name)) {
+    let definition = match (detail, entry) {
         (Detail::Full, Some(entry)) => Some(super::request_tools::full(cx, entry).await?),
         _ => None,
     };
@@ -134,4 +145,71 @@ async fn hit(cx: &CallContext<'_>, name: &str, category: Category, summary: Stri
         usage: (detail != Detail::Names).then_some(usage),
         definition,
     })
+}
+
+/// `name(arg: type, optional?: type, ...)` from an input schema: the
+/// arguments a first call needs, in a few tokens.
+fn signature(name: &str, schema: &Value) -> String {
+    let required: Vec<&str> = schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    let arguments: Vec<String> = schema["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(arg, property)| {
+            let optional = if required.contains(&arg.as_str()) { "" } else { "?" };
+            format!("{arg}{optional}: {}", type_of(resolved(schema, property)))
+        })
+        .collect();
+    format!("{name}({})", arguments.join(", "))
+}
+
+/// `property`, or what its local `$ref` (`#/$defs/...`) points at.
+fn resolved<'a>(root: &'a Value, property: &'a Value) -> &'a Value {
+    property["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| root.pointer(pointer))
+        .unwrap_or(property)
+}
+
+/// A property's type in a word: its `type`, its few allowed values, or
+/// `any`.
+fn type_of(property: &Value) -> String {
+    let values: Vec<&Value> = match (&property["enum"], &property["oneOf"]) {
+        (Value::Array(values), _) => values.iter().collect(),
+        (_, Value::Array(branches)) => branches.iter().filter_map(|b| b.get("const")).collect(),
+        _ => Vec::new(),
+    };
+    if !values.is_empty() && values.len() <= 6 {
+        return values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|");
+    }
+    match &property["type"] {
+        Value::String(kind) => kind.clone(),
+        Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|"),
+        _ => "any".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn a_signature_names_each_argument_and_its_type() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "data": {"type": "string"},
+                "algorithm": {"$ref": "#/$defs/Algorithm"},
+                "hmac_key": {"type": ["string", "null"]},
+                "extra": {}
+            },
+            "required": ["data", "algorithm"],
+            "$defs": {"Algorithm": {"oneOf": [{"const": "sha256"}, {"const": "md5"}]}}
+        });
+        assert_eq!(
+            super::signature("codec__hash", &schema),
+            "codec__hash(data: string, algorithm: \"sha256\"|\"md5\", hmac_key?: string|null, extra?: any)"
+        );
+    }
 }

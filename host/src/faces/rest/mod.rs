@@ -11,6 +11,7 @@
 //! GET  /v1/status              plugins (kind, version, state), rejected files, MCP servers
 //! GET  /v1/audit               the latest audited calls (limit, resource)
 //! GET  /v1/export/openai       every tool as OpenAI function tools (loads every plugin)
+//! GET  /v1/export/openai-responses   the same, in the Responses API's shape
 //! GET  /v1/export/anthropic    every tool with `defer_loading`, plus a tool-search tool
 //! GET  /v1/openapi.json        this API
 //! ```
@@ -106,7 +107,7 @@ const ROUTES: &[Route<Arc<Rest>>] = &[
     Route {
         method: Method::GET,
         path: "/v1/status",
-        summary: "Plugins, rejected files, stale plugins",
+        summary: "Plugins (kind, version, state), rejected files, MCP servers",
         params: Params::None,
         answer: Answer::Schema("Status", schema::<Status>),
         failures: &[],
@@ -129,6 +130,15 @@ const ROUTES: &[Route<Arc<Rest>>] = &[
         answer: Answer::Media("tools", "application/json"),
         failures: &[],
         handler: || get(export_openai),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/export/openai-responses",
+        summary: "Every tool as OpenAI Responses API function tools",
+        params: Params::None,
+        answer: Answer::Media("tools", "application/json"),
+        failures: &[],
+        handler: || get(export_openai_responses),
     },
     Route {
         method: Method::GET,
@@ -288,6 +298,13 @@ async fn export_openai(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Res
     let version = rest.session.version();
     let defs = rest.session.definitions().await;
     let tools: Vec<_> = defs.iter().map(|d| d.to_openai()).collect();
+    cached(&rest, version, &headers, Json(tools))
+}
+
+async fn export_openai_responses(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
+    let version = rest.session.version();
+    let defs = rest.session.definitions().await;
+    let tools: Vec<_> = defs.iter().map(|d| d.to_openai_responses()).collect();
     cached(&rest, version, &headers, Json(tools))
 }
 
