@@ -358,7 +358,7 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         let mut capabilities = extras.capabilities;
         capabilities.tools.get_or_insert_with(ToolsCapability::default).list_changed = Some(true);
         let instructions = match extras.instructions {
-            Some(theirs) => format!("{}\n\n{theirs}", self.instructions()),
+            Some(theirs) => format!("{}\n\n{theirs}", self.instructions().trim_end()),
             None => self.instructions(),
         };
         ServerConfig::new(capabilities)

@@ -36,6 +36,6 @@ fn the_fixture_server_answers_server_discover() {
 
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("supportedVersions") && answer.contains("2026-07-28"), "{answer}");
-    assert!(answer.contains("calc__evaluate"), "Quiver's Tier 1 is in the instructions: {answer}");
+    assert!(answer.contains("`request_tools`"), "Quiver's instructions point at its meta-tools: {answer}");
     assert!(answer.contains("\"prompts\""), "the fixtures' capabilities are declared: {answer}");
 }
