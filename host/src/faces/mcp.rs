@@ -266,41 +266,18 @@ impl<'a> ErrorReply<'a> {
     }
 }
 
-/// The client-to-server request methods of MCP (2025-11-25 and
-/// 2026-07-28) that rmcp reads into typed requests.
-const STANDARD_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "server/discover",
-    "completion/complete",
-    "logging/setLevel",
-    "prompts/get",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "resources/directory/read",
-    "subscriptions/listen",
-    "tools/call",
-    "tools/list",
-    "tasks/get",
-    "tasks/update",
-    "tasks/cancel",
-    "skills/list",
-    "skills/get",
-];
-
-/// Why `params` do not fit `method`, in words a client can act on.
-fn params_fault(method: &str, params: Option<Value>) -> String {
-    let detail = match method {
-        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params.unwrap_or(Value::Null))
-            .err()
-            .map(|e| format!(": {e} (`arguments` is an object of the tool's parameters)")),
-        _ => None,
-    };
-    format!("invalid params for {method}{}", detail.unwrap_or_default())
+/// Why `params` do not fit a `tools/call`, if they do not: rmcp reads
+/// such a request as a custom one, which would be "method not found". (Only
+/// `tools/call`: other standard methods reach `on_custom_request` when a
+/// revision removed them, and that is "method not found" indeed.)
+fn call_params_fault(method: &str, params: Option<&Value>) -> Option<String> {
+    if method != "tools/call" {
+        return None;
+    }
+    let params = params.cloned().unwrap_or(Value::Null);
+    serde_json::from_value::<CallToolRequestParams>(params)
+        .err()
+        .map(|e| format!("invalid params for tools/call: {e} (`arguments` is an object of the tool's parameters)"))
 }
 
 fn call_tool_def() -> ToolDef {
@@ -544,10 +521,8 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> std::result::Result<CustomResult, ErrorData> {
-        if let Some(method) = STANDARD_METHODS.iter().find(|m| **m == request.method) {
-            // rmcp reads a request whose params do not fit its method as a
-            // custom one: that is invalid params (-32602), not an unknown method.
-            return Err(ErrorData::invalid_params(params_fault(method, request.params), None));
+        if let Some(fault) = call_params_fault(&request.method, request.params.as_ref()) {
+            return Err(ErrorData::invalid_params(fault, None));
         }
         self.extras.on_custom_request(request, context).await
     }
