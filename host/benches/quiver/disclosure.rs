@@ -62,8 +62,8 @@ pub(crate) fn tokens(runtime: &tokio::runtime::Runtime, report: &mut String) {
         "Counted with tiktoken (`o200k_base`, `cl100k_base`) on the compact JSON of each definition (name, \
          description, input schema) as sent to a model. *Full*: every tool flat with its schema (`legacy`). \
          *Progressive*: the Tier-1 stub inside the meta-tool (`mcp`, `request_tools`...), plus each \
-         meta-tool's fixed text and schema (own rows); the total is every offered meta-tool definition. \
-         *Names*: the names only (REST level 1). Regenerate the per-server view with \
+         meta-tool's fixed text and schema (own rows); the total is every offered meta-tool definition and \
+         the MCP `instructions` sent beside them. *Names*: the names only (REST level 1). Regenerate the per-server view with \
          `quiver --no-bundled tokens --corpus tests/data/corpus/mcp-tools`.\n"
     )
     .unwrap();
