@@ -43,12 +43,13 @@ pub fn explain(error: &Error, catalog: &Catalog) -> String {
                 GuestErrorKind::Unavailable => "A service it needs is unavailable; retry later, or use another tool.",
                 GuestErrorKind::Failed => "Retry only if the cause looks temporary.",
             };
-            format!("`{}` failed ({kind}): {message}. {next}", name(plugin, action))
+            format!("`{}` failed ({kind}): {}. {next}", name(plugin, action), message.trim_end_matches('.'))
         }
         Error::Trap { plugin, action, message } => format!(
-            "`{}` crashed: {message}. This is a fault of the tool, not of your arguments; the same call will fail \
+            "`{}` crashed: {}. This is a fault of the tool, not of your arguments; the same call will fail \
              again, so use another way if there is one.",
-            name(plugin, action)
+            name(plugin, action),
+            message.trim_end_matches('.')
         ),
         Error::Timeout { plugin, action, limit } => format!(
             "`{}` did not finish within its time limit of {} ms. Retry with less work (a smaller input) if you can.",
@@ -77,7 +78,8 @@ pub fn explain(error: &Error, catalog: &Catalog) -> String {
              called here. Do not retry it; use an action within `{allowed}`.",
             name(resource, action)
         ),
-        Error::Denied { .. } | Error::UnknownTool { .. } | Error::InvalidArguments { .. } => error.to_string(),
+        Error::Denied { .. } => format!("{error}. It is not allowed in this session; do not retry it."),
+        Error::UnknownTool { .. } | Error::InvalidArguments { .. } => error.to_string(),
         Error::Upstream { .. } => match error.remedy() {
             Some(remedy) => format!("{error}. {}", capitalized(&remedy)),
             None => error.to_string(),
