@@ -122,7 +122,8 @@ async fn hit(cx: &CallContext<'_>, name: &str, category: Category, summary: Stri
     // The arguments, when known without loading anything (a loaded
     // plugin, an MCP tool), so that a first call can be right; else where
     // to get them.
-    let schema = entry.and_then(|e| cx.catalog.record(e)).and_then(|r| r.input_schema);
+    let schema =
+        entry.filter(|_| detail == Detail::Summary).and_then(|e| cx.catalog.record(e)).and_then(|r| r.input_schema);
     let usage = match (category, schema) {
         (Category::Skill, _) => format!("read_skill(name: \"{name}\")"),
         (Category::Mcp, _) if !entry.is_some_and(|e| cx.catalog.mcp_server(&e.origin).is_some_and(|s| s.live)) => {
