@@ -72,7 +72,7 @@ pub use serde_json;
 #[allow(missing_docs, unsafe_code, clippy::all)]
 pub mod wit {
     wit_bindgen::generate!({
-        path: "../wit",
+        path: "wit",
         world: "quiver:plugin/guest-imports",
         generate_all,
         generate_unused_types: true,

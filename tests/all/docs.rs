@@ -28,6 +28,62 @@ fn the_readme_plugin_is_the_calc_plugin() {
     assert!(source.contains(shown.trim()), "README and plugins/calc/src/lib.rs differ");
 }
 
+/// Build the plugin whose `Cargo.toml` and `src/lib.rs` are `manifest` and
+/// `source` in a temporary folder outside this workspace, as an author
+/// would, with the SDK patched in by path (it is not on crates.io yet), and
+/// return the component's bytes.
+fn build_outside_the_workspace(manifest: &str, source: &str, wasm_name: &str) -> Vec<u8> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("Cargo.toml"), manifest).unwrap();
+    std::fs::create_dir(project.path().join("src")).unwrap();
+    std::fs::write(project.path().join("src/lib.rs"), source).unwrap();
+    // Its own target folder (the outer build holds the workspace's lock),
+    // kept between runs so only the first build compiles the dependencies.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .map(|t| if t.is_absolute() { t } else { root.join(t) })
+        .unwrap_or_else(|| root.join("target"))
+        .join("readme-plugins");
+    let sdk = root.join("sdk");
+    let mut cargo = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo
+        .current_dir(project.path())
+        .args(["build", "--quiet", "--release", "--target", "wasm32-wasip2", "--target-dir"])
+        .arg(&target)
+        .arg("--config")
+        .arg(format!("patch.crates-io.quiver-sdk.path={:?}", sdk.display().to_string()));
+    for var in ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "RUSTC_WORKSPACE_WRAPPER", "RUSTC_WRAPPER", "CARGO_TARGET_DIR"] {
+        cargo.env_remove(var);
+    }
+    let output = cargo.output().expect("run cargo");
+    assert!(output.status.success(), "the example does not build:\n{}", String::from_utf8_lossy(&output.stderr));
+    std::fs::read(target.join("wasm32-wasip2/release").join(wasm_name)).unwrap()
+}
+
+/// The README's plugin builds from a folder of its own exactly as printed
+/// (both blocks), loads, and answers; so does the SDK README's.
+#[tokio::test]
+async fn the_readme_plugins_build_outside_the_workspace() {
+    let readme = readme();
+    let manifest = block_after(&readme, "A complete plugin", "toml");
+    let source = block_after(&readme, "A complete plugin", "rust");
+    let calc = build_outside_the_workspace(&manifest, &source, "calc.wasm");
+
+    let sdk_readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../sdk/README.md")).unwrap();
+    let manifest = block_after(&sdk_readme, "A plugin's `Cargo.toml`", "toml");
+    let source = block_after(&sdk_readme, "its `src/lib.rs`", "rust");
+    let temperature = build_outside_the_workspace(&manifest, &source, "temperature.wasm");
+
+    let t = quiver_tests::TestHost::builder().file("calc.wasm", calc).file("temperature.wasm", temperature).build();
+    let value = t.host.call("calc", "evaluate", r#"{"expression":"6 * (3 + 4)"}"#).await.unwrap();
+    assert_eq!(value, serde_json::json!({"value": 42}));
+    let value = t.host.call("temperature", "celsius", r#"{"degrees":212}"#).await.unwrap();
+    assert_eq!(value, serde_json::json!({"degrees": 100.0}));
+    let error = t.host.call("temperature", "celsius", r#"{"degrees":-500}"#).await.unwrap_err().to_string();
+    assert!(error.contains("below absolute zero"), "{error}");
+}
+
 /// The connectors example parses, and without `BOOKS_TOKEN` in the
 /// environment its error names the section and the variable.
 #[test]
