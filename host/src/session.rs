@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use crate::catalog::{Catalog, Category, Live, ToolEntry, ToolRecord};
 use crate::disclosure::failures;
-use crate::disclosure::formats::ToolDef;
+use crate::disclosure::formats::{OpenAiSchema, ToolDef};
 use crate::disclosure::meta_tools::{self, CallContext, View};
 use crate::disclosure::policy::Policy;
 use crate::disclosure::search::SearchCache;
@@ -79,9 +79,15 @@ impl Turn {
         self.tools.iter().map(|t| meta_tools::to_value(t.to_mcp())).collect()
     }
 
-    /// As OpenAI function tools.
+    /// As OpenAI Chat Completions function tools.
     pub fn openai(&self) -> Vec<Value> {
-        self.tools.iter().map(|t| meta_tools::to_value(t.to_openai())).collect()
+        self.tools.iter().map(|t| meta_tools::to_value(t.to_openai(OpenAiSchema::Exact))).collect()
+    }
+
+    /// As OpenAI Chat Completions function tools in strict mode, where
+    /// their schemas allow it (see [`crate::disclosure::strict`]).
+    pub fn openai_strict(&self) -> Vec<Value> {
+        self.tools.iter().map(|t| meta_tools::to_value(t.to_openai(OpenAiSchema::Strict))).collect()
     }
 
     /// As Anthropic tools (none deferred: the meta-tools disclose the rest).

@@ -53,7 +53,8 @@ fn build_outside_the_workspace(manifest: &str, source: &str, wasm_name: &str) ->
         .arg(&target)
         .arg("--config")
         .arg(format!("patch.crates-io.quiver-sdk.path={:?}", sdk.display().to_string()));
-    for var in ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "RUSTC_WORKSPACE_WRAPPER", "RUSTC_WRAPPER", "CARGO_TARGET_DIR"] {
+    for var in ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "RUSTC_WORKSPACE_WRAPPER", "RUSTC_WRAPPER", "CARGO_TARGET_DIR"]
+    {
         cargo.env_remove(var);
     }
     let output = cargo.output().expect("run cargo");

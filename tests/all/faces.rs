@@ -371,6 +371,72 @@ async fn the_rest_api_answers_at_three_levels_with_etags() {
     assert_ne!(headers[header::ETAG].to_str().unwrap(), etag);
 }
 
+/// Every object of a strict schema is closed and lists every property as
+/// required (what OpenAI's strict mode demands).
+fn strictly_closed(schema: &serde_json::Value) -> bool {
+    match schema {
+        serde_json::Value::Object(map) => {
+            let object = map.get("properties").and_then(|p| p.as_object());
+            let closed = object.is_none_or(|properties| {
+                let required: Vec<&str> =
+                    map["required"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
+                map["additionalProperties"] == false && properties.keys().all(|k| required.contains(&k.as_str()))
+            });
+            closed && !map.contains_key("oneOf") && map.values().all(strictly_closed)
+        }
+        serde_json::Value::Array(items) => items.iter().all(strictly_closed),
+        _ => true,
+    }
+}
+
+/// `?strict=true` rewrites the bundled tools' schemas for OpenAI's strict
+/// mode, and the calls such a model makes (every optional argument present,
+/// as `null`) are accepted and mean what they mean without the nulls.
+#[tokio::test]
+async fn the_openai_strict_export_is_strict_and_its_calls_are_accepted() {
+    let t = TestHost::builder().bundled().build();
+    let app = router(&t.host, &HttpOptions::default(), CancellationToken::new()).unwrap();
+    let (_, exact_headers, body) = get(&app, "/v1/export/openai-responses", &[]).await;
+    assert!(json_of(&body).as_array().unwrap().iter().all(|t| t["strict"] == false));
+    let (status, strict_headers, body) = get(&app, "/v1/export/openai-responses?strict=true", &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_ne!(exact_headers[header::ETAG], strict_headers[header::ETAG], "each variant has its own ETag");
+    let tools = json_of(&body);
+    let tools = tools.as_array().unwrap();
+    let (strict, loose): (Vec<_>, Vec<_>) = tools.iter().partition(|t| t["strict"] == true);
+    for tool in &strict {
+        assert!(strictly_closed(&tool["parameters"]), "{tool}");
+    }
+    // Only tools that take arbitrary JSON (a jq input, template data) or
+    // open maps stay loose.
+    let loose: Vec<&str> = loose.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(loose, ["json__query", "template__render"], "{} strict", strict.len());
+    let hash = strict.iter().find(|t| t["name"] == "codec__hash").expect("codec__hash is strict");
+    assert_eq!(
+        hash["parameters"]["properties"]["key_encoding"]["anyOf"].as_array().unwrap().last().unwrap()["type"],
+        "null"
+    );
+    let (_, _, body) = get(&app, "/v1/export/openai?strict=true", &[]).await;
+    assert!(json_of(&body).as_array().unwrap().iter().any(|t| t["function"]["strict"] == true));
+
+    let call = |body: &'static str| {
+        Request::post("/v1/tools/codec__hash/call")
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap()
+    };
+    let (status, _, plain) = send(&app, call(r#"{"data": "x", "algorithm": "sha256"}"#)).await;
+    assert_eq!(status, StatusCode::OK);
+    let strict_call =
+        r#"{"data": "x", "algorithm": "sha256", "input_encoding": null, "hmac_key": null, "key_encoding": null}"#;
+    let (status, _, nulls) = send(&app, call(strict_call)).await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&nulls));
+    assert_eq!(json_of(&plain)["value"], json_of(&nulls)["value"]);
+    // A required argument given as null is still the caller's mistake.
+    let (status, _, _) = send(&app, call(r#"{"data": null, "algorithm": "sha256"}"#)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
 /// With `[audit] path` set, every call is a line in the file and in
 /// `GET /v1/audit` (newest last, filtered by resource).
 #[tokio::test]

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::strict;
 use crate::catalog::{Category, ToolRecord};
 use crate::contract::Access;
 
@@ -64,6 +65,9 @@ pub struct OpenAiFunction<'a> {
     name: &'a str,
     description: &'a str,
     parameters: Cow<'a, Value>,
+    /// Present in the strict variant: whether these parameters are strict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
 }
 
 /// OpenAI Responses API function tool (flat, with `strict`).
@@ -73,9 +77,18 @@ pub struct OpenAiResponsesTool<'a> {
     name: &'a str,
     description: &'a str,
     parameters: Cow<'a, Value>,
-    /// Off: strict mode needs every property required and closed objects,
-    /// which Quiver's schemas (optional arguments) are not.
+    /// Whether the parameters are in strict mode's subset (see [`strict`]).
     strict: bool,
+}
+
+/// Which OpenAI schema a definition is exported with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenAiSchema {
+    /// The tool's own schema (without non-standard `format`s); `strict: false`.
+    Exact,
+    /// Rewritten for strict mode where its meaning can be kept
+    /// ([`strict::strict_schema`]); the exact one with `strict: false` where not.
+    Strict,
 }
 
 /// The `format` values JSON Schema defines; others (`double`, `int32`,
@@ -176,27 +189,35 @@ impl ToolDef {
         }
     }
 
-    /// As an OpenAI function tool.
-    pub fn to_openai(&self) -> OpenAiTool<'_> {
+    /// As an OpenAI Chat Completions function tool.
+    pub fn to_openai(&self, schema: OpenAiSchema) -> OpenAiTool<'_> {
+        let (parameters, strict) = self.openai_parameters(schema);
         OpenAiTool {
             r#type: "function",
             function: OpenAiFunction {
                 name: &self.name,
                 description: &self.description,
-                parameters: portable(&self.input_schema),
+                parameters,
+                strict: (schema == OpenAiSchema::Strict).then_some(strict),
             },
         }
     }
 
     /// As an OpenAI Responses API function tool.
-    pub fn to_openai_responses(&self) -> OpenAiResponsesTool<'_> {
-        OpenAiResponsesTool {
-            r#type: "function",
-            name: &self.name,
-            description: &self.description,
-            parameters: portable(&self.input_schema),
-            strict: false,
+    pub fn to_openai_responses(&self, schema: OpenAiSchema) -> OpenAiResponsesTool<'_> {
+        let (parameters, strict) = self.openai_parameters(schema);
+        OpenAiResponsesTool { r#type: "function", name: &self.name, description: &self.description, parameters, strict }
+    }
+
+    /// The parameters to export, and whether they are strict.
+    fn openai_parameters(&self, schema: OpenAiSchema) -> (Cow<'_, Value>, bool) {
+        if schema == OpenAiSchema::Strict {
+            match strict::strict_schema(&self.input_schema) {
+                Ok(rewritten) => return (Cow::Owned(rewritten), true),
+                Err(reason) => tracing::debug!(tool = %self.name, %reason, "exported without strict mode"),
+            }
         }
+        (portable(&self.input_schema), false)
     }
 
     /// As an Anthropic tool; `defer_loading` leaves it out of the prompt
@@ -245,12 +266,18 @@ mod tests {
         let mcp = serde_json::to_value(def.to_mcp()).unwrap();
         assert_eq!(mcp["inputSchema"]["type"], "object");
         assert_eq!(mcp["annotations"]["readOnlyHint"], true);
-        let openai = serde_json::to_value(def.to_openai()).unwrap();
+        let openai = serde_json::to_value(def.to_openai(OpenAiSchema::Exact)).unwrap();
         assert_eq!(openai["type"], "function");
         assert_eq!(openai["function"]["parameters"]["type"], "object");
-        let responses = serde_json::to_value(def.to_openai_responses()).unwrap();
+        assert!(openai["function"].get("strict").is_none());
+        let responses = serde_json::to_value(def.to_openai_responses(OpenAiSchema::Exact)).unwrap();
         assert_eq!((&responses["type"], &responses["name"]), (&"function".into(), &"calc__evaluate".into()));
         assert_eq!((&responses["parameters"]["type"], &responses["strict"]), (&"object".into(), &false.into()));
+        let strict = serde_json::to_value(def.to_openai_responses(OpenAiSchema::Strict)).unwrap();
+        assert_eq!(strict["strict"], true);
+        assert_eq!(strict["parameters"]["additionalProperties"], false);
+        let strict = serde_json::to_value(def.to_openai(OpenAiSchema::Strict)).unwrap();
+        assert_eq!(strict["function"]["strict"], true);
         let anthropic = serde_json::to_value(def.to_anthropic(true)).unwrap();
         assert_eq!(anthropic["input_schema"]["type"], "object");
         assert_eq!(anthropic["defer_loading"], true);

@@ -12,5 +12,6 @@ pub(crate) mod meta_tools;
 pub mod policy;
 pub mod search;
 pub mod select;
+pub mod strict;
 pub(crate) mod tier1;
 pub mod tokens;

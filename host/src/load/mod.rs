@@ -12,6 +12,7 @@
 pub mod cache;
 pub(crate) mod compile;
 mod manifest;
+mod nulls;
 pub mod openapi;
 mod origin;
 mod plugin;
@@ -21,6 +22,7 @@ pub mod stub;
 pub use compile::LoadStats;
 pub(crate) use manifest::violation;
 pub use manifest::{ActionSpec, Manifest};
+pub use nulls::drop_null_optionals;
 pub use origin::{FileStamp, MAX_PLUGIN_BYTES, Origin};
 pub use plugin::{Plugin, Prepared};
 pub use settings::{PluginSettings, RawPluginSettings, SettingsResolver};

@@ -99,8 +99,19 @@ impl WasmRuntime {
             action: action.to_owned(),
             known: plugin.stub().action_names().map(str::to_owned).collect(),
         })?;
-        validate(plugin, spec, input)?;
-        let input = input.to_string();
+        let input = match validate(plugin, spec, input) {
+            Ok(()) => input.to_string(),
+            // Optional arguments the model gave as `null` (as OpenAI's strict
+            // mode makes it) mean "not given": drop them and check again.
+            Err(error) => {
+                let mut relaxed = input.clone();
+                if !crate::load::drop_null_optionals(&spec.input_schema, &mut relaxed) {
+                    return Err(error);
+                }
+                validate(plugin, spec, &relaxed).map_err(|_| error)?;
+                relaxed.to_string()
+            }
+        };
         let deadline = std::time::Instant::now() + plugin.settings().grants.limits.timeout();
         let _permit = self.permit_by(deadline, plugin, action).await?;
         call::invoke(&self.engine, &prepared.pre, plugin, (action, &input), ceiling, deadline).await

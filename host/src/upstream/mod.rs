@@ -195,9 +195,9 @@ impl Backend for Upstreams {
 
     fn call<'a>(
         &'a self,
-        _: &'a Catalog,
+        catalog: &'a Catalog,
         tool: &'a ToolEntry,
-        input: Value,
+        mut input: Value,
         _: &'a Caller,
     ) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
@@ -207,6 +207,11 @@ impl Backend for Upstreams {
                     reason: "its server is a saved tools/list (read-only); there is no live connection to it".into(),
                 });
             };
+            // Optional arguments given as `null` mean "not given" here as for
+            // plugins (see `load::drop_null_optionals`); the server checks the rest.
+            if let Some(listed) = catalog.mcp_server(&tool.origin).and_then(|s| s.tool(&tool.action)) {
+                crate::load::drop_null_optionals(&listed.input_schema, &mut input);
+            }
             let arguments = match input {
                 Value::Object(arguments) => arguments,
                 Value::Null => Default::default(),

@@ -236,7 +236,12 @@ fn tidy(schema: &mut Value) {
 
 /// Parse a meta-tool's arguments, with a message a model can act on.
 fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
-    let args = if args.is_null() { Value::Object(Default::default()) } else { args };
+    let mut args = if args.is_null() { Value::Object(Default::default()) } else { args };
+    // Every meta-tool argument is optional or required, never `null` by
+    // meaning: a `null` one (as OpenAI's strict mode sends) is not given.
+    if let Value::Object(members) = &mut args {
+        members.retain(|_, value| !value.is_null());
+    }
     serde_json::from_value(args)
         .map_err(|e| Error::InvalidArguments { tool: tool.to_owned(), reason: format!("{e}; see the tool's schema") })
 }

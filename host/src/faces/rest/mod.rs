@@ -10,7 +10,8 @@
 //! GET  /v1/prompt              the Tier-1 text
 //! GET  /v1/status              plugins (kind, version, state), rejected files, MCP servers
 //! GET  /v1/audit               the latest audited calls (limit, resource)
-//! GET  /v1/export/openai       every tool as OpenAI function tools (loads every plugin)
+//! GET  /v1/export/openai       every tool as OpenAI function tools (loads every plugin);
+//!                               `?strict=true` for strict mode's schemas
 //! GET  /v1/export/openai-responses   the same, in the Responses API's shape
 //! GET  /v1/export/anthropic    every tool with `defer_loading`, plus a tool-search tool
 //! GET  /v1/openapi.json        this API
@@ -42,6 +43,7 @@ use pages::{Level, Page, Pages};
 
 use crate::audit::AuditRecord;
 use crate::catalog::Status;
+use crate::disclosure::formats::OpenAiSchema;
 use crate::error::{Error, ErrorKind, Result};
 use crate::host::Host;
 use crate::session::Session;
@@ -126,7 +128,7 @@ const ROUTES: &[Route<Arc<Rest>>] = &[
         method: Method::GET,
         path: "/v1/export/openai",
         summary: "Every tool as OpenAI function tools",
-        params: Params::None,
+        params: Params::Query(schema::<OpenAiExport>),
         answer: Answer::Media("tools", "application/json"),
         failures: &[],
         handler: || get(export_openai),
@@ -135,7 +137,7 @@ const ROUTES: &[Route<Arc<Rest>>] = &[
         method: Method::GET,
         path: "/v1/export/openai-responses",
         summary: "Every tool as OpenAI Responses API function tools",
-        params: Params::None,
+        params: Params::Query(schema::<OpenAiExport>),
         answer: Answer::Media("tools", "application/json"),
         failures: &[],
         handler: || get(export_openai_responses),
@@ -294,18 +296,50 @@ async fn audit(State(rest): State<Arc<Rest>>, Query(query): Query<AuditQuery>) -
     Json(rest.host.audit(limit, query.resource.as_deref())).into_response()
 }
 
-async fn export_openai(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
-    let version = rest.session.version();
-    let defs = rest.session.definitions().await;
-    let tools: Vec<_> = defs.iter().map(|d| d.to_openai()).collect();
-    cached(&rest, version, &headers, Json(tools))
+/// Which variant of an OpenAI export: `GET /v1/export/openai?strict=true`.
+#[derive(Debug, Default, serde::Deserialize, JsonSchema)]
+struct OpenAiExport {
+    /// Rewrite each tool's parameters for OpenAI's strict mode (closed
+    /// objects, every property required, optional ones nullable) and mark
+    /// it `strict: true`; a tool whose schema strict mode cannot express
+    /// (an open map, any-value fields, tuples) keeps its schema and
+    /// `strict: false`. The host reads a `null` optional argument as not
+    /// given. Default false: the tools' own schemas.
+    #[serde(default)]
+    strict: bool,
 }
 
-async fn export_openai_responses(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
+impl OpenAiExport {
+    fn schema(&self) -> OpenAiSchema {
+        if self.strict { OpenAiSchema::Strict } else { OpenAiSchema::Exact }
+    }
+
+    /// The ETag's version: each variant is its own representation.
+    fn tag(&self, version: u64) -> String {
+        if self.strict { format!("{version}-strict") } else { version.to_string() }
+    }
+}
+
+async fn export_openai(
+    State(rest): State<Arc<Rest>>,
+    Query(export): Query<OpenAiExport>,
+    headers: HeaderMap,
+) -> Response {
     let version = rest.session.version();
     let defs = rest.session.definitions().await;
-    let tools: Vec<_> = defs.iter().map(|d| d.to_openai_responses()).collect();
-    cached(&rest, version, &headers, Json(tools))
+    let tools: Vec<_> = defs.iter().map(|d| d.to_openai(export.schema())).collect();
+    cached(&rest, export.tag(version), &headers, Json(tools))
+}
+
+async fn export_openai_responses(
+    State(rest): State<Arc<Rest>>,
+    Query(export): Query<OpenAiExport>,
+    headers: HeaderMap,
+) -> Response {
+    let version = rest.session.version();
+    let defs = rest.session.definitions().await;
+    let tools: Vec<_> = defs.iter().map(|d| d.to_openai_responses(export.schema())).collect();
+    cached(&rest, export.tag(version), &headers, Json(tools))
 }
 
 async fn export_anthropic(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
