@@ -166,6 +166,14 @@ impl CallOutcome {
     }
 }
 
+/// What a policy lets a listing show: its categories, and the plugins'
+/// declared categories when it narrows those.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    categories: Vec<Category>,
+    plugin_categories: Option<BTreeSet<String>>,
+}
+
 /// The tools a session may see in one catalog snapshot (discovery levels
 /// 1 and 2), without loading anything.
 pub struct Listing {
@@ -181,13 +189,16 @@ impl Listing {
 
     /// The tools the policy allows, in catalog order.
     pub fn tools(&self) -> impl Iterator<Item = &ToolEntry> {
-        self.catalog.tools().iter().filter(|e| self.policy.allows(e.category))
+        self.catalog.tools().iter().filter(|e| self.policy.shows(&self.catalog, e.category, &e.origin))
     }
 
-    /// The categories the policy allows (what, with the version, decides
-    /// what is listed).
-    pub fn categories(&self) -> impl Iterator<Item = Category> + '_ {
-        self.policy.categories.iter().copied()
+    /// What the policy allows (what, with the version, decides what is
+    /// listed).
+    pub fn scope(&self) -> Scope {
+        Scope {
+            categories: self.policy.categories.iter().copied().collect(),
+            plugin_categories: self.policy.plugin_categories.clone(),
+        }
     }
 }
 
@@ -221,7 +232,11 @@ impl Session {
         if !self.policy.allows(Category::Builtin) {
             return Vec::new();
         }
-        catalog.tools().iter().filter(|r| r.category == Category::Builtin).collect()
+        catalog
+            .tools()
+            .iter()
+            .filter(|r| r.category == Category::Builtin && self.policy.shows(catalog, r.category, &r.origin))
+            .collect()
     }
 
     /// Built-in tools not resident and not unlocked: what `request_tools` lists.
@@ -296,7 +311,7 @@ impl Session {
         let mut origins: Vec<&str> = catalog
             .tools()
             .iter()
-            .filter(|e| self.policy.flattens(e.category) && self.policy.allows(e.category))
+            .filter(|e| self.policy.flattens(e.category) && self.policy.shows(&catalog, e.category, &e.origin))
             .map(|e| e.origin.as_str())
             .collect();
         origins.dedup();
@@ -352,7 +367,7 @@ impl Session {
     /// loading its plugin; an error if this session may not see it.
     pub async fn definition(&self, name: &str) -> Result<ToolDef> {
         let catalog = self.services.live.current();
-        let Some(entry) = catalog.tool(name).filter(|e| self.policy.allows(e.category)) else {
+        let Some(entry) = catalog.tool(name).filter(|e| self.policy.shows(&catalog, e.category, &e.origin)) else {
             return Err(Error::UnknownTool { name: name.to_owned(), hint: "list the tools first".into() });
         };
         let record = definition(&self.services.backend, &catalog, entry).await?;
@@ -371,7 +386,7 @@ impl Session {
         let mut origins: Vec<&str> = catalog
             .tools()
             .iter()
-            .filter(|e| self.policy.allows(e.category) && callable(e))
+            .filter(|e| self.policy.shows(&catalog, e.category, &e.origin) && callable(e))
             .map(|e| e.origin.as_str())
             .collect();
         origins.dedup();
@@ -388,9 +403,10 @@ impl Session {
     /// `search_tools` does (unlocking nothing): (name, category, summary,
     /// score), best first.
     pub fn search(&self, query: &str, limit: usize) -> Vec<(String, Category, String, f32)> {
-        let index = self.services.search.index(&self.services.live.current());
+        let catalog = self.services.live.current();
+        let index = self.services.search.index(&catalog);
         index
-            .search(query, limit, |e| self.policy.allows(e.category))
+            .search(query, limit, |e| self.policy.shows(&catalog, e.category, &e.origin))
             .into_iter()
             .map(|(e, score)| (e.name.clone(), e.category, e.summary.clone(), score))
             .collect()
@@ -403,8 +419,12 @@ impl Session {
         let catalog = self.services.live.current();
         let backend = &self.services.backend;
         let mut records: Vec<ToolRecord> = Vec::new();
-        let mut origins: Vec<&str> =
-            catalog.tools().iter().filter(|e| self.policy.allows(e.category)).map(|e| e.origin.as_str()).collect();
+        let mut origins: Vec<&str> = catalog
+            .tools()
+            .iter()
+            .filter(|e| self.policy.shows(&catalog, e.category, &e.origin))
+            .map(|e| e.origin.as_str())
+            .collect();
         origins.dedup();
         for origin in origins {
             match backend.definitions(&catalog, origin).await {
@@ -468,7 +488,7 @@ impl Session {
                 return meta.call(cx, args).await;
             }
         }
-        let Some(entry) = catalog.tool(name).filter(|r| self.policy.allows(r.category)) else {
+        let Some(entry) = catalog.tool(name).filter(|r| self.policy.shows(&catalog, r.category, &r.origin)) else {
             return Err(Error::UnknownTool { name: name.to_owned(), hint: self.offered_hint(&catalog) });
         };
         if !self.is_callable(&catalog, entry) {

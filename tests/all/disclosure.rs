@@ -307,6 +307,35 @@ async fn a_profile_can_restrict_categories() {
     assert!(hits.as_array().unwrap().iter().all(|h| h["kind"] == "builtin"), "{hits}");
 }
 
+/// `plugin_categories` narrows the plugins an agent sees to those that
+/// declare one of them, on every path: the turn, the listing, search,
+/// `request_tools`, direct calls and the connector/database meta-tools;
+/// skills and MCP servers declare none and stay.
+#[tokio::test]
+async fn a_profile_can_restrict_plugins_by_their_declared_categories() {
+    let t = full_host("[agents.clock]\nplugin_categories = [\"math\", \"time\"]\nselection_threshold = 100");
+    let mut s = t.host.session(Some("clock")).unwrap();
+    let turn = s.tools_for_turn("anything").await;
+    let names = turn.names();
+    let plugin_tools: Vec<&str> = names.iter().copied().filter(|n| n.contains("__")).collect();
+    assert!(plugin_tools.contains(&"calc__evaluate") && plugin_tools.contains(&"datetime__now"), "{names:?}");
+    assert!(plugin_tools.iter().all(|n| n.starts_with("calc__") || n.starts_with("datetime__")), "{names:?}");
+    assert!(!names.contains(&"connector") && !names.contains(&"database"), "no plugin of theirs matches: {names:?}");
+    assert!(names.contains(&"mcp") && names.contains(&"read_skill"), "{names:?}");
+    let listed: Vec<String> = s.listing().tools().map(|e| e.name.clone()).collect();
+    assert!(listed.iter().all(|n| !n.starts_with("text__") && !n.starts_with("fixture-connector__")), "{listed:?}");
+
+    assert_eq!(err(&mut s, "text__slugify", json!({ "text": "A b" })).await.kind(), ErrorKind::UnknownTool);
+    let error = err(&mut s, "request_tools", json!({ "tool_names": ["text__slugify"] })).await;
+    assert_eq!(error.kind(), ErrorKind::InvalidArguments);
+    let error = err(&mut s, "connector", json!({ "subcommand": "discover", "connector": "fixture-connector" })).await;
+    assert_eq!(error.kind(), ErrorKind::UnknownTool);
+    let hits = ok(&mut s, "search_tools", json!({ "query": "slugify text change case" })).await;
+    assert!(hits.as_array().unwrap().iter().all(|h| !h["name"].as_str().unwrap().starts_with("text__")), "{hits}");
+    let value = ok(&mut s, "calc__evaluate", json!({ "expression": "6 * 7" })).await;
+    assert_eq!(value["value"], 42);
+}
+
 #[tokio::test]
 async fn selection_picks_relevant_tools_and_keeps_pinned_ones() {
     let t = full_host("[disclosure]\nselection_max = 3\npinned = [\"json__query\"]");

@@ -12,10 +12,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::Category;
+use crate::catalog::{Catalog, Category};
 use crate::contract::Access;
 use crate::error::{Error, Result};
 use crate::invoke::Caller;
+use crate::load::Plugin;
 
 /// How skills are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,6 +52,10 @@ pub struct PolicySettings {
     pub mcp_tool_mode: Option<ListMode>,
     /// Categories this agent may see (default: all).
     pub categories: Option<Vec<Category>>,
+    /// Only plugins that declare one of these categories (`math`, `text`,
+    /// … as the plugin's manifest says); skills and MCP servers declare
+    /// none and are not affected (default: every plugin).
+    pub plugin_categories: Option<Vec<String>>,
     /// Above this many built-in tools, only the most relevant stay resident.
     pub selection_threshold: Option<usize>,
     /// How many built-in tools stay resident when selecting.
@@ -78,6 +83,8 @@ pub struct Policy {
     pub mcp: ListMode,
     /// Categories the agent may see.
     pub categories: BTreeSet<Category>,
+    /// When set, only plugins that declare one of these categories.
+    pub plugin_categories: Option<BTreeSet<String>>,
     /// Selection threshold for built-in tools.
     pub selection_threshold: usize,
     /// Resident built-in tools when selecting.
@@ -177,6 +184,10 @@ impl Policy {
                 .or_else(|| defaults.categories.clone())
                 .map(|c| c.into_iter().collect())
                 .unwrap_or_else(Category::all),
+            plugin_categories: p
+                .plugin_categories
+                .or_else(|| defaults.plugin_categories.clone())
+                .map(|c| c.into_iter().collect()),
             selection_threshold: number(
                 "REACT_TOOL_SELECTION_THRESHOLD",
                 p.selection_threshold,
@@ -196,6 +207,27 @@ impl Policy {
     /// Whether the agent may see `category`.
     pub fn allows(&self, category: Category) -> bool {
         self.categories.contains(&category)
+    }
+
+    /// Whether the agent may see `plugin`: its kind is allowed and it
+    /// declares one of `plugin_categories` (when those are set).
+    pub fn shows_plugin(&self, plugin: &Plugin) -> bool {
+        let stub = plugin.stub();
+        self.allows(stub.kind.into())
+            && self.plugin_categories.as_ref().is_none_or(|wanted| stub.categories.iter().any(|c| wanted.contains(c)))
+    }
+
+    /// Whether the agent may see a tool of `category` from `origin` in
+    /// `catalog`: its category is allowed and, for a plugin's tool, so is
+    /// the plugin.
+    pub fn shows(&self, catalog: &Catalog, category: Category, origin: &str) -> bool {
+        self.allows(category)
+            && match category {
+                Category::Builtin | Category::Connector | Category::Database => {
+                    self.plugin_categories.is_none() || catalog.get(origin).is_some_and(|p| self.shows_plugin(p))
+                }
+                Category::Mcp | Category::Skill => true,
+            }
     }
 
     /// Whether `category` is disclosed through its meta-tool (progressive

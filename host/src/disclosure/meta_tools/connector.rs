@@ -80,6 +80,7 @@ impl MetaTool for Connector {
     fn lines(view: &View<'_>) -> Vec<String> {
         view.catalog
             .plugins_of(Kind::Connector)
+            .filter(|p| view.policy.shows_plugin(p))
             .map(|p| {
                 let stub = p.stub();
                 let actions: Vec<&str> = stub.action_names().collect();
@@ -90,13 +91,25 @@ impl MetaTool for Connector {
     }
 
     fn choices(view: &View<'_>) -> Vec<String> {
-        view.catalog.plugins_of(Kind::Connector).map(|p| p.name().to_owned()).collect()
+        view.catalog
+            .plugins_of(Kind::Connector)
+            .filter(|p| view.policy.shows_plugin(p))
+            .map(|p| p.name().to_owned())
+            .collect()
     }
 
     fn run<'a>(cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
         Box::pin(async move {
-            let connectors = || cx.catalog.plugins_of(Kind::Connector).map(|p| p.name().to_owned());
-            let found = cx.catalog.get(&args.connector).filter(|p| p.stub().kind == Kind::Connector);
+            let connectors = || {
+                cx.catalog
+                    .plugins_of(Kind::Connector)
+                    .filter(|p| cx.policy.shows_plugin(p))
+                    .map(|p| p.name().to_owned())
+            };
+            let found = cx
+                .catalog
+                .get(&args.connector)
+                .filter(|p| p.stub().kind == Kind::Connector && cx.policy.shows_plugin(p));
             let plugin = named(Self::NAME, "connector", &args.connector, found, connectors())?;
             match args.subcommand {
                 Subcommand::Discover => {

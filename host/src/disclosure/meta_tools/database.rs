@@ -57,6 +57,7 @@ impl MetaTool for Database {
     fn lines(view: &View<'_>) -> Vec<String> {
         view.catalog
             .plugins_of(Kind::Database)
+            .filter(|p| view.policy.shows_plugin(p))
             .map(|p| {
                 let (description, tables) = match p.settings().grants.sql.database() {
                     Some(database) => (
@@ -82,13 +83,20 @@ impl MetaTool for Database {
     }
 
     fn choices(view: &View<'_>) -> Vec<String> {
-        view.catalog.plugins_of(Kind::Database).map(|p| p.name().to_owned()).collect()
+        view.catalog
+            .plugins_of(Kind::Database)
+            .filter(|p| view.policy.shows_plugin(p))
+            .map(|p| p.name().to_owned())
+            .collect()
     }
 
     fn run<'a>(cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
         Box::pin(async move {
-            let databases = || cx.catalog.plugins_of(Kind::Database).map(|p| p.name().to_owned());
-            let found = cx.catalog.get(&args.database).filter(|p| p.stub().kind == Kind::Database);
+            let databases = || {
+                cx.catalog.plugins_of(Kind::Database).filter(|p| cx.policy.shows_plugin(p)).map(|p| p.name().to_owned())
+            };
+            let found =
+                cx.catalog.get(&args.database).filter(|p| p.stub().kind == Kind::Database && cx.policy.shows_plugin(p));
             let plugin = named(Self::NAME, "database", &args.database, found, databases())?;
             match args.subcommand {
                 Subcommand::ListTables => list_tables(&cx, plugin).await,

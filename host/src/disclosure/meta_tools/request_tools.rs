@@ -59,7 +59,11 @@ impl MetaTool for RequestTools {
             let mut definitions = Vec::new();
             let mut unknown = Vec::new();
             for name in &args.tool_names {
-                match cx.catalog.tool(name).filter(|e| e.category == Category::Builtin) {
+                match cx
+                    .catalog
+                    .tool(name)
+                    .filter(|e| e.category == Category::Builtin && cx.policy.shows(cx.catalog, e.category, &e.origin))
+                {
                     Some(entry) => definitions.push(full(&cx, entry).await?),
                     None => unknown.push(name.clone()),
                 }

@@ -81,8 +81,9 @@ impl MetaTool for SearchTools {
 
     /// Offered when there is more than a resident set's worth to search.
     fn offered(view: &View<'_>) -> bool {
-        let tools = view.catalog.tools().iter().filter(|r| view.policy.allows(r.category)).count()
-            + if view.policy.allows(Category::Skill) { view.catalog.skills().count() } else { 0 };
+        let tools =
+            view.catalog.tools().iter().filter(|r| view.policy.shows(view.catalog, r.category, &r.origin)).count()
+                + if view.policy.allows(Category::Skill) { view.catalog.skills().count() } else { 0 };
         tools > view.policy.selection_threshold
     }
 
@@ -101,7 +102,7 @@ impl MetaTool for SearchTools {
             }
             let index = cx.search.index(cx.catalog);
             let found: Vec<(String, Category, String)> = index
-                .search(&args.query, args.limit as usize, |e| cx.policy.allows(e.category))
+                .search(&args.query, args.limit as usize, |e| cx.policy.shows(cx.catalog, e.category, &e.origin))
                 .into_iter()
                 .map(|(e, _)| (e.name.clone(), e.category, e.summary.clone()))
                 .collect();

@@ -9,8 +9,8 @@ use bytes::Bytes;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Category, ToolEntry};
-use crate::session::Listing;
+use crate::catalog::ToolEntry;
+use crate::session::{Listing, Scope};
 
 /// Level 1.
 #[derive(Serialize, JsonSchema)]
@@ -76,8 +76,8 @@ pub(crate) struct Pages {
 }
 
 struct Kept {
-    /// The catalog version and the categories the policy allows.
-    key: (u64, Vec<Category>),
+    /// The catalog version and what the policy allows.
+    key: (u64, Scope),
     /// What the policy allows of the snapshot's tools.
     allowed: Vec<ToolEntry>,
     /// Pages served so far, by level, offset and limit.
@@ -98,7 +98,7 @@ impl Pages {
             Some(Err(_)) => return Err("the cursor is not one this server gave".into()),
         };
         let version = listing.version();
-        let key = (version, listing.categories().collect());
+        let key = (version, listing.scope());
         let mut latest = self.latest.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let kept = match latest.take().filter(|k| k.key == key) {
             Some(kept) => latest.insert(kept),
