@@ -64,7 +64,9 @@ pub enum Error {
     },
 
     /// The component has no `quiver:stub` section.
-    #[error("{origin}: has no `quiver:stub` section, so it is not a Quiver plugin")]
+    #[error(
+        "{origin}: has no `quiver:stub` section (what Quiver lists without compiling); write it with `quiver package {origin}`"
+    )]
     MissingStub {
         /// The plugin file or bundled name.
         origin: String,
@@ -452,7 +454,8 @@ impl Error {
                 "build for the `wasm32-wasip2` target (it links a component), not wasm32-unknown-unknown or wasip1"
             }
             Error::MissingStub { .. } => {
-                "build the plugin with quiver-sdk's #[plugin] attribute, which writes the stub section"
+                "run `quiver package FILE.wasm`, which writes it from the plugin's describe() (or build the \
+                 plugin with quiver-sdk's #[plugin] attribute, which writes it at compile time)"
             }
             Error::InvalidStub { .. } => "rebuild the plugin with a current quiver-sdk",
             Error::WrongWorld { .. } => {

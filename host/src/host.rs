@@ -392,6 +392,43 @@ impl Host {
         Ok(self.inner.runtime.prepare(&plugin).await?.manifest.clone())
     }
 
+    /// The component at `path` with its `quiver:stub` section written from
+    /// its own `describe()` (run once in the sandbox, with the limits of a
+    /// plugin of no name) and checked by the contract's rules: what makes a
+    /// component built by any toolchain a plugin Tier 1 lists without
+    /// compiling. A component whose stub already agrees with its
+    /// `describe()` (as the host checks at first load) comes back unchanged
+    /// (`changed: false`).
+    pub async fn package(&self, path: &Path) -> Result<Packaged> {
+        let max_bytes = self.inner.reloader.folders().max_plugin_bytes.unwrap_or(crate::load::MAX_PLUGIN_BYTES);
+        let origin = Origin::file(path, None, max_bytes)?;
+        let bytes = origin.bytes()?;
+        let text = origin.to_string();
+        let existing = match stub::read(&bytes, &text) {
+            Ok(stub) => Some(stub),
+            Err(Error::MissingStub { .. } | Error::InvalidStub { .. }) => None,
+            Err(other) => return Err(other),
+        };
+        let placeholder = crate::contract::Stub::new("unpackaged", "0.0.0", crate::contract::Kind::Tool, "");
+        let settings = self.inner.reloader.settings().resolve(&placeholder.name, None)?;
+        let plugin = Plugin::new(existing.clone().unwrap_or(placeholder), origin, settings);
+        let manifest = self.inner.runtime.describe_unpackaged(&plugin).await?;
+        let stub =
+            manifest.stub().map_err(|reason| Error::InvalidManifest { plugin: manifest.name.clone(), reason })?;
+        // A stub the host would accept for this describe() stays as it is.
+        let agrees = existing.as_ref().map(|existing| manifest.check_against(existing, &text));
+        if let Some(Ok(())) = agrees {
+            return Ok(Packaged { bytes: bytes.to_vec(), manifest, changed: false });
+        }
+        let packaged = crate::load::package::with_stub(&bytes, &stub).map_err(|reason| match agrees {
+            // A stub in a core module that disagrees: say how.
+            Some(Err(mismatch)) => mismatch,
+            _ => Error::InvalidStub { origin: text.clone(), reason },
+        })?;
+        debug_assert_eq!(stub::read(&packaged, &text).ok().as_ref(), Some(&stub));
+        Ok(Packaged { bytes: packaged, manifest, changed: true })
+    }
+
     /// Rank every tool and skill for `query`, as `search_tools` does, for
     /// `agent` (see [`Session::search`]).
     pub fn search(
@@ -408,4 +445,16 @@ impl Host {
     pub async fn token_report(&self, agent: Option<&str>) -> Result<TokenReport> {
         Ok(self.session(agent)?.token_report().await)
     }
+}
+
+/// A component packaged by [`Host::package`].
+#[derive(Debug)]
+pub struct Packaged {
+    /// The component with its stub section.
+    pub bytes: Vec<u8>,
+    /// What its `describe()` said.
+    pub manifest: Manifest,
+    /// Whether the bytes differ from the input (false: it already carried
+    /// this very stub).
+    pub changed: bool,
 }

@@ -107,6 +107,33 @@ fn check_explains_a_rejection_in_one_line() {
     assert!(stdout(&out).starts_with("ok: misbehave 0.1.0 (tool)"), "{}", stdout(&out));
 }
 
+/// `check` names `quiver package` for a component without a stub, and
+/// `package` writes the stub (in place), after which `check` passes and a
+/// second `package` changes nothing.
+#[test]
+fn package_writes_the_stub_a_component_lacks() {
+    let cli = Cli::new();
+    let file = cli.plugins.path().join("no-stub.wasm");
+    std::fs::copy(fixtures::NO_STUB, &file).unwrap();
+    let file = file.to_str().unwrap();
+    let out = cli.run(&["check", file]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains(&format!("write it with `quiver package {file}`")), "{}", stdout(&out));
+
+    let out = cli.run(&["package", file]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(stdout(&out), format!("packaged: no-stub 0.1.0 (tool), 1 action -> {file}\n"));
+    let out = cli.run(&["check", file]);
+    assert!(stdout(&out).starts_with("ok: no-stub 0.1.0 (tool), 1 action: echo"), "{}", stdout(&out));
+    let out = cli.run(&["package", file]);
+    assert_eq!(stdout(&out), "ok: no-stub 0.1.0 (tool), 1 action: already packaged\n");
+
+    let out = cli.run(&["package", fixtures::LIAR, "-o", cli.plugins.path().join("liar.wasm").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("stub disagrees with describe()"), "{}", stdout(&out));
+    assert!(!cli.plugins.path().join("liar.wasm").exists());
+}
+
 #[test]
 fn serve_stdio_writes_nothing_but_protocol_to_stdout() {
     use std::io::Write;

@@ -36,6 +36,9 @@ pub(crate) async fn no_stub() {
     assert_eq!(rejection_kind(&t, "core.wasm"), ErrorKind::CoreModule);
     assert_eq!(rejection_kind(&t, "empty.wasm"), ErrorKind::NotWasm);
     assert_eq!(rejection_kind(&t, "no-stub.wasm"), ErrorKind::MissingStub);
+    let why =
+        t.host.catalog().rejected().iter().find(|r| r.origin.ends_with("no-stub.wasm")).unwrap().error.to_string();
+    assert!(why.contains("write it with `quiver package ") && !why.contains('\n'), "{why}");
     assert_eq!(t.host.catalog().rejected().len(), 4);
     assert_eq!(t.host.catalog().names(), ["misbehave"]);
     still_serves(&t.host).await;
@@ -180,4 +183,31 @@ async fn futures_kinds(host: &quiver::Host, names: &[&str]) -> Vec<ErrorKind> {
         kinds.push(host.check(fixtures::path(name).as_ref()).await.unwrap_err().kind());
     }
     kinds
+}
+
+/// A component without a stub (raw wit-bindgen, as any toolchain builds
+/// one) packaged by `Host::package` is listed from its stub and called like
+/// an SDK plugin; an SDK plugin is already packaged and comes back as it was.
+#[tokio::test]
+async fn a_packaged_component_is_served_like_an_sdk_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("no-stub.wasm");
+    std::fs::copy(quiver_tests::fixtures::NO_STUB, &file).unwrap();
+    let t = TestHost::builder().build();
+    let packaged = t.host.package(&file).await.unwrap();
+    assert!(packaged.changed);
+    assert_eq!((packaged.manifest.name.as_str(), packaged.manifest.actions.len()), ("no-stub", 1));
+
+    let served = TestHost::builder().file("no-stub.wasm", packaged.bytes).build();
+    assert_eq!(served.host.catalog().names(), ["no-stub"]);
+    assert!(!served.host.catalog().get("no-stub").unwrap().is_loaded(), "listed without compiling");
+    let value = served.host.call("no-stub", "echo", r#"{"a": 1}"#).await.unwrap();
+    assert_eq!(value, serde_json::json!({"a": 1}));
+
+    let sdk = t.host.package(std::path::Path::new(quiver_tests::fixtures::VERSIONED)).await;
+    let sdk = sdk.unwrap_or_else(|e| panic!("{e}"));
+    assert!(!sdk.changed);
+    assert_eq!(sdk.bytes, std::fs::read(quiver_tests::fixtures::VERSIONED).unwrap());
+    let wrong = t.host.package(std::path::Path::new(quiver_tests::fixtures::WRONG_WORLD)).await.unwrap_err();
+    assert_eq!(wrong.kind(), ErrorKind::WrongWorld, "{wrong}");
 }

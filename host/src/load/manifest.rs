@@ -155,6 +155,20 @@ impl Manifest {
         })
     }
 
+    /// The stub that says what this manifest says (what `quiver package`
+    /// writes into a component), validated by the contract's rules.
+    pub fn stub(&self) -> std::result::Result<Stub, String> {
+        let mut stub = Stub::new(&self.name, &self.version, self.kind, &self.description);
+        stub.categories = self.categories.clone();
+        stub.actions = self
+            .actions
+            .iter()
+            .map(|a| crate::contract::StubAction { name: a.name.clone(), summary: a.summary(), access: a.access })
+            .collect();
+        stub.validate()?;
+        Ok(stub)
+    }
+
     /// The action called `name`.
     pub fn action(&self, name: &str) -> Option<&ActionSpec> {
         self.actions.iter().find(|a| a.name == name)

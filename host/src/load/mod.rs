@@ -15,6 +15,7 @@ mod manifest;
 mod nulls;
 pub mod openapi;
 mod origin;
+pub mod package;
 mod plugin;
 pub mod settings;
 pub mod stub;

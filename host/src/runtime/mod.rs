@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::invoke::{Backend, BoxFuture, Caller};
 use crate::load::cache::ArtifactCache;
 use crate::load::compile::Compiler;
-use crate::load::{ActionSpec, LoadStats, Plugin, Prepared};
+use crate::load::{ActionSpec, LoadStats, Manifest, Plugin, Prepared};
 use crate::sandbox::Linkers;
 use crate::sandbox::limits::{self, EngineSettings};
 
@@ -82,6 +82,25 @@ impl WasmRuntime {
         };
         manifest.check_against(plugin.stub(), &origin)?;
         Ok(Arc::new(Prepared { pre, manifest }))
+    }
+
+    /// Compile `plugin`, a component without a stub (its stub here is a
+    /// placeholder), link it as the kind its exports and imports suggest,
+    /// and run its `describe()`; then check that it links as the kind the
+    /// manifest declares. What `quiver package` derives a stub from.
+    pub async fn describe_unpackaged(&self, plugin: &Plugin) -> Result<Manifest> {
+        let component = self.compiler.compile(plugin).await?;
+        let origin = plugin.origin().to_string();
+        let kind = Linkers::kind_of(&self.engine, &component);
+        let pre = self.linkers.instantiate_pre(&self.engine, &component, kind, plugin.name(), &origin)?;
+        let manifest = {
+            let _permit = self.permit().await?;
+            call::describe(&self.engine, &pre, plugin).await?
+        };
+        if manifest.kind != kind {
+            self.linkers.instantiate_pre(&self.engine, &component, manifest.kind, &manifest.name, &origin)?;
+        }
+        Ok(manifest)
     }
 
     /// Wait for a free instance slot.

@@ -35,6 +35,21 @@ impl Linkers {
         Ok(Linkers { tool, connector, database })
     }
 
+    /// The kind a component without a stub looks like from its exports
+    /// and imports: a database adapter exports `database`, a connector
+    /// imports `wasi:http`, anything else is a tool. Its `describe()` has
+    /// the last word (see `WasmRuntime::describe_unpackaged`).
+    pub(crate) fn kind_of(engine: &Engine, component: &Component) -> Kind {
+        let ty = component.component_type();
+        if ty.exports(engine).any(|(name, _)| name.starts_with("quiver:plugin/database@")) {
+            Kind::Database
+        } else if ty.imports(engine).any(|(name, _)| name.starts_with("wasi:http/")) {
+            Kind::Connector
+        } else {
+            Kind::Tool
+        }
+    }
+
     /// Check `component` against the world of `kind` and prepare it for
     /// fast instantiation. Errors name `plugin` and `origin`.
     pub(crate) fn instantiate_pre(

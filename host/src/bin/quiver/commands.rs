@@ -57,6 +57,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { file } => check(&host, &file).await,
+        Command::Package { file, output } => package(&host, &file, output.as_deref()).await,
         Command::Precompile => precompile(&host).await,
         Command::Watch => watch(&host).await,
         Command::Serve { stdio, http, token, allow_origins, allow_hosts, no_watch } => {
@@ -336,10 +337,7 @@ async fn tokens(host: &Host, agent: Option<&str>, json: bool) -> Result<ExitCode
 async fn check(host: &Host, file: &std::path::Path) -> Result<ExitCode> {
     match host.check(file).await {
         Ok(manifest) => {
-            let count = match manifest.actions.len() {
-                1 => "1 action".to_owned(),
-                n => format!("{n} actions"),
-            };
+            let count = count(manifest.actions.len(), "action");
             println!(
                 "ok: {} {} ({}), {count}: {}",
                 manifest.name,
@@ -357,6 +355,40 @@ async fn check(host: &Host, file: &std::path::Path) -> Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+async fn package(host: &Host, file: &std::path::Path, output: Option<&std::path::Path>) -> Result<ExitCode> {
+    let packaged = match host.package(file).await {
+        Ok(packaged) => packaged,
+        Err(error) => {
+            println!("rejected: {error}");
+            if let Some(remedy) = error.remedy() {
+                println!("fix: {remedy}");
+            }
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let output = output.unwrap_or(file);
+    let m = &packaged.manifest;
+    let what = format!("{} {} ({}), {}", m.name, m.version, m.kind, count(m.actions.len(), "action"));
+    if !packaged.changed && output == file {
+        println!("ok: {what}: already packaged");
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Write beside the target and rename over it: a watched folder never
+    // sees half a component.
+    let dir = output.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = dir.join(format!(".{name}.tmp"));
+    let io = |e: std::io::Error| quiver::Error::Io { path: output.display().to_string(), message: e.to_string() };
+    std::fs::write(&temporary, &packaged.bytes).map_err(io)?;
+    std::fs::rename(&temporary, output).map_err(io)?;
+    println!("packaged: {what} -> {}", output.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
 async fn precompile(host: &Host) -> Result<ExitCode> {

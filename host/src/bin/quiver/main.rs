@@ -103,6 +103,16 @@ enum Command {
         /// The `.wasm` file.
         file: PathBuf,
     },
+    /// Write the `quiver:stub` section into a component built by any
+    /// toolchain (componentize-py, componentize-js, raw wit-bindgen), from
+    /// its own describe(), so Quiver lists it without compiling it.
+    Package {
+        /// The component.
+        file: PathBuf,
+        /// Where to write the packaged component (default: over FILE).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Compile every plugin now, filling the compile cache.
     Precompile,
     /// Watch the folders and print every change of the catalog as it is
