@@ -31,6 +31,11 @@ pub const STUB_SECTION: &str = "quiver:stub";
 /// The stub format written by the SDK and read by the host.
 pub const STUB_FORMAT: u32 = 1;
 
+/// The custom section holding a plugin's full manifest (schemas included)
+/// as JSON, written by `quiver package`: what the host serves before it
+/// compiles the plugin, checked against `describe()` when it does.
+pub const MANIFEST_SECTION: &str = "quiver:manifest";
+
 /// Longest plugin name.
 pub const MAX_PLUGIN_NAME: usize = 30;
 

@@ -392,13 +392,14 @@ impl Host {
         Ok(self.inner.runtime.prepare(&plugin).await?.manifest.clone())
     }
 
-    /// The component at `path` with its `quiver:stub` section written from
-    /// its own `describe()` (run once in the sandbox, with the limits of a
-    /// plugin of no name) and checked by the contract's rules: what makes a
-    /// component built by any toolchain a plugin Tier 1 lists without
-    /// compiling. A component whose stub already agrees with its
-    /// `describe()` (as the host checks at first load) comes back unchanged
-    /// (`changed: false`).
+    /// The component at `path` with its `quiver:stub` and `quiver:manifest`
+    /// sections written from its own `describe()` (run once in the sandbox,
+    /// with the limits of a plugin of no name) and checked by the
+    /// contract's rules: what makes a component built by any toolchain a
+    /// plugin Tier 1 lists, and whose schemas are served, without compiling
+    /// it. A stub that already agrees with `describe()` (as the host checks
+    /// at first load: an SDK plugin's) stays; a component already packaged
+    /// so comes back unchanged (`changed: false`).
     pub async fn package(&self, path: &Path) -> Result<Packaged> {
         let max_bytes = self.inner.reloader.folders().max_plugin_bytes.unwrap_or(crate::load::MAX_PLUGIN_BYTES);
         let origin = Origin::file(path, None, max_bytes)?;
@@ -417,16 +418,16 @@ impl Host {
             manifest.stub().map_err(|reason| Error::InvalidManifest { plugin: manifest.name.clone(), reason })?;
         // A stub the host would accept for this describe() stays as it is.
         let agrees = existing.as_ref().map(|existing| manifest.check_against(existing, &text));
-        if let Some(Ok(())) = agrees {
-            return Ok(Packaged { bytes: bytes.to_vec(), manifest, changed: false });
-        }
-        let packaged = crate::load::package::with_stub(&bytes, &stub).map_err(|reason| match agrees {
-            // A stub in a core module that disagrees: say how.
-            Some(Err(mismatch)) => mismatch,
-            _ => Error::InvalidStub { origin: text.clone(), reason },
-        })?;
-        debug_assert_eq!(stub::read(&packaged, &text).ok().as_ref(), Some(&stub));
-        Ok(Packaged { bytes: packaged, manifest, changed: true })
+        let new_stub = (!matches!(agrees, Some(Ok(())))).then_some(&stub);
+        let packaged = crate::load::package::with_sections(&bytes, new_stub, &manifest.to_section()).map_err(
+            |reason| match agrees {
+                // A stub in a core module that disagrees: say how.
+                Some(Err(mismatch)) => mismatch,
+                _ => Error::InvalidStub { origin: text.clone(), reason },
+            },
+        )?;
+        let changed = packaged != bytes;
+        Ok(Packaged { bytes: packaged, manifest, changed })
     }
 
     /// Rank every tool and skill for `query`, as `search_tools` does, for

@@ -186,8 +186,10 @@ async fn futures_kinds(host: &quiver::Host, names: &[&str]) -> Vec<ErrorKind> {
 }
 
 /// A component without a stub (raw wit-bindgen, as any toolchain builds
-/// one) packaged by `Host::package` is listed from its stub and called like
-/// an SDK plugin; an SDK plugin is already packaged and comes back as it was.
+/// one) packaged by `Host::package` is listed from its stub, its schemas
+/// are served from its manifest section without compiling it, and it is
+/// called like an SDK plugin. An SDK plugin keeps its own stub and gains
+/// the manifest section; a section that lies is refused at first use.
 #[tokio::test]
 async fn a_packaged_component_is_served_like_an_sdk_plugin() {
     let dir = tempfile::tempdir().unwrap();
@@ -198,16 +200,41 @@ async fn a_packaged_component_is_served_like_an_sdk_plugin() {
     assert!(packaged.changed);
     assert_eq!((packaged.manifest.name.as_str(), packaged.manifest.actions.len()), ("no-stub", 1));
 
-    let served = TestHost::builder().file("no-stub.wasm", packaged.bytes).build();
+    let served = TestHost::builder().file("no-stub.wasm", packaged.bytes.clone()).build();
     assert_eq!(served.host.catalog().names(), ["no-stub"]);
-    assert!(!served.host.catalog().get("no-stub").unwrap().is_loaded(), "listed without compiling");
+    let definition = served.host.session(None).unwrap().definition("no-stub__echo").await.unwrap();
+    assert_eq!(definition.input_schema, serde_json::json!({"type": "object"}));
+    assert!(!served.host.catalog().get("no-stub").unwrap().is_loaded(), "schemas served without compiling");
+    assert_eq!(served.host.load_stats().compiled(), 0);
     let value = served.host.call("no-stub", "echo", r#"{"a": 1}"#).await.unwrap();
     assert_eq!(value, serde_json::json!({"a": 1}));
+    assert_eq!(served.host.load_stats().compiled(), 1);
 
+    // Packaging again changes nothing.
+    std::fs::write(&file, &packaged.bytes).unwrap();
+    assert!(!t.host.package(&file).await.unwrap().changed);
+
+    // An SDK plugin: its stub stays in its core module, the manifest is added.
     let sdk = t.host.package(std::path::Path::new(quiver_tests::fixtures::VERSIONED)).await;
     let sdk = sdk.unwrap_or_else(|e| panic!("{e}"));
-    assert!(!sdk.changed);
-    assert_eq!(sdk.bytes, std::fs::read(quiver_tests::fixtures::VERSIONED).unwrap());
+    assert!(sdk.changed);
+    let original = std::fs::read(quiver_tests::fixtures::VERSIONED).unwrap();
+    let stub =
+        |bytes: &[u8]| quiver::load::stub::read_sections(bytes, "v.wasm").map(|(s, m)| (s, m.is_some())).unwrap();
+    assert_eq!(stub(&sdk.bytes), (stub(&original).0, true));
+
+    // A manifest section that says other than describe() (here: another
+    // input schema) is served until the first call, which refuses it.
+    let mut lying: serde_json::Value = serde_json::from_slice(&packaged.manifest.to_section()).unwrap();
+    lying["actions"][0]["input_schema"] = serde_json::json!({"type": "object", "required": ["x"]});
+    let lying = quiver::load::package::with_sections(&packaged.bytes, None, lying.to_string().as_bytes()).unwrap();
+    let served = TestHost::builder().file("no-stub.wasm", lying).build();
+    let definition = served.host.session(None).unwrap().definition("no-stub__echo").await.unwrap();
+    assert_eq!(definition.input_schema["required"], serde_json::json!(["x"]));
+    let error = served.host.call("no-stub", "echo", r#"{"x": 1}"#).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::StubMismatch, "{error}");
+    assert!(error.to_string().contains("package it again"), "{error}");
+
     let wrong = t.host.package(std::path::Path::new(quiver_tests::fixtures::WRONG_WORLD)).await.unwrap_err();
     assert_eq!(wrong.kind(), ErrorKind::WrongWorld, "{wrong}");
 }

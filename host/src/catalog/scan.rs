@@ -398,13 +398,20 @@ impl Catalog {
         from_folder: bool,
         keep_bytes: bool,
     ) {
-        let stub = match origin.bytes().and_then(|bytes| stub::read(&bytes, &origin.to_string())) {
-            Ok(stub) => stub,
+        let bytes = match origin.bytes() {
+            Ok(bytes) => bytes,
+            Err(error) => return self.refuse(origin.to_string(), error),
+        };
+        let (stub, declared) = match stub::read_sections(&bytes, &origin.to_string()) {
+            Ok(read) => read,
             Err(error) => return self.refuse(origin.to_string(), error),
         };
         let origin = if keep_bytes { origin } else { origin.without_bytes() };
         match settings.resolve(&stub.name, sidecar) {
-            Ok(settings) => self.insert(Arc::new(Plugin::new(stub, origin, settings)), from_folder),
+            Ok(settings) => {
+                let plugin = Plugin::new(stub, origin, settings).with_declared(declared);
+                self.insert(Arc::new(plugin), from_folder)
+            }
             Err(error) => self.refuse(origin.to_string(), error),
         }
     }

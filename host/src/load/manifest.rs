@@ -2,11 +2,11 @@
 
 use std::sync::{Arc, OnceLock};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::stub::Stub;
-use crate::contract::{self, Access, Kind, wit};
+use crate::contract::{self, Access, Kind, MANIFEST_SECTION, wit};
 use crate::error::{Error, Result};
 
 /// A plugin's full description (Tier 2).
@@ -116,41 +116,116 @@ impl Manifest {
     /// Parse and check what `describe()` returned.
     pub(crate) fn from_wit(manifest: wit::Manifest, plugin: &str) -> Result<Manifest> {
         let invalid = |reason: String| Error::InvalidManifest { plugin: plugin.to_owned(), reason };
-        if let Some(p) = contract::plugin_name_problem(&manifest.name) {
-            return Err(invalid(p));
-        }
         let mut actions = Vec::with_capacity(manifest.actions.len());
         for action in manifest.actions {
-            if let Some(p) = contract::action_name_problem(&action.name) {
-                return Err(invalid(p));
-            }
             let input_schema = parse_schema(&action.name, "input", &action.input_schema).map_err(invalid)?;
-            if input_schema.get("type") != Some(&Value::String("object".into())) {
-                return Err(invalid(format!(
-                    "action `{}`: the input schema's root must be `\"type\": \"object\"`",
-                    action.name
-                )));
-            }
             let output_schema = match &action.output_schema {
                 Some(text) => Some(parse_schema(&action.name, "output", text).map_err(invalid)?),
                 None => None,
             };
-            let spec = ActionSpec::new(
-                action.name,
-                action.description.trim().to_owned(),
+            actions.push(Declared {
+                name: action.name,
+                description: action.description,
                 input_schema,
                 output_schema,
-                action.access.into(),
-            );
-            spec.validator().map_err(|reason| invalid(reason.to_owned()))?;
-            actions.push(spec);
+                access: action.access.into(),
+            });
         }
-        Ok(Manifest {
+        let declared = DeclaredManifest {
+            format: MANIFEST_FORMAT,
             name: manifest.name,
             version: manifest.version,
             kind: manifest.kind.into(),
             description: manifest.description,
             categories: manifest.categories,
+            actions,
+        };
+        Manifest::checked(declared, plugin)
+    }
+
+    /// Parse and check the JSON of a `quiver:manifest` section (what
+    /// `quiver package` writes: the manifest with its schemas, read without
+    /// compiling the plugin).
+    pub(crate) fn from_section(bytes: &[u8], plugin: &str) -> Result<Manifest> {
+        let invalid = |reason: String| Error::InvalidManifest { plugin: plugin.to_owned(), reason };
+        let declared: DeclaredManifest = serde_json::from_slice(bytes)
+            .map_err(|e| invalid(format!("its `{MANIFEST_SECTION}` section is not the expected JSON: {e}")))?;
+        if declared.format != MANIFEST_FORMAT {
+            return Err(invalid(format!(
+                "its `{MANIFEST_SECTION}` section has format {}; this host reads {MANIFEST_FORMAT}",
+                declared.format
+            )));
+        }
+        Manifest::checked(declared, plugin)
+    }
+
+    /// The JSON of its `quiver:manifest` section.
+    pub fn to_section(&self) -> Vec<u8> {
+        let declared = DeclaredManifest {
+            format: MANIFEST_FORMAT,
+            name: self.name.clone(),
+            version: self.version.clone(),
+            kind: self.kind,
+            description: self.description.clone(),
+            categories: self.categories.clone(),
+            actions: self
+                .actions
+                .iter()
+                .map(|a| Declared {
+                    name: a.name.clone(),
+                    description: a.description.clone(),
+                    input_schema: a.input_schema.clone(),
+                    output_schema: a.output_schema.clone(),
+                    access: a.access,
+                })
+                .collect(),
+        };
+        serde_json::to_vec(&declared).expect("a manifest always serializes")
+    }
+
+    /// Whether `other` says exactly what this manifest says, schemas
+    /// included.
+    pub(crate) fn same_as(&self, other: &Manifest) -> bool {
+        self.to_section() == other.to_section()
+    }
+
+    /// Check a manifest by the contract's rules: names, an object schema
+    /// for every input, schemas that compile.
+    fn checked(declared: DeclaredManifest, plugin: &str) -> Result<Manifest> {
+        let invalid = |reason: String| Error::InvalidManifest { plugin: plugin.to_owned(), reason };
+        if let Some(p) = contract::plugin_name_problem(&declared.name) {
+            return Err(invalid(p));
+        }
+        let mut actions = Vec::with_capacity(declared.actions.len());
+        for action in declared.actions {
+            if let Some(p) = contract::action_name_problem(&action.name) {
+                return Err(invalid(p));
+            }
+            if !action.input_schema.is_object() || action.output_schema.as_ref().is_some_and(|o| !o.is_object()) {
+                return Err(invalid(format!("action `{}`: a schema is not a JSON object", action.name)));
+            }
+            if action.input_schema.get("type") != Some(&Value::String("object".into())) {
+                return Err(invalid(format!(
+                    "action `{}`: the input schema's root must be `\"type\": \"object\"`",
+                    action.name
+                )));
+            }
+            let spec = ActionSpec::new(
+                action.name,
+                action.description.trim().to_owned(),
+                action.input_schema,
+                action.output_schema,
+                action.access,
+            );
+            spec.validator().map_err(|reason| invalid(reason.to_owned()))?;
+            actions.push(spec);
+        }
+        Ok(Manifest {
+            name: declared.name,
+            version: declared.version,
+            kind: declared.kind,
+            description: declared.description,
+            categories: declared.categories,
             actions,
         })
     }
@@ -219,6 +294,36 @@ impl Manifest {
             })
         }
     }
+}
+
+/// The format of the `quiver:manifest` section this host reads and writes.
+const MANIFEST_FORMAT: u32 = 1;
+
+/// A manifest as a section carries it (and as `describe()` returns it,
+/// schemas parsed): checked into a [`Manifest`].
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeclaredManifest {
+    format: u32,
+    name: String,
+    version: String,
+    kind: Kind,
+    description: String,
+    #[serde(default)]
+    categories: Vec<String>,
+    actions: Vec<Declared>,
+}
+
+/// One action of a [`DeclaredManifest`].
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Declared {
+    name: String,
+    description: String,
+    input_schema: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    output_schema: Option<Value>,
+    access: Access,
 }
 
 /// `schema` without its `pattern` and `patternProperties` keywords (where

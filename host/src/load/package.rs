@@ -16,13 +16,16 @@
 use wasm_encoder::{Component, CustomSection, RawSection};
 use wasmparser::{Parser, Payload};
 
-use crate::contract::{STUB_SECTION, Stub};
+use crate::contract::{MANIFEST_SECTION, STUB_SECTION, Stub};
 
-/// `component` with `stub` as its `quiver:stub` section, written at the
-/// outermost level. An outer stub section already there is replaced; the
-/// error says why the bytes cannot be packaged (not a component, or a
-/// stub inside a core module, which only a rebuild changes).
-pub fn with_stub(component: &[u8], stub: &Stub) -> Result<Vec<u8>, String> {
+/// `component` with `manifest` (the JSON of a `quiver:manifest` section)
+/// and, when given, `stub` as its sections, written at the outermost level
+/// after every other one. Outer sections of those names are replaced; with
+/// no `stub`, the component's own stub stays where it is (an SDK plugin's,
+/// in its core module). The error says why the bytes cannot be packaged
+/// (not a component, or a section of those names inside a core module
+/// that would have to change, which only a rebuild does).
+pub fn with_sections(component: &[u8], stub: Option<&Stub>, manifest: &[u8]) -> Result<Vec<u8>, String> {
     if !Parser::is_component(component) {
         return Err("it is not a WebAssembly component".into());
     }
@@ -36,14 +39,18 @@ pub fn with_stub(component: &[u8], stub: &Stub) -> Result<Vec<u8>, String> {
                 depth = depth.saturating_sub(1);
                 continue;
             }
-            Payload::CustomSection(reader) if reader.name() == STUB_SECTION => {
-                if depth > 0 {
+            Payload::CustomSection(reader) if reader.name() == STUB_SECTION || reader.name() == MANIFEST_SECTION => {
+                let replaced = reader.name() == MANIFEST_SECTION || stub.is_some();
+                if depth > 0 && replaced {
                     return Err(format!(
-                        "a core module of it already carries a `{STUB_SECTION}` section (the SDK writes one): \
-                         rebuild it instead of packaging it"
+                        "a core module of it already carries a `{}` section (the SDK writes the stub): rebuild \
+                         it instead of packaging it",
+                        reader.name()
                     ));
                 }
-                continue;
+                if replaced {
+                    continue;
+                }
             }
             _ => {}
         }
@@ -61,8 +68,11 @@ pub fn with_stub(component: &[u8], stub: &Stub) -> Result<Vec<u8>, String> {
             depth += 1;
         }
     }
-    let json = stub.to_json();
-    out.section(&CustomSection { name: STUB_SECTION.into(), data: json.as_slice().into() });
+    if let Some(stub) = stub {
+        let json = stub.to_json();
+        out.section(&CustomSection { name: STUB_SECTION.into(), data: json.as_slice().into() });
+    }
+    out.section(&CustomSection { name: MANIFEST_SECTION.into(), data: manifest.into() });
     Ok(out.finish())
 }
 
@@ -78,23 +88,29 @@ mod tests {
     }
 
     #[test]
-    fn the_stub_is_added_once_and_replaced_on_repackaging() {
+    fn the_sections_are_added_once_and_replaced_on_repackaging() {
         let component = wat::parse_str("(component (core module (func)) (core module))").unwrap();
-        let packaged = with_stub(&component, &stub("0.1.0")).unwrap();
-        assert_eq!(crate::load::stub::read(&packaged, "p.wasm").unwrap(), stub("0.1.0"));
-        let again = with_stub(&packaged, &stub("0.2.0")).unwrap();
-        assert_eq!(crate::load::stub::read(&again, "p.wasm").unwrap().version, "0.2.0");
+        let packaged = with_sections(&component, Some(&stub("0.1.0")), b"{}").unwrap();
+        let (read, manifest) = crate::load::stub::read_sections(&packaged, "p.wasm").unwrap();
+        assert_eq!((read, manifest), (stub("0.1.0"), Some(&b"{}"[..])));
+        let again = with_sections(&packaged, Some(&stub("0.2.0")), b"[]").unwrap();
+        let (read, manifest) = crate::load::stub::read_sections(&again, "p.wasm").unwrap();
+        assert_eq!((read.version.as_str(), manifest), ("0.2.0", Some(&b"[]"[..])));
         // Everything else is byte for byte what it was.
-        assert_eq!(with_stub(&again, &stub("0.1.0")).unwrap(), packaged);
+        assert_eq!(with_sections(&again, Some(&stub("0.1.0")), b"{}").unwrap(), packaged);
+        // Without a stub, the component's own stays and only the manifest changes.
+        let kept = with_sections(&packaged, None, b"[1]").unwrap();
+        assert_eq!(crate::load::stub::read_sections(&kept, "p.wasm").unwrap(), (stub("0.1.0"), Some(&b"[1]"[..])));
         assert!(packaged.starts_with(&component[..8]) && packaged[8..].starts_with(&component[8..]));
         wasmparser::Validator::new().validate_all(&packaged).unwrap();
     }
 
     #[test]
-    fn a_stub_inside_a_core_module_or_a_core_module_is_refused() {
+    fn a_stub_inside_a_core_module_stays_or_is_refused() {
         let nested = wat::parse_str(r#"(component (core module (@custom "quiver:stub" "{}")))"#).unwrap();
-        assert!(with_stub(&nested, &stub("0.1.0")).unwrap_err().contains("rebuild it"));
+        assert!(with_sections(&nested, Some(&stub("0.1.0")), b"{}").unwrap_err().contains("rebuild"));
+        with_sections(&nested, None, b"{}").expect("an SDK plugin's stub stays, the manifest is added");
         let core = wat::parse_str("(module)").unwrap();
-        assert!(with_stub(&core, &stub("0.1.0")).unwrap_err().contains("not a WebAssembly component"));
+        assert!(with_sections(&core, None, b"{}").unwrap_err().contains("not a WebAssembly component"));
     }
 }

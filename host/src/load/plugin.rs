@@ -25,9 +25,20 @@ pub struct Plugin {
     /// Its manifest when the host made it (an OpenAPI document's), so
     /// preparing it never asks the component.
     described: Option<Manifest>,
+    /// Its `quiver:manifest` section, if it has one (see [`Declared`]).
+    declared: Option<Declared>,
     prepared: OnceCell<Result<Arc<Prepared>>>,
     /// For database adapters: the table names last listed.
     tables: std::sync::RwLock<Option<Arc<[String]>>>,
+}
+
+/// The manifest a plugin's `quiver:manifest` section declares: kept as
+/// read, parsed and checked against the stub on first use (a scan of a
+/// thousand plugins parses none), and checked against `describe()` when the
+/// plugin is prepared.
+struct Declared {
+    section: Arc<[u8]>,
+    parsed: std::sync::OnceLock<Option<Manifest>>,
 }
 
 /// A compiled, linked and checked plugin version, ready to instantiate.
@@ -56,6 +67,7 @@ impl Plugin {
             origin,
             settings,
             described: None,
+            declared: None,
             prepared: OnceCell::new(),
             tables: Default::default(),
         }
@@ -76,6 +88,35 @@ impl Plugin {
     /// The manifest the host made for it, if it did.
     pub fn described(&self) -> Option<&Manifest> {
         self.described.as_ref()
+    }
+
+    /// The same plugin with the payload of its `quiver:manifest` section
+    /// (when it has one): its schemas are served from it before it is
+    /// compiled.
+    pub fn with_declared(self, section: Option<&[u8]>) -> Plugin {
+        let declared = section.map(|s| Declared { section: s.into(), parsed: Default::default() });
+        Plugin { declared, ..self }
+    }
+
+    /// The payload of its `quiver:manifest` section, if it has one.
+    pub fn declared_section(&self) -> Option<&[u8]> {
+        self.declared.as_ref().map(|d| &*d.section)
+    }
+
+    /// The manifest its section declares, if it has a valid one that
+    /// agrees with its stub (a broken one is logged once; preparing the
+    /// plugin then rejects it).
+    fn declared(&self) -> Option<&Manifest> {
+        let declared = self.declared.as_ref()?;
+        declared
+            .parsed
+            .get_or_init(|| {
+                let origin = self.origin.to_string();
+                let manifest = Manifest::from_section(&declared.section, self.name())
+                    .and_then(|m| m.check_against(&self.stub, &origin).map(|()| m));
+                manifest.inspect_err(|error| tracing::warn!(%error, "manifest section not used")).ok()
+            })
+            .as_ref()
     }
 
     /// Whether it is served under a name of its own (see [`instance`](Self::instance)).
@@ -108,11 +149,14 @@ impl Plugin {
         matches!(self.prepared.get(), Some(Ok(_)))
     }
 
-    /// Its manifest, if it has been prepared.
+    /// Its manifest, known without compiling it: once prepared, the checked
+    /// one; before, the host's own (an OpenAPI document's) or its
+    /// `quiver:manifest` section's.
     pub fn manifest(&self) -> Option<&Manifest> {
         match self.prepared.get() {
             Some(Ok(prepared)) => Some(&prepared.manifest),
-            _ => None,
+            Some(Err(_)) => None,
+            None => self.described.as_ref().or_else(|| self.declared()),
         }
     }
 

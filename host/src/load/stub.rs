@@ -12,19 +12,28 @@ use wasmparser::{Chunk, Parser, Payload};
 
 use crate::sandbox::limits::CORE_INSTANCES_PER_CALL;
 
-use crate::contract::STUB_SECTION as SECTION;
+use crate::contract::{MANIFEST_SECTION, STUB_SECTION as SECTION};
 pub use crate::contract::{Stub, StubAction};
 use crate::error::{Error, Result};
 
 /// Read and validate the stub of the component in `bytes`. `origin` names
 /// the file in errors.
 pub fn read(bytes: &[u8], origin: &str) -> Result<Stub> {
-    let data = stub_section(bytes, origin)?;
-    Stub::from_json(data).map_err(|reason| Error::InvalidStub { origin: origin.to_owned(), reason })
+    read_sections(bytes, origin).map(|(stub, _)| stub)
 }
 
-/// The payload of the one `quiver:stub` section in `bytes`, at any depth.
-fn stub_section<'a>(bytes: &'a [u8], origin: &str) -> Result<&'a [u8]> {
+/// Read and validate the stub of the component in `bytes`, and return the
+/// payload of its `quiver:manifest` section if it has one (parsed only
+/// when a schema is first needed: see `Plugin::manifest`).
+pub fn read_sections<'a>(bytes: &'a [u8], origin: &str) -> Result<(Stub, Option<&'a [u8]>)> {
+    let (data, manifest) = sections(bytes, origin)?;
+    let stub = Stub::from_json(data).map_err(|reason| Error::InvalidStub { origin: origin.to_owned(), reason })?;
+    Ok((stub, manifest))
+}
+
+/// The payloads of the one `quiver:stub` section in `bytes` and of the
+/// `quiver:manifest` section if any, at any depth.
+fn sections<'a>(bytes: &'a [u8], origin: &str) -> Result<(&'a [u8], Option<&'a [u8]>)> {
     let not_wasm = |reason: String| Error::NotWasm { origin: origin.to_owned(), reason };
     if !bytes.starts_with(b"\0asm") {
         return Err(not_wasm("it does not start with the `\\0asm` magic number".into()));
@@ -37,6 +46,7 @@ fn stub_section<'a>(bytes: &'a [u8], origin: &str) -> Result<&'a [u8]> {
     }
 
     let mut found: Option<&[u8]> = None;
+    let mut manifest: Option<&[u8]> = None;
     let mut core_instances = 0u32;
     let mut parser = Parser::new(0);
     let mut stack = Vec::new();
@@ -67,6 +77,15 @@ fn stub_section<'a>(bytes: &'a [u8], origin: &str) -> Result<&'a [u8]> {
                 }
                 found = Some(reader.data());
             }
+            Payload::CustomSection(reader) if reader.name() == MANIFEST_SECTION => {
+                if manifest.is_some() {
+                    return Err(Error::InvalidStub {
+                        origin: origin.to_owned(),
+                        reason: format!("more than one `{MANIFEST_SECTION}` section"),
+                    });
+                }
+                manifest = Some(reader.data());
+            }
             Payload::InstanceSection(reader) => {
                 for instance in reader {
                     let instance = instance.map_err(|e| not_wasm(e.to_string()))?;
@@ -90,7 +109,8 @@ fn stub_section<'a>(bytes: &'a [u8], origin: &str) -> Result<&'a [u8]> {
             ),
         });
     }
-    found.ok_or_else(|| Error::MissingStub { origin: origin.to_owned() })
+    let stub = found.ok_or_else(|| Error::MissingStub { origin: origin.to_owned() })?;
+    Ok((stub, manifest))
 }
 
 #[cfg(test)]

@@ -81,6 +81,19 @@ impl WasmRuntime {
             call::describe(&self.engine, &pre, plugin).await?
         };
         manifest.check_against(plugin.stub(), &origin)?;
+        if let Some(section) = plugin.declared_section() {
+            // What was served before compiling must be what the plugin says.
+            let declared = Manifest::from_section(section, plugin.name())?;
+            if !declared.same_as(&manifest) {
+                return Err(Error::StubMismatch {
+                    plugin: plugin.name().to_owned(),
+                    origin,
+                    differences: "its `quiver:manifest` section (the schemas) is not what describe() returns; \
+                                  package it again"
+                        .into(),
+                });
+            }
+        }
         Ok(Arc::new(Prepared { pre, manifest }))
     }
 
@@ -213,8 +226,14 @@ impl Backend for WasmRuntime {
             let plugin = catalog
                 .get(origin)
                 .ok_or_else(|| Error::UnknownPlugin { plugin: origin.to_owned(), known: catalog.names() })?;
-            let prepared = self.prepare(plugin).await?;
-            Ok(catalog.tools_of(origin).iter().filter_map(|e| ToolRecord::of_action(e, &prepared.manifest)).collect())
+            let records = |manifest: &Manifest| -> Vec<ToolRecord> {
+                catalog.tools_of(origin).iter().filter_map(|e| ToolRecord::of_action(e, manifest)).collect()
+            };
+            // Known without compiling (its manifest section): nothing to load.
+            if let Some(manifest) = plugin.manifest() {
+                return Ok(records(manifest));
+            }
+            Ok(records(&self.prepare(plugin).await?.manifest))
         })
     }
 
