@@ -6,6 +6,7 @@
 //! temporary compile cache, the way production builds one.
 
 pub mod databases;
+pub mod guests;
 pub mod mcp_servers;
 pub mod postgres;
 pub mod servers;

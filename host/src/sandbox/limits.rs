@@ -89,8 +89,10 @@ impl Default for EngineSettings {
 /// Core instances one call may use: the pool holds this many per
 /// concurrent call, and a component that instantiates more core modules is
 /// refused when it is loaded (it could not run, or would take another
-/// call's slots).
-pub const CORE_INSTANCES_PER_CALL: u32 = 8;
+/// call's slots). A Rust component instantiates 1 to 4; a Python one
+/// (componentize-py 0.25: CPython, libc and their shims linked as
+/// separate modules) 14. A slot reserves address space, not memory.
+pub const CORE_INSTANCES_PER_CALL: u32 = 20;
 
 /// Build the engine: epochs on, copy-on-write images, pooling if possible.
 pub fn engine(settings: &EngineSettings) -> wasmtime::Result<Engine> {
@@ -101,7 +103,8 @@ pub fn engine(settings: &EngineSettings) -> wasmtime::Result<Engine> {
     if settings.pooling {
         let n = settings.max_concurrency.max(1);
         let mut pool = PoolingAllocationConfig::new();
-        // A Rust component has a main module plus small adapter shims.
+        // A Rust component has a main module plus small adapter shims; a
+        // Python or JavaScript one links its interpreter's modules too.
         pool.total_component_instances(n)
             .total_core_instances(n * CORE_INSTANCES_PER_CALL)
             .total_memories(n * 2)

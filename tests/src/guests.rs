@@ -1,0 +1,56 @@
+//! Plugins in other languages, built from source by their documented
+//! commands once per test run (not per test): the Python example with
+//! componentize-py (installed by `.ci/run` into `target/venv`).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+}
+
+/// Where built guests go (kept between runs: the build overwrites).
+fn out_dir() -> PathBuf {
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|t| if t.is_absolute() { t } else { root().join(t) })
+        .unwrap_or_else(|| root().join("target"))
+        .join("guests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Build `examples/python-stats` from `source` (its folder, or a changed
+/// copy) into `out` with its build script; a missing componentize-py fails
+/// the test, naming the command that installs it.
+pub fn build_python(source: &Path, out: &Path) {
+    let script = root().join("examples/python-stats/build.sh");
+    let output = std::process::Command::new("bash").arg(&script).arg(out).arg(source).output().expect("run bash");
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let hint = if stderr.contains("componentize-py") && stderr.contains("No such file") {
+            "\ncomponentize-py is missing: run `bash .ci/run`, which installs it into target/venv"
+        } else {
+            ""
+        };
+        panic!("building the Python example failed:\n{stderr}{hint}");
+    }
+}
+
+/// The Python example plugin (`stats` 0.1.0), built once per test run,
+/// not yet packaged (no stub).
+pub fn python_stats() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let out = out_dir().join("stats.wasm");
+        build_python(&root().join("examples/python-stats"), &out);
+        out
+    })
+}
+
+/// A compile cache shared by the tests of one run, so the 18 MB Python
+/// component is compiled once, not once per test host.
+pub fn shared_cache() -> &'static Path {
+    static CACHE: OnceLock<tempfile::TempDir> = OnceLock::new();
+    CACHE.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
