@@ -285,3 +285,31 @@ async fn a_broken_folder_plugin_keeps_serving_over_its_bundled_twin() {
     assert_eq!(build_of(host, "versioned").await.unwrap(), "gen-0001");
     assert_eq!(host.catalog().stale().count(), 0);
 }
+
+/// A plugin that appears in a watched folder is compiled in the background
+/// right after it is listed (compile on arrival), before any call; a call
+/// that comes during that compile joins it instead of compiling again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_plugin_is_compiled_on_arrival() {
+    let t = TestHost::builder().build();
+    let host = &t.host;
+    let _watcher = host.watch().unwrap();
+    publish(t.plugins.path(), "versioned.wasm", &builds::versioned(7));
+    wait_for(host, |c| advertised(c, "versioned").as_deref() == Some("gen-0007")).await;
+    let plugin = host.catalog().get("versioned").unwrap().clone();
+    // Nothing calls it: wait (bounded) for the background compile.
+    let compiled = async {
+        while !plugin.is_loaded() {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), compiled).await.expect("compiled on arrival");
+    assert_eq!(host.load_stats().compiled(), 1);
+
+    // Published and called at once: the call waits for the arrival's
+    // compile (or the arrival for the call's): one compile in all.
+    publish(t.plugins.path(), "second.wasm", &renamed("second-pl"));
+    wait_for(host, |c| c.get("second-pl").is_some()).await;
+    host.call("second-pl", "build", "{}").await.unwrap();
+    assert_eq!(host.load_stats().compiled(), 2);
+}

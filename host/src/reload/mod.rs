@@ -7,6 +7,7 @@
 //! rejected, a plugin gone stale), and then keeps its version number, so
 //! clients' caches of the tool list stay valid.
 
+mod arrivals;
 mod reconcile;
 pub mod watch;
 
@@ -79,6 +80,8 @@ pub struct Reloader {
     keep_bytes: AtomicBool,
     /// Held by the one reload running.
     running: tokio::sync::Mutex<()>,
+    /// Compiles plugins that appear, in the background.
+    arrivals: arrivals::Arrivals,
 }
 
 impl Reloader {
@@ -94,6 +97,7 @@ impl Reloader {
         tracing::info!(plugins = first.len(), rejected = first.rejected().len(), "catalog ready");
         Ok(Reloader {
             live: Arc::new(Live::new(first)),
+            arrivals: arrivals::Arrivals::new(runtime.clone()),
             runtime,
             folders,
             settings,
@@ -139,6 +143,7 @@ impl Reloader {
         next.number_after(&old);
         let next = Arc::new(next);
         self.live.publish(next.clone());
+        self.arrivals.prepare_new(&old, &next);
         for change in next.changes_from(&old) {
             tracing::info!(%change, "plugin");
         }
