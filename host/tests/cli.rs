@@ -134,6 +134,61 @@ fn package_writes_the_stub_a_component_lacks() {
     assert!(!cli.plugins.path().join("liar.wasm").exists());
 }
 
+/// `quiver new rust|python NAME` writes projects that build with the one
+/// command they print and pass `quiver check` as generated.
+#[test]
+fn new_projects_build_and_pass_check() {
+    let cli = Cli::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned();
+    let projects = tempfile::tempdir().unwrap();
+    let quiver = std::path::Path::new(env!("CARGO_BIN_EXE_quiver"));
+
+    let rust = projects.path().join("rs");
+    let out = cli.run(&["new", "rust", "word-tools", "--dir", rust.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("cargo build --release --target wasm32-wasip2 && quiver check"), "{}", stdout(&out));
+    // The target folder the README test uses: the SDK's dependencies are built once.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .map(|t| if t.is_absolute() { t } else { root.join(t) })
+        .unwrap_or_else(|| root.join("target"))
+        .join("readme-plugins");
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo.current_dir(&rust).args(["build", "--quiet", "--release", "--target", "wasm32-wasip2"]);
+    for var in ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "RUSTC_WORKSPACE_WRAPPER", "RUSTC_WRAPPER"] {
+        cargo.env_remove(var);
+    }
+    let built = cargo.env("CARGO_TARGET_DIR", &target).output().unwrap();
+    assert!(built.status.success(), "{}", stderr(&built));
+    let wasm = target.join("wasm32-wasip2/release/word_tools.wasm");
+    let out = cli.run(&["check", wasm.to_str().unwrap()]);
+    assert!(stdout(&out).starts_with("ok: word-tools 0.1.0 (tool), 1 action: count_words"), "{}", stdout(&out));
+
+    let python = projects.path().join("py");
+    let out = cli.run(&["new", "python", "word-tools", "--dir", python.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let path = format!(
+        "{}:{}:{}",
+        root.join("target/venv/bin").display(),
+        quiver.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let built = Command::new("sh")
+        .arg(python.join("build.sh"))
+        .env("PATH", path)
+        .env("QUIVER_CACHE_DIR", cli.cache.path())
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}{} (componentize-py comes from `bash .ci/run`)", stdout(&built), stderr(&built));
+    let out = cli.run(&["check", python.join("word-tools.wasm").to_str().unwrap()]);
+    assert!(stdout(&out).starts_with("ok: word-tools 0.1.0 (tool), 1 action: count_words"), "{}", stdout(&out));
+
+    let out = cli.run(&["new", "python", "word-tools", "--dir", python.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "an existing folder is not overwritten");
+    let out = cli.run(&["new", "rust", "Bad Name"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
 #[test]
 fn serve_stdio_writes_nothing_but_protocol_to_stdout() {
     use std::io::Write;

@@ -210,6 +210,11 @@ async fn a_packaged_component_is_served_like_an_sdk_plugin() {
     assert_eq!(value, serde_json::json!({"a": 1}));
     assert_eq!(served.host.load_stats().compiled(), 1);
 
+    // Packaging compiled it once: the packaged file is in the cache as well.
+    let cached = TestHost::builder().file("no-stub.wasm", packaged.bytes.clone()).cache_dir(t.cache.path()).build();
+    cached.host.call("no-stub", "echo", "{}").await.unwrap();
+    assert_eq!((cached.host.load_stats().compiled(), cached.host.load_stats().cache_hits()), (0, 1));
+
     // Packaging again changes nothing.
     std::fs::write(&file, &packaged.bytes).unwrap();
     assert!(!t.host.package(&file).await.unwrap().changed);

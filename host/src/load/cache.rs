@@ -102,6 +102,18 @@ impl ArtifactCache {
     }
 }
 
+impl ArtifactCache {
+    /// Store `component` as the compiled form of `wasm`, bytes that differ
+    /// from the ones it was compiled from only in custom sections (what
+    /// `quiver package` adds), so the packaged file is never compiled.
+    pub fn store(&self, wasm: &[u8], component: &Component) -> wasmtime::Result<()> {
+        let (Some(path), Some(key)) = (self.path_for(wasm), &self.key) else { return Ok(()) };
+        let artifact = component.serialize()?;
+        write_entry(&path, key, &self.binding(wasm), &artifact)?;
+        Ok(())
+    }
+}
+
 /// Create or check the cache folder and read (or create) its key.
 fn open_folder(dir: &Path) -> Result<hmac::Key, String> {
     let shown = dir.display();

@@ -104,6 +104,14 @@ impl Compiler {
         outcome
     }
 
+    /// Keep `component` in the cache as the compiled form of `wasm`
+    /// (the same code with other custom sections); a failure only logs.
+    pub(crate) fn store(&self, wasm: &[u8], component: &Component) {
+        if let Err(error) = self.cache.store(wasm, component) {
+            tracing::warn!(error = %error, "cannot write the compile cache; continuing without it");
+        }
+    }
+
     /// The compiled form of `plugin`: of the bytes the scan read and
     /// advertised, or of the file as long as it is unchanged (checked by
     /// stamp, and by stub). CPU-bound work runs on a blocking thread.

@@ -101,7 +101,15 @@ impl WasmRuntime {
     /// placeholder), link it as the kind its exports and imports suggest,
     /// and run its `describe()`; then check that it links as the kind the
     /// manifest declares. What `quiver package` derives a stub from.
-    pub async fn describe_unpackaged(&self, plugin: &Plugin) -> Result<Manifest> {
+    ///
+    /// `packaged` are the bytes the packager makes of it (the same code,
+    /// other custom sections): the compiled form is cached for them too, so
+    /// the packaged file is never compiled again.
+    pub async fn describe_unpackaged(
+        &self,
+        plugin: &Plugin,
+        packaged: impl FnOnce(&Manifest) -> Result<Vec<u8>>,
+    ) -> Result<(Manifest, Vec<u8>)> {
         let component = self.compiler.compile(plugin).await?;
         let origin = plugin.origin().to_string();
         let kind = Linkers::kind_of(&self.engine, &component);
@@ -113,7 +121,9 @@ impl WasmRuntime {
         if manifest.kind != kind {
             self.linkers.instantiate_pre(&self.engine, &component, manifest.kind, &manifest.name, &origin)?;
         }
-        Ok(manifest)
+        let bytes = packaged(&manifest)?;
+        self.compiler.store(&bytes, &component);
+        Ok((manifest, bytes))
     }
 
     /// Wait for a free instance slot.

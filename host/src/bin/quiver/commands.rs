@@ -9,6 +9,10 @@ use quiver::{Config, Host, Result};
 use crate::{Cli, Command};
 
 pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
+    // Writing a project needs no host.
+    if let Command::New { language, name, dir, sdk } = &cli.command {
+        return crate::new::create(*language, name, dir.as_deref(), sdk.as_deref());
+    }
     let host = build_host(&cli)?;
     match cli.command {
         Command::List { json } => list(&host, json),
@@ -56,6 +60,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
             print_json(&output);
             Ok(ExitCode::SUCCESS)
         }
+        Command::New { .. } => unreachable!("handled above"),
         Command::Check { file } => check(&host, &file).await,
         Command::Package { file, output } => package(&host, &file, output.as_deref()).await,
         Command::Precompile => precompile(&host).await,

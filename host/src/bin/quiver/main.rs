@@ -2,6 +2,7 @@
 //! [`quiver::Host`], runs one command, maps errors to exit codes.
 
 mod commands;
+mod new;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -112,6 +113,21 @@ enum Command {
         /// Where to write the packaged component (default: over FILE).
         #[arg(short, long)]
         output: Option<PathBuf>,
+    },
+    /// Write a new plugin project (Rust or Python) that builds with one
+    /// command and passes `quiver check` as written.
+    New {
+        /// The language: rust or python.
+        language: new::Language,
+        /// The plugin's name (`[a-z][a-z0-9-]*`).
+        name: String,
+        /// Where to write it (default: ./NAME; must not exist).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// The quiver-sdk source folder a Rust project uses until the SDK is
+        /// on crates.io (default: this build's).
+        #[arg(long)]
+        sdk: Option<PathBuf>,
     },
     /// Compile every plugin now, filling the compile cache.
     Precompile,
