@@ -134,7 +134,7 @@ fn package_writes_the_stub_a_component_lacks() {
     assert!(!cli.plugins.path().join("liar.wasm").exists());
 }
 
-/// `quiver new rust|python NAME` writes projects that build with the one
+/// `quiver new rust|python|js NAME` writes projects that build with the one
 /// command they print and pass `quiver check` as generated.
 #[test]
 fn new_projects_build_and_pass_check() {
@@ -181,6 +181,20 @@ fn new_projects_build_and_pass_check() {
         .unwrap();
     assert!(built.status.success(), "{}{} (componentize-py comes from `bash .ci/run`)", stdout(&built), stderr(&built));
     let out = cli.run(&["check", python.join("word-tools.wasm").to_str().unwrap()]);
+    assert!(stdout(&out).starts_with("ok: word-tools 0.1.0 (tool), 1 action: count_words"), "{}", stdout(&out));
+
+    let js = projects.path().join("js");
+    let out = cli.run(&["new", "js", "word-tools", "--dir", js.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let path = format!("{}:{}", quiver.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    let built = Command::new("sh")
+        .arg(js.join("build.sh"))
+        .env("PATH", path)
+        .env("QUIVER_CACHE_DIR", cli.cache.path())
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}{}", stdout(&built), stderr(&built));
+    let out = cli.run(&["check", js.join("word-tools.wasm").to_str().unwrap()]);
     assert!(stdout(&out).starts_with("ok: word-tools 0.1.0 (tool), 1 action: count_words"), "{}", stdout(&out));
 
     let out = cli.run(&["new", "python", "word-tools", "--dir", python.to_str().unwrap()]);

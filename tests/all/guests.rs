@@ -1,6 +1,7 @@
-//! Plugins in Python: the example (`examples/python-stats`), built from
-//! source with componentize-py by its build script, packaged by
-//! `Host::package` (what `quiver package` runs), then served like any plugin.
+//! Plugins in Python and JavaScript: the examples (`examples/python-stats`,
+//! `examples/js-url`), built from source by their build scripts, packaged
+//! by `Host::package` (what `quiver package` runs), then served like any
+//! plugin.
 
 use quiver::ErrorKind;
 use quiver::GuestErrorKind;
@@ -107,4 +108,38 @@ async fn a_changed_python_plugin_is_hot_reloaded() {
     publish(t.plugins.path(), "stats.wasm", &packaged.bytes);
     wait_for(&t.host, |c| c.get("stats").is_some_and(|p| p.stub().version == "0.2.0")).await;
     assert_eq!(t.host.call("stats", "count", r#"{"numbers": [1, 2, 3]}"#).await.unwrap(), json!({"count": 3}));
+}
+
+/// The JavaScript example: schemas from its zod schemas, calls, the host's
+/// schema check, a typed error, an exception's message, the compile cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_javascript_plugin_is_described_called_and_contained() {
+    let packager = TestHost::builder().cache_dir(guests::shared_cache()).build();
+    let packaged = packager.host.package(guests::js_url()).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(packaged.changed);
+    let t = TestHost::builder().file("url.wasm", packaged.bytes).cache_dir(guests::shared_cache()).build();
+    let actions: Vec<String> = t.host.catalog().get("url").unwrap().stub().action_names().map(str::to_owned).collect();
+    assert_eq!(actions, ["parse", "build", "resolve", "decode"]);
+    let build = t.host.session(None).unwrap().definition("url__build").await.unwrap();
+    assert_eq!(build.input_schema["required"], json!(["base"]));
+    assert_eq!(build.input_schema["additionalProperties"], json!(false));
+    assert_eq!(build.input_schema["properties"]["query"]["default"], json!({}));
+
+    let parts = t.host.call("url", "parse", r#"{"url": "https://example.com:8080/a/b?x=1&x=2#top"}"#).await.unwrap();
+    assert_eq!((&parts["port"], &parts["query"]["x"]), (&json!(8080), &json!(["1", "2"])));
+    let built = t.host.call("url", "build", r#"{"base": "https://h/s", "query": {"q": "a b&c", "n": 5}}"#).await;
+    assert_eq!(built.unwrap(), json!({"url": "https://h/s?q=a+b%26c&n=5"}));
+    let resolved = t.host.call("url", "resolve", r#"{"reference": "../c?d", "base": "https://h/a/b/"}"#).await;
+    assert_eq!(resolved.unwrap(), json!({"url": "https://h/a/c?d"}));
+
+    let error = t.host.call("url", "parse", r#"{"url": 7}"#).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InputSchema, "{error}");
+    let error = t.host.call("url", "parse", r#"{"url": "not a url"}"#).await.unwrap_err();
+    assert_eq!(guest_kind(&error), Some(GuestErrorKind::InvalidInput), "{error}");
+    let error = t.host.call("url", "decode", r#"{"text": "%E0%A4%A"}"#).await.unwrap_err();
+    assert_eq!(guest_kind(&error), Some(GuestErrorKind::Failed), "{error}");
+    assert!(error.to_string().contains("URIError: "), "{error}");
+    assert_eq!(t.host.call("url", "decode", r#"{"text": "caf%C3%A9"}"#).await.unwrap(), json!({"text": "café"}));
+    // Packaging compiled it: the packaged file came from the cache.
+    assert_eq!((t.host.load_stats().compiled(), t.host.load_stats().cache_hits()), (0, 1));
 }

@@ -1,6 +1,8 @@
 //! Plugins in other languages, built from source by their documented
 //! commands once per test run (not per test): the Python example with
-//! componentize-py (installed by `.ci/run` into `target/venv`).
+//! componentize-py (installed by `.ci/run` into `target/venv`), the
+//! JavaScript one with esbuild and componentize-js (`.ci/run` runs
+//! `npm ci --prefix examples/js-url`).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -44,6 +46,25 @@ pub fn python_stats() -> &'static Path {
     BUILT.get_or_init(|| {
         let out = out_dir().join("stats.wasm");
         build_python(&root().join("examples/python-stats"), &out);
+        out
+    })
+}
+
+/// The JavaScript example plugin (`url` 0.1.0), built once per test run,
+/// not yet packaged (no stub).
+pub fn js_url() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let out = out_dir().join("url.wasm");
+        let script = root().join("examples/js-url/build.sh");
+        let output = std::process::Command::new("bash").arg(&script).arg(&out).output().expect("run bash");
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            panic!(
+                "building the JavaScript example failed:\n{stderr}\n(its tools come from `npm ci --prefix \
+                 examples/js-url`, which `bash .ci/run` runs)"
+            );
+        }
         out
     })
 }

@@ -114,10 +114,10 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Write a new plugin project (Rust or Python) that builds with one
+    /// Write a new plugin project (Rust, Python or JavaScript) that builds with one
     /// command and passes `quiver check` as written.
     New {
-        /// The language: rust or python.
+        /// The language: rust, python or js.
         language: new::Language,
         /// The plugin's name (`[a-z][a-z0-9-]*`).
         name: String,

@@ -1,4 +1,4 @@
-//! `quiver new rust|python NAME`: write a plugin project that builds with
+//! `quiver new rust|python|js NAME`: write a plugin project that builds with
 //! one command and passes `quiver check` as written.
 
 use std::path::{Path, PathBuf};
@@ -13,9 +13,12 @@ pub(crate) enum Language {
     Rust,
     /// Python with componentize-py and `quiver_plugin.py` (`sh build.sh`).
     Python,
+    /// JavaScript with zod, esbuild and componentize-js (`sh build.sh`).
+    Js,
 }
 
-/// The WIT contract, written into Python projects (componentize-py reads it).
+/// The WIT contract, written into Python and JavaScript projects (their
+/// componentizers read it).
 const WIT: &[(&str, &str)] = &[
     ("types.wit", include_str!("../../../../wit/types.wit")),
     ("worlds.wit", include_str!("../../../../wit/worlds.wit")),
@@ -79,6 +82,17 @@ pub(crate) fn create(language: Language, name: &str, dir: Option<&Path>, sdk: Op
             files.extend(WIT.iter().map(|(path, text)| (format!("wit/{path}"), (*text).to_owned())));
             files
         }
+        Language::Js => {
+            let mut files = vec![
+                ("app.js".into(), fill(include_str!("templates/js/app.js.in"), "")),
+                ("package.json".into(), fill(include_str!("templates/js/package.json.in"), "")),
+                ("build.sh".into(), fill(include_str!("templates/js/build.sh.in"), "")),
+                ("README.md".into(), fill(include_str!("templates/js/README.md.in"), "")),
+                ("quiver_plugin.js".into(), include_str!("../../../../sdk/js/quiver_plugin.js").into()),
+            ];
+            files.extend(WIT.iter().map(|(path, text)| (format!("wit/{path}"), (*text).to_owned())));
+            files
+        }
     };
     for (path, text) in &files {
         let path = dir.join(path);
@@ -90,7 +104,7 @@ pub(crate) fn create(language: Language, name: &str, dir: Option<&Path>, sdk: Op
         Language::Rust => format!(
             "cargo build --release --target wasm32-wasip2 && quiver check target/wasm32-wasip2/release/{module}.wasm"
         ),
-        Language::Python => "sh build.sh".to_owned(),
+        Language::Python | Language::Js => "sh build.sh".to_owned(),
     };
     println!("created {} ({} files); build it with: cd {} && {build}", dir.display(), files.len(), dir.display());
     Ok(ExitCode::SUCCESS)
