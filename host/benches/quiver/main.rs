@@ -13,6 +13,7 @@ mod client;
 mod connectors;
 mod databases;
 mod disclosure;
+mod guests;
 mod http;
 mod loading;
 mod openapi;
@@ -150,8 +151,9 @@ fn main() {
     )
     .unwrap();
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 14] = [
+    let sections: [(&str, Section); 15] = [
         ("loading", loading::section),
+        ("guests", guests::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
         ("retrieval", disclosure::retrieval),
         ("startup", |options, _, report| scale::startup(options, report)),
