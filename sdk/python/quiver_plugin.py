@@ -28,6 +28,10 @@ the summary models see before they load the schema), and each parameter's
 description comes from the docstring's `Args:` section. An author writes no
 JSON Schema.
 
+Natively (no component), the module imports stand-ins for the bindings, so
+a plugin's functions, `tools.manifest()` and `tools.invoke(action, json)`
+can be unit-tested with plain `python -m unittest`.
+
 An action returns anything `json.dumps` takes. Raising `ToolError` gives the
 model a typed error (invalid input, not found, denied, unavailable, failed);
 any other exception becomes a `failed` error carrying its type and message.
@@ -38,9 +42,12 @@ import json
 import types
 import typing
 
-from componentize_py_types import Err
-from wit_world import exports
-from wit_world.imports import types as wit
+try:  # inside the component: the bindings componentize-py generates
+    from componentize_py_types import Err
+    from wit_world import exports
+    from wit_world.imports import types as wit
+except ImportError:  # natively (unit tests of a plugin's functions): stand-ins
+    from _quiver_native import Err, exports, wit
 
 __all__ = ["Tools", "ToolError", "schema_of"]
 

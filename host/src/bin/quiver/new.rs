@@ -78,6 +78,7 @@ pub(crate) fn create(language: Language, name: &str, dir: Option<&Path>, sdk: Op
                 ("build.sh".into(), fill(include_str!("templates/python/build.sh.in"), "")),
                 ("README.md".into(), fill(include_str!("templates/python/README.md.in"), "")),
                 ("quiver_plugin.py".into(), include_str!("../../../../sdk/python/quiver_plugin.py").into()),
+                ("_quiver_native.py".into(), include_str!("../../../../sdk/python/_quiver_native.py").into()),
             ];
             files.extend(WIT.iter().map(|(path, text)| (format!("wit/{path}"), (*text).to_owned())));
             files
