@@ -2,7 +2,7 @@
 # Build the JavaScript example plugin into a WebAssembly component:
 #   examples/js-url/build.sh OUT.wasm
 # then write its stub and schemas with `quiver package OUT.wasm`.
-# Needs `npm ci --prefix examples/js-url` first (.ci/run does it): esbuild
+# Needs `npm install --prefix examples/js-url` first (.ci/run does it): esbuild
 # bundles app.js with the helper and zod into one module, componentize-js
 # (StarlingMonkey) makes the component. `-d http fetch-event`: a tool may
 # not import wasi:http.

@@ -2,7 +2,7 @@
 //! commands once per test run (not per test): the Python example with
 //! componentize-py (installed by `.ci/run` into `target/venv`), the
 //! JavaScript one with esbuild and componentize-js (`.ci/run` runs
-//! `npm ci --prefix examples/js-url`).
+//! `npm install --prefix examples/js-url`).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
