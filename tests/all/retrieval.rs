@@ -4,6 +4,7 @@
 
 use quiver::disclosure::search::SearchIndex;
 use quiver_tests::bfcl::{bfcl, recall};
+use quiver_tests::paraphrases::{paraphrases, score};
 use quiver_tests::{TestHost, corpus};
 
 /// Recall@6 measured on `live_multiple.jsonl` pooled, minus a margin; see
@@ -39,4 +40,33 @@ async fn progressive_disclosure_saves_99_percent_of_the_mcp_corpus_tokens() {
     );
     assert!(saved >= 99.0, "only {saved:.2}% saved");
     assert!(report.full.o200k > 200_000, "the corpus costs {} tokens in full", report.full.o200k);
+}
+
+/// Floors of the paraphrase set, measured with BM25 (see BENCHMARKS.md)
+/// minus a margin: a change that lowers them fails.
+const PARAPHRASE_NEED_RECALL_AT_6_FLOOR: f64 = 0.58;
+const PARAPHRASE_COMPLETE_AT_6_FLOOR: f64 = 0.54;
+
+/// The paraphrase set over the 950 real MCP tools (see
+/// `quiver_tests::paraphrases`): every expected name exists, there are
+/// enough requests in other languages and with several needs, and search
+/// holds its floors.
+#[tokio::test]
+async fn mcp_paraphrases_name_real_tools_and_search_finds_them() {
+    let t = TestHost::builder().mcp(corpus("mcp-tools")).build();
+    let catalog = t.host.catalog();
+    let rows = paraphrases();
+    assert!(rows.len() >= 150, "{} queries", rows.len());
+    assert!(rows.iter().filter(|r| r.lang != "en").count() >= 15);
+    assert!(rows.iter().filter(|r| r.expected.len() > 1).count() >= 20);
+    for row in &rows {
+        for name in row.expected.iter().flatten() {
+            assert!(catalog.tool(name).is_some(), "`{}` expects `{name}`, which is not a tool", row.query);
+        }
+    }
+    let scores = score(&rows, |query| t.host.search(query, 10, None).unwrap().into_iter().map(|hit| hit.0).collect());
+    eprintln!("paraphrases: {scores:?}");
+    let [_, _, recall6, _] = scores.recall;
+    assert!(recall6 >= PARAPHRASE_NEED_RECALL_AT_6_FLOOR, "need recall@6 fell to {recall6:.3}");
+    assert!(scores.complete_at_6 >= PARAPHRASE_COMPLETE_AT_6_FLOOR, "complete@6 fell to {:.3}", scores.complete_at_6);
 }

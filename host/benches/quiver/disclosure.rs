@@ -10,6 +10,7 @@ use quiver::disclosure::select::{Bm25Selector, Selector};
 use quiver::disclosure::tokens::{Cost, TokenReport};
 use quiver_tests::bfcl::{bfcl, recall};
 use quiver_tests::corpus;
+use quiver_tests::paraphrases::{paraphrases, score};
 
 fn pct(part: usize, whole: usize) -> String {
     if whole == 0 { "—".into() } else { format!("{:.2}%", 100.0 * (1.0 - part as f64 / whole as f64)) }
@@ -181,12 +182,41 @@ pub(crate) fn retrieval(options: &crate::Options, runtime: &tokio::runtime::Runt
     row("built-in selector (BM25)", tools.len(), selector_recall(runtime, &tools, &queries));
 
     let corpus_host = Host::builder().mcp_dir(corpus("mcp-tools")).cache_dir(None).build().unwrap();
+    let paraphrase_rows = paraphrases();
     let mut with_distractors = tools.clone();
     let corpus = corpus_host.catalog();
     with_distractors.extend(corpus.tools().iter().filter_map(|entry| corpus.record(entry)));
     let index = SearchIndex::for_records(&with_distractors);
     row("`search_tools` + MCP distractors", with_distractors.len(), recall(&index, &queries));
     writeln!(report).unwrap();
+
+    writeln!(
+        report,
+        "The paraphrase set (`tests/data/retrieval/mcp_paraphrases.jsonl`): {} requests over the 950 MCP tools, \
+         written from the tools' names only, never their descriptions, so they do not reuse the descriptions' \
+         words; {} not in English, {} needing two or three tools; {} needs in all, each met by any of its \
+         alternatives where servers overlap. Need recall@k: needs met within the top k; complete@6: requests \
+         whose every need is in the top 6. The test `mcp_paraphrases_name_real_tools_and_search_finds_them` \
+         holds the floors.\n",
+        paraphrase_rows.len(),
+        paraphrase_rows.iter().filter(|r| r.lang != "en").count(),
+        paraphrase_rows.iter().filter(|r| r.expected.len() > 1).count(),
+        paraphrase_rows.iter().map(|r| r.expected.len()).sum::<usize>(),
+    )
+    .unwrap();
+    writeln!(report, "| ranker | need recall@1 | @3 | @6 | @10 | MRR | complete@6 | need recall@6, not in English |")
+        .unwrap();
+    writeln!(report, "|---|---:|---:|---:|---:|---:|---:|---:|").unwrap();
+    let scores = score(&paraphrase_rows, |query| {
+        corpus_host.search(query, 10, None).unwrap().into_iter().map(|hit| hit.0).collect()
+    });
+    let [r1, r3, r6, r10] = scores.recall;
+    writeln!(
+        report,
+        "| `search_tools` (BM25) | {r1:.3} | {r3:.3} | {r6:.3} | {r10:.3} | {:.3} | {:.3} | {:.3} |\n",
+        scores.mrr, scores.complete_at_6, scores.other_languages_at_6
+    )
+    .unwrap();
 }
 
 fn selector_recall(

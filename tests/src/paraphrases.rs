@@ -1,0 +1,68 @@
+//! The paraphrase set over the real MCP corpus
+//! (`tests/data/retrieval/mcp_paraphrases.jsonl`), for tests and benchmarks:
+//! requests in a user's own words, written from the tools' names only (never
+//! their descriptions), some in other languages, some needing two or three
+//! tools. Each need is met by any of its alternatives (servers overlap: a
+//! screenshot is Playwright's, Chrome DevTools' or Puppeteer's).
+
+use serde::Deserialize;
+
+/// One request and the tools it needs.
+#[derive(Debug, Deserialize)]
+pub struct Paraphrase {
+    /// The request.
+    pub query: String,
+    /// Its language (ISO 639-1).
+    pub lang: String,
+    /// The tools it needs: for each need, its alternatives (model-facing names).
+    pub expected: Vec<Vec<String>>,
+}
+
+/// Every row of the set.
+pub fn paraphrases() -> Vec<Paraphrase> {
+    let text = std::fs::read_to_string(crate::data("retrieval").join("mcp_paraphrases.jsonl")).unwrap();
+    text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// How well a ranker meets the needs of the set.
+#[derive(Debug, Clone, Copy)]
+pub struct Scores {
+    /// Needs met at rank 1, within 3, 6 and 10.
+    pub recall: [f64; 4],
+    /// Mean reciprocal rank of each need's first alternative found (within 10).
+    pub mrr: f64,
+    /// Requests whose every need is met within the top 6.
+    pub complete_at_6: f64,
+    /// Needs of requests not in English met within the top 6.
+    pub other_languages_at_6: f64,
+}
+
+/// Score `ranked` (the top 10 names for a query) on `rows`.
+pub fn score(rows: &[Paraphrase], mut ranked: impl FnMut(&str) -> Vec<String>) -> Scores {
+    let (mut needs, mut hits, mut rr, mut complete) = (0usize, [0usize; 4], 0.0, 0usize);
+    let (mut other, mut other_hits) = (0usize, 0usize);
+    for row in rows {
+        let names = ranked(&row.query);
+        let mut all = true;
+        for need in &row.expected {
+            let rank = names.iter().position(|name| need.contains(name));
+            needs += 1;
+            for (i, k) in [1, 3, 6, 10].into_iter().enumerate() {
+                hits[i] += usize::from(rank.is_some_and(|r| r < k));
+            }
+            rr += rank.map_or(0.0, |r| 1.0 / (r + 1) as f64);
+            all &= rank.is_some_and(|r| r < 6);
+            if row.lang != "en" {
+                other += 1;
+                other_hits += usize::from(rank.is_some_and(|r| r < 6));
+            }
+        }
+        complete += usize::from(all);
+    }
+    Scores {
+        recall: hits.map(|h| h as f64 / needs as f64),
+        mrr: rr / needs as f64,
+        complete_at_6: complete as f64 / rows.len() as f64,
+        other_languages_at_6: other_hits as f64 / other.max(1) as f64,
+    }
+}
