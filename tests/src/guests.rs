@@ -61,7 +61,7 @@ pub fn js_url() -> &'static Path {
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             panic!(
-                "building the JavaScript example failed:\n{stderr}\n(its tools come from `npm ci --prefix \
+                "building the JavaScript example failed:\n{stderr}\n(its tools come from `npm install --prefix \
                  examples/js-url`, which `bash .ci/run` runs)"
             );
         }
