@@ -99,7 +99,59 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         eprintln!("measured {plugin}");
     }
     writeln!(report).unwrap();
+    first_listing(options, runtime, &guests, report);
     arrival(runtime, &guests[1].1, report);
+}
+
+/// The first full tool list (an MCP `tools/list` under the selection
+/// threshold: every schema) of a new host serving one plugin, empty cache:
+/// unpackaged, the plugin is compiled for its schemas; packaged, they come
+/// from its `quiver:manifest` section.
+fn first_listing(
+    options: &Options,
+    runtime: &tokio::runtime::Runtime,
+    guests: &[(usize, Vec<u8>)],
+    report: &mut String,
+) {
+    let packager = Host::builder().cache_dir(None).build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("text.wasm");
+    std::fs::write(&text, &guests[0].1).unwrap();
+    let packaged_text = runtime.block_on(packager.package(&text)).unwrap().bytes;
+    let first_list = |bytes: &[u8]| -> Stats {
+        let bytes: &'static [u8] = Box::leak(bytes.to_vec().into_boxed_slice());
+        Stats::new(
+            (0..options.reps(5))
+                .map(|_| {
+                    let host = Host::builder().embedded("plugin.wasm", bytes).cache_dir(None).build().unwrap();
+                    let start = Instant::now();
+                    let turn = runtime.block_on(host.session(None).unwrap().listed_tools());
+                    let elapsed = start.elapsed();
+                    assert!(turn.tools.iter().any(|t| !t.meta), "the plugin's tools are listed");
+                    elapsed
+                })
+                .collect(),
+        )
+    };
+    // A component without a stub is not served at all: only packaged.
+    let rows = [
+        ("Rust `text`", Some(first_list(&guests[0].1)), first_list(&packaged_text)),
+        ("Python `stats`", None, first_list(&guests[1].1)),
+        ("JavaScript `url`", None, first_list(&guests[2].1)),
+    ];
+    writeln!(
+        report,
+        "First full tool list (every schema, as an MCP `tools/list` under the selection threshold) of a new host \
+         serving one plugin, no cache (median): unpackaged, the plugin is compiled for its schemas; packaged, \
+         they are read from its `quiver:manifest` section.\n"
+    )
+    .unwrap();
+    writeln!(report, "| plugin | unpackaged (ms) | packaged (ms) |\n|---|---:|---:|").unwrap();
+    for (name, unpackaged, packaged) in rows {
+        let unpackaged = unpackaged.map_or_else(|| "— (not served without a stub)".to_owned(), |u| ms(u.median()));
+        writeln!(report, "| {name} | {unpackaged} | {} |", ms(packaged.median())).unwrap();
+    }
+    writeln!(report).unwrap();
 }
 
 /// From the file dropped into a watched folder to answers: when it is
