@@ -63,26 +63,7 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         let bytes: &'static [u8] = Box::leak(bytes.clone().into_boxed_slice());
         let host =
             || Host::builder().embedded(file_name, bytes).cache_dir(Some(cache_dir.path().to_owned())).build().unwrap();
-        let first = Stats::new(
-            (0..options.reps(5))
-                .map(|_| {
-                    let start = Instant::now();
-                    runtime.block_on(host().call(plugin, action, input)).unwrap();
-                    start.elapsed()
-                })
-                .collect(),
-        );
-        let host = host();
-        runtime.block_on(host.call(plugin, action, input)).unwrap();
-        let warm = runtime.block_on(async {
-            let mut samples = Vec::new();
-            for _ in 0..options.reps(2000) {
-                let start = Instant::now();
-                std::hint::black_box(host.call(plugin, action, input).await.unwrap());
-                samples.push(start.elapsed());
-            }
-            Stats::new(samples)
-        });
+        let (first, warm) = crate::loading::call_timings(options, runtime, host, (plugin, action, input), 2000);
         writeln!(
             report,
             "| {language} | {plugin} | {} | {} | {} | {} | {} | {} | {} / {} |",

@@ -49,7 +49,7 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         );
         let sample = SAMPLE_CALLS.iter().find(|(p, _, _)| *p == stub.name);
         let (first, warm) = match sample {
-            Some((plugin, action, input)) => {
+            Some(&(plugin, action, input)) => {
                 let host = || {
                     Host::builder()
                         .embedded(bundled.file_name, bytes)
@@ -57,26 +57,7 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
                         .build()
                         .unwrap()
                 };
-                let first = Stats::new(
-                    (0..options.reps(5))
-                        .map(|_| {
-                            let start = Instant::now();
-                            runtime.block_on(host().call(plugin, action, input)).unwrap();
-                            start.elapsed()
-                        })
-                        .collect(),
-                );
-                let host = host();
-                runtime.block_on(host.call(plugin, action, input)).unwrap();
-                let warm = runtime.block_on(async {
-                    let mut samples = Vec::new();
-                    for _ in 0..options.reps(3000) {
-                        let start = Instant::now();
-                        std::hint::black_box(host.call(plugin, action, input).await.unwrap());
-                        samples.push(start.elapsed());
-                    }
-                    Stats::new(samples)
-                });
+                let (first, warm) = call_timings(options, runtime, host, (plugin, action, input), 3000);
                 (ms(first.median()), format!("{} / {}", us(warm.median()), us(warm.pct(0.99))))
             }
             None => ("—".into(), "—".into()),
@@ -96,4 +77,36 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         eprintln!("measured {}", stub.name);
     }
     writeln!(report).unwrap();
+}
+
+/// The first call on a new host from `host` (build to first result, cache
+/// warm; median of a few) and warm calls on one loaded host (`warm_reps`).
+pub(crate) fn call_timings(
+    options: &Options,
+    runtime: &tokio::runtime::Runtime,
+    host: impl Fn() -> Host,
+    (plugin, action, input): (&str, &str, &str),
+    warm_reps: usize,
+) -> (Stats, Stats) {
+    let first = Stats::new(
+        (0..options.reps(5))
+            .map(|_| {
+                let start = Instant::now();
+                runtime.block_on(host().call(plugin, action, input)).unwrap();
+                start.elapsed()
+            })
+            .collect(),
+    );
+    let host = host();
+    runtime.block_on(host.call(plugin, action, input)).unwrap();
+    let warm = runtime.block_on(async {
+        let mut samples = Vec::new();
+        for _ in 0..options.reps(warm_reps) {
+            let start = Instant::now();
+            std::hint::black_box(host.call(plugin, action, input).await.unwrap());
+            samples.push(start.elapsed());
+        }
+        Stats::new(samples)
+    });
+    (first, warm)
 }
