@@ -33,6 +33,9 @@
 //! skill_tool_mode = "inline"
 //! categories = ["builtin", "skill"]
 //!
+//! [search]                        # "hybrid" (BM25 + embeddings, default) or "bm25"
+//! ranker = "hybrid"
+//!
 //! [selector]                      # "bm25" (default) or an OpenAI-compatible LLM
 //! kind = "llm"
 //! url = "http://127.0.0.1:8080/v1/chat/completions"
@@ -47,6 +50,7 @@ use serde::Deserialize;
 
 use crate::catalog::ConnectorSource;
 use crate::disclosure::policy::PolicySettings;
+use crate::disclosure::search::settings::SearchSettings;
 use crate::disclosure::select::SelectorConfig;
 use crate::error::{Error, Result};
 use crate::load::openapi::{Api, Selection};
@@ -86,6 +90,9 @@ pub struct Config {
     /// Per-agent profiles, by agent name.
     #[serde(default)]
     pub agents: BTreeMap<String, PolicySettings>,
+    /// How tools are ranked by what they do.
+    #[serde(default)]
+    pub search: SearchSettings,
     /// How built-in tools are selected when there are too many.
     #[serde(default)]
     pub selector: SelectorConfig,
@@ -143,6 +150,7 @@ impl Config {
             &mut config.skills_dir,
             &mut config.mcp_dir,
             &mut config.audit.path,
+            &mut config.search.model,
         ]
         .into_iter()
         .flatten()

@@ -17,7 +17,7 @@ use crate::audit::{AuditLog, AuditRecord};
 use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Status, ToolEntry};
 use crate::config::{self, Config};
 use crate::disclosure::policy::{Policy, PolicySettings};
-use crate::disclosure::search::SearchCache;
+use crate::disclosure::search::{Ranker, SearchCache};
 use crate::disclosure::tokens::TokenReport;
 use crate::error::{Error, Result};
 use crate::invoke::{Backend, Backends, Caller};
@@ -128,6 +128,7 @@ impl HostBuilder {
         secrets.extend(connectors.iter().flat_map(|c| c.settings.secrets().cloned()));
         let upstreams = Arc::new(Upstreams::new(config.server_specs()?, cache_dir.as_deref()));
         secrets.extend(upstreams.secrets().cloned());
+        let embedder = config.search.embedder(cache_dir.as_deref());
         let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir)?);
         let folders = Folders {
             embedded: self.embedded,
@@ -156,8 +157,8 @@ impl HostBuilder {
         let services = Arc::new(Services {
             live: reloader.live().clone(),
             backend: Backends::new(runtime.clone(), upstreams.clone(), audit),
-            selector: config.selector.build()?,
-            search: SearchCache::default(),
+            selector: config.selector.build(embedder.clone())?,
+            search: SearchCache::new(embedder),
         });
         let inner =
             Inner { services, reloader, runtime, upstreams, disclosure: config.disclosure, agents: config.agents };
@@ -441,6 +442,15 @@ impl Host {
         agent: Option<&str>,
     ) -> Result<Vec<(String, Category, String, f32)>> {
         Ok(self.session(agent)?.search(query, limit))
+    }
+
+    /// Which ranking search answers with, and the embedding model's id
+    /// when it is the hybrid one.
+    pub fn ranker(&self) -> (Ranker, Option<String>) {
+        match self.inner.services.search.embedder() {
+            Some(embedder) => (Ranker::Hybrid, Some(embedder.model().id().to_owned())),
+            None => (Ranker::Bm25, None),
+        }
     }
 
     /// What the catalog costs in prompt tokens in each mode, for `agent`

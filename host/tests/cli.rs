@@ -54,6 +54,34 @@ fn list_and_prompt_show_bundled_and_folder_plugins_without_compiling() {
     assert!(!stderr(&out).contains("plugin compiled"), "{}", stderr(&out));
 }
 
+/// `quiver search --json` says which ranking answered: the hybrid one with
+/// the bundled model by default, BM25 when a config asks for it.
+#[test]
+fn search_json_says_which_ranker_answered() {
+    let cli = Cli::new();
+    let out = cli.run(&["search", "--json", "how many days until christmas"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(value["ranker"], "hybrid", "{value}");
+    assert_eq!(value["model"], "wordllama-l2-supercat-256-i8");
+    assert!(value["hits"].as_array().is_some_and(|hits| !hits.is_empty()), "{value}");
+
+    let config = cli.cache.path().join("quiver.toml");
+    std::fs::write(&config, "[search]\nranker = \"bm25\"\n").unwrap();
+    let out = cli.run(&["--config", config.to_str().unwrap(), "search", "--json", "evaluate an expression"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(value["ranker"], "bm25", "{value}");
+    assert!(value["model"].is_null());
+
+    // A model that cannot be read is one log line, and BM25 answers.
+    std::fs::write(&config, "[search]\nmodel = \"no-such-model\"\n").unwrap();
+    let out = cli.run(&["--config", config.to_str().unwrap(), "search", "--json", "evaluate an expression"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()["ranker"], "bm25");
+    assert_eq!(stderr(&out).matches("search ranks with BM25 alone").count(), 1, "{}", stderr(&out));
+}
+
 #[test]
 fn call_prints_the_output_as_json() {
     let cli = Cli::new();

@@ -332,7 +332,7 @@ pub mod bfcl {
 
     use quiver::catalog::{Category, ToolRecord};
     use quiver::contract::Access;
-    use quiver::disclosure::search::SearchIndex;
+    use quiver::disclosure::search::{Arm, SearchIndex};
 
     use crate::corpus;
 
@@ -376,22 +376,25 @@ pub mod bfcl {
         (queries, pool.into_values().collect())
     }
 
-    /// Recall@k for k = 1, 3, 6, 10 and the mean reciprocal rank.
-    pub fn recall(index: &SearchIndex, queries: &[(String, String)]) -> ([f64; 4], f64) {
+    /// Recall@k for k = 1, 3, 6, 10 and the mean reciprocal rank of `ranked`
+    /// (the top 10 names for a query).
+    pub fn recall(queries: &[(String, String)], mut ranked: impl FnMut(&str) -> Vec<String>) -> ([f64; 4], f64) {
         let mut hits = [0usize; 4];
         let mut mrr = 0.0;
         for (query, expected) in queries {
-            let ranked = index.search(query, 10, |_| true);
-            if let Some(rank) = ranked.iter().position(|(entry, _)| &entry.name == expected) {
+            if let Some(rank) = ranked(query).iter().position(|name| name == expected) {
                 mrr += 1.0 / (rank + 1) as f64;
                 for (i, k) in [1, 3, 6, 10].into_iter().enumerate() {
-                    if rank < k {
-                        hits[i] += 1;
-                    }
+                    hits[i] += usize::from(rank < k);
                 }
             }
         }
         let n = queries.len() as f64;
         (hits.map(|h| h as f64 / n), mrr / n)
+    }
+
+    /// The top 10 names `index` ranks for `query` with `arm`.
+    pub fn top10(index: &SearchIndex, arm: Arm, query: &str) -> Vec<String> {
+        index.search_with(arm, query, 10, |_| true).into_iter().map(|(entry, _)| entry.name.clone()).collect()
     }
 }

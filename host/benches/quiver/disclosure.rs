@@ -5,10 +5,14 @@ use std::fmt::Write as _;
 use quiver::Host;
 use quiver::catalog::ToolRecord;
 use quiver::disclosure::formats::ToolDef;
-use quiver::disclosure::search::SearchIndex;
-use quiver::disclosure::select::{Bm25Selector, Selector};
+use std::sync::Arc;
+
+use quiver::disclosure::search::model::StaticModel;
+use quiver::disclosure::search::vectors::Embedder;
+use quiver::disclosure::search::{Arm, SearchIndex};
+use quiver::disclosure::select::{RankSelector, Selector};
 use quiver::disclosure::tokens::{Cost, TokenReport};
-use quiver_tests::bfcl::{bfcl, recall};
+use quiver_tests::bfcl::{bfcl, recall, top10};
 use quiver_tests::corpus;
 use quiver_tests::paraphrases::{paraphrases, score};
 
@@ -155,17 +159,27 @@ fn search_answers(runtime: &tokio::runtime::Runtime, host: &Host) -> [usize; 3] 
     })
 }
 
-/// Recall@k of `search_tools` and of the built-in selector on BFCL.
+const ARMS: [(Arm, &str); 3] =
+    [(Arm::Lexical, "BM25 alone"), (Arm::Semantic, "embeddings alone"), (Arm::Fused, "hybrid (RRF), the default")];
+
+/// Recall@k of each ranking arm and of the built-in selector on BFCL and on
+/// the paraphrase set, and the hybrid ranker's cost at 10,000 tools.
 pub(crate) fn retrieval(options: &crate::Options, runtime: &tokio::runtime::Runtime, report: &mut String) {
+    let rss_before_model = crate::rss_bytes();
+    let model = StaticModel::bundled().expect("the bench is built with the bundled model");
+    let model_bytes = crate::rss_bytes().saturating_sub(rss_before_model);
+    let embedder = Arc::new(Embedder::new(model.clone(), None));
     writeln!(report, "## Retrieval quality\n").unwrap();
     writeln!(
         report,
         "BFCL `live_multiple.jsonl` (1,053 real user queries, one expected tool each); the tools of all \
-         rows pooled into one catalog, so each query must find its tool among all of them. BM25 (the \
-         `bm25` crate) over names (split into words), descriptions and parameter names, descriptions and \
-         values. The second row adds the 950 tools of the MCP corpus as distractors. The built-in selector \
-         ranks with the same index through the `Selector` trait, as a session does for its resident tools. \
-         The test `bfcl_live_multiple_pooled_recall_at_6_holds_its_floor` asserts recall@6 ≥ 0.89.\n"
+         rows pooled into one catalog, so each query must find its tool among all of them. Arms: BM25 (the \
+         `bm25` crate) over names (split into words), descriptions and parameters; embeddings alone (the \
+         bundled static table `{}`: mean of token rows, cosine); the hybrid fuses both by reciprocal rank \
+         (k = 60, embeddings weighted 0.5). The `+ MCP` rows add the 950 tools of the MCP corpus as \
+         distractors. The built-in selector ranks a session's resident tools the same way through the \
+         `Selector` trait. The test `bfcl_live_multiple_pooled_recall_holds_its_floors` holds the floors.\n",
+        model.id()
     )
     .unwrap();
     writeln!(report, "| ranker | pool | recall@1 | recall@3 | recall@6 | recall@10 | MRR |").unwrap();
@@ -177,19 +191,23 @@ pub(crate) fn retrieval(options: &crate::Options, runtime: &tokio::runtime::Runt
     let mut row = |ranker: &str, pool: usize, ([r1, r3, r6, r10], mrr): ([f64; 4], f64)| {
         writeln!(report, "| {ranker} | {pool} | {r1:.3} | {r3:.3} | {r6:.3} | {r10:.3} | {mrr:.3} |").unwrap();
     };
-    let index = SearchIndex::for_records(&tools);
-    row("`search_tools`", tools.len(), recall(&index, &queries));
-    row("built-in selector (BM25)", tools.len(), selector_recall(runtime, &tools, &queries));
-
     let corpus_host = Host::builder().mcp_dir(corpus("mcp-tools")).cache_dir(None).build().unwrap();
-    let paraphrase_rows = paraphrases();
-    let mut with_distractors = tools.clone();
     let corpus = corpus_host.catalog();
+    let mut with_distractors = tools.clone();
     with_distractors.extend(corpus.tools().iter().filter_map(|entry| corpus.record(entry)));
-    let index = SearchIndex::for_records(&with_distractors);
-    row("`search_tools` + MCP distractors", with_distractors.len(), recall(&index, &queries));
+    let index = SearchIndex::for_records(&tools, Some(&embedder));
+    let pooled = SearchIndex::for_records(&with_distractors, Some(&embedder));
+    for (arm, name) in ARMS {
+        row(name, tools.len(), recall(&queries, |q| top10(&index, arm, q)));
+    }
+    for (arm, name) in ARMS {
+        row(&format!("{name} + MCP"), with_distractors.len(), recall(&queries, |q| top10(&pooled, arm, q)));
+    }
+    let selector = RankSelector { embedder: Some(embedder.clone()) };
+    row("built-in selector (hybrid)", tools.len(), selector_recall(runtime, &selector, &tools, &queries));
     writeln!(report).unwrap();
 
+    let paraphrase_rows = paraphrases();
     writeln!(
         report,
         "The paraphrase set (`tests/data/retrieval/mcp_paraphrases.jsonl`): {} requests over the 950 MCP tools, \
@@ -197,7 +215,7 @@ pub(crate) fn retrieval(options: &crate::Options, runtime: &tokio::runtime::Runt
          words; {} not in English, {} needing two or three tools; {} needs in all, each met by any of its \
          alternatives where servers overlap. Need recall@k: needs met within the top k; complete@6: requests \
          whose every need is in the top 6. The test `mcp_paraphrases_name_real_tools_and_search_finds_them` \
-         holds the floors.\n",
+         holds the floors (through `Host::search`, the hybrid).\n",
         paraphrase_rows.len(),
         paraphrase_rows.iter().filter(|r| r.lang != "en").count(),
         paraphrase_rows.iter().filter(|r| r.expected.len() > 1).count(),
@@ -207,34 +225,109 @@ pub(crate) fn retrieval(options: &crate::Options, runtime: &tokio::runtime::Runt
     writeln!(report, "| ranker | need recall@1 | @3 | @6 | @10 | MRR | complete@6 | need recall@6, not in English |")
         .unwrap();
     writeln!(report, "|---|---:|---:|---:|---:|---:|---:|---:|").unwrap();
-    let scores = score(&paraphrase_rows, |query| {
-        corpus_host.search(query, 10, None).unwrap().into_iter().map(|hit| hit.0).collect()
-    });
-    let [r1, r3, r6, r10] = scores.recall;
+    let index = SearchIndex::for_catalog(&corpus, Some(&embedder));
+    for (arm, name) in ARMS {
+        let scores = score(&paraphrase_rows, |q| top10(&index, arm, q));
+        let [r1, r3, r6, r10] = scores.recall;
+        writeln!(
+            report,
+            "| {name} | {r1:.3} | {r3:.3} | {r6:.3} | {r10:.3} | {:.3} | {:.3} | {:.3} |",
+            scores.mrr, scores.complete_at_6, scores.other_languages_at_6
+        )
+        .unwrap();
+    }
+    writeln!(report).unwrap();
+    ranker_cost(options, &model, model_bytes, &with_distractors, &queries, report);
+}
+
+/// Index build (cold and from the disk cache) and query latency of the
+/// hybrid ranker over 10,000 tools, and its memory.
+fn ranker_cost(
+    options: &crate::Options,
+    model: &Arc<StaticModel>,
+    model_bytes: usize,
+    tools: &[ToolRecord],
+    queries: &[(String, String)],
+    report: &mut String,
+) {
+    const TOOLS: usize = 10_000;
+    // 10,000 distinct tools: the real ones, then copies whose names and
+    // descriptions differ (so each is its own text to embed).
+    let many: Vec<ToolRecord> = (0..TOOLS)
+        .map(|i| {
+            let mut tool = tools[i % tools.len()].clone();
+            if i >= tools.len() {
+                let copy = i / tools.len();
+                tool.name = format!("{}_{copy}", tool.name);
+                tool.action = format!("{}_{copy}", tool.action);
+                tool.description = format!("{} (copy {copy})", tool.description);
+            }
+            tool
+        })
+        .collect();
+    let cache = tempfile::tempdir().unwrap();
+    let cold = Arc::new(Embedder::new(model.clone(), Some(cache.path())));
+    let (_, cold_build) = crate::time(|| SearchIndex::for_records(&many, Some(&cold)));
+    drop(cold);
+    let (lexical, bm25_build) = crate::time(|| SearchIndex::for_records(&many, None));
+    let rss_before = crate::rss_bytes();
+    let warm = Arc::new(Embedder::new(model.clone(), Some(cache.path())));
+    let (index, cached_build) = crate::time(|| SearchIndex::for_records(&many, Some(&warm)));
+    assert_eq!(warm.embedded(), 0);
+    let index_bytes = crate::rss_bytes().saturating_sub(rss_before);
+    let reps = options.reps(queries.len());
+    let timings = |index: &SearchIndex, arm: Arm| {
+        crate::Stats::new(
+            queries
+                .iter()
+                .cycle()
+                .take(reps)
+                .map(|(q, _)| crate::time(|| index.search_with(arm, q, 10, |_| true)).1)
+                .collect(),
+        )
+    };
+    let hybrid = timings(&index, Arm::Fused);
+    let bm25 = timings(&lexical, Arm::Lexical);
+    let embed =
+        crate::Stats::new(queries.iter().cycle().take(reps).map(|(q, _)| crate::time(|| model.embed(q)).1).collect());
+    let vectors_mb = (TOOLS * model.dim() * 4) as f64 / 1e6;
     writeln!(
         report,
-        "| `search_tools` (BM25) | {r1:.3} | {r3:.3} | {r6:.3} | {r10:.3} | {:.3} | {:.3} | {:.3} |\n",
-        scores.mrr, scores.complete_at_6, scores.other_languages_at_6
+        "Cost at {TOOLS} tools (the BFCL and MCP tools, then renamed copies), {reps} BFCL queries, one thread:\n"
+    )
+    .unwrap();
+    writeln!(report, "| | p50 | p99 |").unwrap();
+    writeln!(report, "|---|---:|---:|").unwrap();
+    writeln!(report, "| query embedding alone | {} | {} |", crate::us(embed.median()), crate::us(embed.pct(0.99)))
+        .unwrap();
+    writeln!(
+        report,
+        "| hybrid search (embed + cosine over all + BM25 + fusion) | {} | {} |",
+        crate::us(hybrid.median()),
+        crate::us(hybrid.pct(0.99))
+    )
+    .unwrap();
+    writeln!(report, "| BM25 search alone | {} | {} |\n", crate::us(bm25.median()), crate::us(bm25.pct(0.99))).unwrap();
+    writeln!(
+        report,
+        "Index build for {TOOLS} tools: hybrid cold (every tool embedded) {}, hybrid from the disk cache {}, \
+         BM25 alone {}. Resident memory: loading the model (int8 table and tokenizer, once per process) \
+         {:.1} MB; the hybrid index of {TOOLS} tools (their vectors, {vectors_mb:.1} MB of f32, kept by the \
+         embedder and the index, plus its BM25 index) {:.1} MB.\n",
+        crate::ms(cold_build),
+        crate::ms(cached_build),
+        crate::ms(bm25_build),
+        model_bytes as f64 / 1e6,
+        index_bytes as f64 / 1e6,
     )
     .unwrap();
 }
 
 fn selector_recall(
     runtime: &tokio::runtime::Runtime,
+    selector: &RankSelector,
     tools: &[ToolRecord],
     queries: &[(String, String)],
 ) -> ([f64; 4], f64) {
-    let mut hits = [0usize; 4];
-    let mut mrr = 0.0;
-    for (query, expected) in queries {
-        let picked = runtime.block_on(Bm25Selector.select(query, tools, 10)).unwrap();
-        if let Some(rank) = picked.iter().position(|n| n == expected) {
-            mrr += 1.0 / (rank + 1) as f64;
-            for (i, k) in [1, 3, 6, 10].into_iter().enumerate() {
-                hits[i] += usize::from(rank < k);
-            }
-        }
-    }
-    let n = queries.len() as f64;
-    (hits.map(|h| h as f64 / n), mrr / n)
+    recall(queries, |query| runtime.block_on(selector.select(query, tools, 10)).unwrap())
 }

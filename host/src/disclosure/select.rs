@@ -2,7 +2,8 @@
 //!
 //! When a session has more built-in tools than the threshold, a
 //! [`Selector`] picks the most relevant to the user's message; the rest
-//! stay behind `request_tools`. The default ranks with BM25; an
+//! stay behind `request_tools`. The default ranks as search does (BM25
+//! fused with embeddings when the model is there, see [`search`](super::search)); an
 //! OpenAI-compatible chat endpoint can be configured instead. A selector
 //! that fails never fails the turn: the caller falls back to the full set
 //! and logs why.
@@ -14,7 +15,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::ToolRecord;
+use std::sync::Arc;
+
 use crate::disclosure::search::SearchIndex;
+use crate::disclosure::search::vectors::Embedder;
 use crate::error::{Error, Result};
 
 /// A future a selector returns.
@@ -30,9 +34,11 @@ pub trait Selector: Send + Sync {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SelectorKind {
-    /// BM25 over names, descriptions and parameter names.
+    /// The search ranking (BM25, fused with embeddings when the model
+    /// is there); `bm25` is its older name.
     #[default]
-    Bm25,
+    #[serde(alias = "bm25")]
+    Rank,
     /// An OpenAI-compatible chat-completions endpoint.
     Llm,
 }
@@ -41,7 +47,7 @@ pub enum SelectorKind {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SelectorConfig {
-    /// `bm25` (default) or `llm`.
+    /// `rank` (default) or `llm`.
     #[serde(default)]
     pub kind: SelectorKind,
     /// For `llm`: the chat-completions URL, e.g. `https://api.openai.com/v1/chat/completions`.
@@ -63,11 +69,12 @@ impl SelectorConfig {
         Ok(())
     }
 
-    /// Build the selector this config describes.
-    pub fn build(&self) -> Result<Box<dyn Selector>> {
+    /// Build the selector this config describes; `rank` embeds with
+    /// `embedder` when given.
+    pub fn build(&self, embedder: Option<Arc<Embedder>>) -> Result<Box<dyn Selector>> {
         self.validate()?;
         Ok(match self.kind {
-            SelectorKind::Bm25 => Box::new(Bm25Selector),
+            SelectorKind::Rank => Box::new(RankSelector { embedder }),
             SelectorKind::Llm => Box::new(LlmSelector::new(
                 self.url.clone().unwrap_or_default(),
                 self.model.clone().unwrap_or_default(),
@@ -78,14 +85,19 @@ impl SelectorConfig {
     }
 }
 
-/// Ranks candidates with BM25 against the user's message.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Bm25Selector;
+/// Ranks candidates against the user's message as search does. The
+/// candidates' vectors are remembered by the embedder, so a turn embeds
+/// only the message.
+#[derive(Debug, Default, Clone)]
+pub struct RankSelector {
+    /// The semantic arm's embedder; BM25 alone without one.
+    pub embedder: Option<Arc<Embedder>>,
+}
 
-impl Selector for Bm25Selector {
+impl Selector for RankSelector {
     fn select<'a>(&'a self, query: &'a str, candidates: &'a [ToolRecord], max: usize) -> SelectFuture<'a> {
         Box::pin(async move {
-            let index = SearchIndex::for_records(candidates);
+            let index = SearchIndex::for_records(candidates, self.embedder.as_ref());
             Ok(index.search(query, max, |_| true).into_iter().map(|(entry, _)| entry.name.clone()).collect())
         })
     }

@@ -247,7 +247,8 @@ async fn search(
     }
     let hits = outcome.value.unwrap_or_default();
     if json {
-        print_json(&hits);
+        let (ranker, model) = host.ranker();
+        print_json(&serde_json::json!({ "ranker": ranker, "model": model, "hits": hits }));
         return Ok(ExitCode::SUCCESS);
     }
     for hit in hits.as_array().into_iter().flatten() {

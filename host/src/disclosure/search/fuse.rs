@@ -1,0 +1,60 @@
+//! Fusing the two arms: reciprocal rank fusion over each arm's best
+//! candidates.
+//!
+//! Ranks, not scores, are fused: BM25 scores grow with the query's length
+//! and cosine similarities crowd into a narrow band, so neither scale means
+//! anything to the other; a rank means the same in both.
+
+use std::collections::HashMap;
+
+use super::model::dot;
+
+/// Candidates each arm contributes.
+pub const POOL: usize = 100;
+
+/// RRF's damping constant (the value of the original paper).
+const K: f32 = 60.0;
+
+/// Weight of the lexical arm's ranks.
+const LEXICAL_WEIGHT: f32 = 1.0;
+
+/// Weight of the semantic arm's ranks: half a vote, as it is the weaker
+/// arm alone on both evaluations (BENCHMARKS.md); measured, this gives the
+/// best MRR on both.
+const SEMANTIC_WEIGHT: f32 = 0.5;
+
+/// Cosine similarity below which an entry is not near the query at all.
+const FLOOR: f32 = 0.2;
+
+/// The entries passing `visible` nearest to `query`, best first (ties by
+/// position), at most [`POOL`] of them.
+pub fn nearest(query: &[f32], vectors: &[std::sync::Arc<[f32]>], visible: impl Fn(&u32) -> bool) -> Vec<(u32, f32)> {
+    let mut near: Vec<(u32, f32)> = vectors
+        .iter()
+        .enumerate()
+        .map(|(id, vector)| (id as u32, dot(query, vector)))
+        .filter(|(id, similarity)| *similarity >= FLOOR && visible(id))
+        .collect();
+    let by_similarity = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if near.len() > POOL {
+        near.select_nth_unstable_by(POOL - 1, by_similarity);
+        near.truncate(POOL);
+    }
+    near.sort_by(by_similarity);
+    near
+}
+
+/// Reciprocal rank fusion of two rankings (best first), best first, ties
+/// broken by the lexical ranking, then by position.
+pub fn reciprocal_rank(lexical: &[(u32, f32)], semantic: &[(u32, f32)]) -> Vec<(u32, f32)> {
+    let mut fused: HashMap<u32, (f32, usize)> = HashMap::new();
+    for (rank, (id, _)) in lexical.iter().take(POOL).enumerate() {
+        fused.insert(*id, (LEXICAL_WEIGHT / (K + rank as f32 + 1.0), rank));
+    }
+    for (rank, (id, _)) in semantic.iter().enumerate() {
+        fused.entry(*id).or_insert((0.0, usize::MAX)).0 += SEMANTIC_WEIGHT / (K + rank as f32 + 1.0);
+    }
+    let mut ranked: Vec<(u32, f32, usize)> = fused.into_iter().map(|(id, (score, rank))| (id, score, rank)).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
+    ranked.into_iter().map(|(id, score, _)| (id, score)).collect()
+}
