@@ -296,7 +296,7 @@ fn ranker_cost(
         "Cost at {TOOLS} tools (the BFCL and MCP tools, then renamed copies), {reps} BFCL queries, one thread:\n"
     )
     .unwrap();
-    writeln!(report, "| | p50 | p99 |").unwrap();
+    writeln!(report, "| | p50 (µs) | p99 (µs) |").unwrap();
     writeln!(report, "|---|---:|---:|").unwrap();
     writeln!(report, "| query embedding alone | {} | {} |", crate::us(embed.median()), crate::us(embed.pct(0.99)))
         .unwrap();
@@ -310,8 +310,8 @@ fn ranker_cost(
     writeln!(report, "| BM25 search alone | {} | {} |\n", crate::us(bm25.median()), crate::us(bm25.pct(0.99))).unwrap();
     writeln!(
         report,
-        "Index build for {TOOLS} tools: hybrid cold (every tool embedded) {}, hybrid from the disk cache {}, \
-         BM25 alone {}. Resident memory: loading the model (int8 table and tokenizer, once per process) \
+        "Index build for {TOOLS} tools: hybrid cold (every tool embedded) {} ms, hybrid from the disk cache \
+         {} ms, BM25 alone {} ms. Resident memory: loading the model (int8 table and tokenizer, once per process) \
          {:.1} MB; the hybrid index of {TOOLS} tools (their vectors, {vectors_mb:.1} MB of f32, kept by the \
          embedder and the index, plus its BM25 index) {:.1} MB.\n",
         crate::ms(cold_build),

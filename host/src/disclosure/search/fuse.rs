@@ -26,11 +26,14 @@ const SEMANTIC_WEIGHT: f32 = 0.5;
 /// Cosine similarity below which an entry is not near the query at all.
 const FLOOR: f32 = 0.2;
 
-/// The entries passing `visible` nearest to `query`, best first (ties by
+/// The entries (rows of `matrix`) passing `visible` nearest to `query`, best first (ties by
 /// position), at most [`POOL`] of them.
-pub fn nearest(query: &[f32], vectors: &[std::sync::Arc<[f32]>], visible: impl Fn(&u32) -> bool) -> Vec<(u32, f32)> {
-    let mut near: Vec<(u32, f32)> = vectors
-        .iter()
+pub fn nearest(query: &[f32], matrix: &[f32], visible: impl Fn(&u32) -> bool) -> Vec<(u32, f32)> {
+    if query.is_empty() {
+        return Vec::new();
+    }
+    let mut near: Vec<(u32, f32)> = matrix
+        .chunks_exact(query.len())
         .enumerate()
         .map(|(id, vector)| (id as u32, dot(query, vector)))
         .filter(|(id, similarity)| *similarity >= FLOOR && visible(id))

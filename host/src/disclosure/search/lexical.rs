@@ -1,40 +1,87 @@
-//! The lexical arm: BM25 (the `bm25` crate) over names, descriptions and
-//! parameter names.
+//! The lexical arm: BM25 over names, descriptions and parameters.
 //!
-//! Identifiers are split before the standard English tokenizer (stemming,
-//! stop words) sees them, so `getWeatherForecast`, `get_weather_forecast`
-//! and "weather forecast" meet.
+//! Words come from the `bm25` crate's English tokenizer (Unicode
+//! normalisation, stop words, Snowball stemming), after identifiers are
+//! split, so `getWeatherForecast`, `get_weather_forecast` and "weather
+//! forecast" meet. Scoring is Okapi BM25 (k1 = 1.2, b = 0.75, the crate's
+//! formulas) over an inverted index kept here: the crate's own engine
+//! clones every matching document per query and tokenizes each document
+//! twice to build, 20 ms per query and 0.6 s per build at 10,000 tools.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
-use bm25::{DefaultTokenizer, Language, SearchEngine, SearchEngineBuilder, Tokenizer};
+use bm25::{DefaultTokenizer, Language, Tokenizer};
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
 
 /// BM25 over a fixed set of documents, identified by position.
 pub struct Lexical {
-    engine: SearchEngine<u32, u32, IdentTokenizer>,
+    tokenizer: IdentTokenizer,
+    /// Each term's documents, with the term's saturated frequency in each.
+    postings: HashMap<String, Vec<(u32, f32)>>,
+    documents: usize,
 }
 
 impl Lexical {
-    /// Index `texts`; a hit's id is its text's position.
+    /// Index `texts`; a hit's id is its text's position. Texts are
+    /// tokenized on every core.
     pub fn new(texts: Vec<String>) -> Lexical {
-        let docs: Vec<bm25::Document<u32>> =
-            texts.into_iter().enumerate().map(|(i, text)| bm25::Document::new(i as u32, text)).collect();
-        let engine = SearchEngineBuilder::<u32, u32, IdentTokenizer>::with_tokenizer_and_documents(
-            IdentTokenizer::default(),
-            docs,
-        )
-        .build();
-        Lexical { engine }
+        let tokenizer = IdentTokenizer::default();
+        let tokens = tokenize_all(&tokenizer, &texts);
+        let total: usize = tokens.iter().map(Vec::len).sum();
+        let avgdl = if tokens.is_empty() { 1.0 } else { (total as f32 / tokens.len() as f32).max(1.0) };
+        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
+        for (id, words) in tokens.into_iter().enumerate() {
+            let length = words.len() as f32;
+            let mut counts: HashMap<String, u32> = HashMap::new();
+            for word in words {
+                *counts.entry(word).or_default() += 1;
+            }
+            for (word, count) in counts {
+                let tf = count as f32;
+                let saturated = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / avgdl));
+                postings.entry(word).or_default().push((id as u32, saturated));
+            }
+        }
+        Lexical { tokenizer, postings, documents: texts.len() }
     }
 
     /// Every document sharing a term with `query`, best first (ties by
     /// position), with its score.
     pub fn rank(&self, query: &str) -> Vec<(u32, f32)> {
+        let mut scores = vec![0f32; self.documents];
+        // A word the query repeats counts each time, as in the crate.
+        for word in self.tokenizer.tokenize(query) {
+            let Some(documents) = self.postings.get(&word) else { continue };
+            let df = documents.len() as f32;
+            let idf = (1.0 + (self.documents as f32 - df + 0.5) / (df + 0.5)).ln();
+            for &(id, saturated) in documents {
+                scores[id as usize] += idf * saturated;
+            }
+        }
         let mut hits: Vec<(u32, f32)> =
-            self.engine.search(query, None).into_iter().map(|hit| (hit.document.id, hit.score)).collect();
+            scores.into_iter().enumerate().filter(|(_, s)| *s > 0.0).map(|(id, s)| (id as u32, s)).collect();
         hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         hits
     }
+}
+
+/// The words of each text, tokenized in parallel.
+fn tokenize_all(tokenizer: &IdentTokenizer, texts: &[String]) -> Vec<Vec<String>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    if threads == 1 || texts.len() < 256 {
+        return texts.iter().map(|t| tokenizer.tokenize(t)).collect();
+    }
+    let chunk = texts.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = texts
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(|t| tokenizer.tokenize(t)).collect::<Vec<_>>()))
+            .collect();
+        parts.into_iter().flat_map(|part| part.join().expect("tokenizing does not panic")).collect()
+    })
 }
 
 /// Splits identifiers (`camelCase`, `snake_case`, `kebab-case`, `dotted.names`)

@@ -77,10 +77,11 @@ pub struct SearchIndex {
     semantic: Option<Semantic>,
 }
 
-/// The semantic arm: the embedder and each entry's vector.
+/// The semantic arm: the embedder and each entry's vector, row after row
+/// in one matrix (scanned whole per query).
 struct Semantic {
     embedder: Arc<Embedder>,
-    vectors: Vec<Arc<[f32]>>,
+    matrix: Vec<f32>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -100,8 +101,8 @@ impl SearchIndex {
     pub fn new(documents: Vec<Document>, embedder: Option<&Arc<Embedder>>) -> SearchIndex {
         let semantic = embedder.map(|embedder| {
             let texts: Vec<String> = documents.iter().map(|d| d.semantic.clone()).collect();
-            let vectors = embedder.embed_all(&texts);
-            Semantic { embedder: embedder.clone(), vectors }
+            let matrix = embedder.embed_all(&texts).iter().flat_map(|v| v.iter().copied()).collect();
+            Semantic { embedder: embedder.clone(), matrix }
         });
         let (entries, texts) = documents.into_iter().map(|d| (d.entry, d.lexical)).unzip();
         SearchIndex { entries, lexical: Lexical::new(texts), semantic }
@@ -157,7 +158,7 @@ impl SearchIndex {
             (None, _) | (_, Arm::Lexical) => lexical(),
             (Some(semantic), arm) => {
                 let query = semantic.embedder.model().embed(query);
-                let near = fuse::nearest(&query, &semantic.vectors, visible);
+                let near = fuse::nearest(&query, &semantic.matrix, visible);
                 match arm {
                     Arm::Semantic => near,
                     _ => fuse::reciprocal_rank(&lexical(), &near),

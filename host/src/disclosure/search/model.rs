@@ -8,6 +8,7 @@
 //! scale; `models/wordllama/derive.py` writes it from the package. Another table in
 //! the same format can be loaded from a folder (`[search] model`).
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -21,8 +22,9 @@ use super::lexical::split_identifiers;
 pub struct StaticModel {
     id: String,
     tokenizer: Tokenizer,
-    /// `rows × dim` int8 values, row-major.
-    table: Vec<i8>,
+    /// `rows × dim` int8 values, row-major (the bundled table is read in
+    /// place).
+    table: Cow<'static, [u8]>,
     /// One scale per row: value = table × scale.
     scales: Vec<f32>,
     dim: usize,
@@ -54,7 +56,7 @@ impl StaticModel {
             .get_or_init(|| {
                 let (table, tokenizer) = BUNDLED?;
                 // Built from checked-in files; a failure here is a build defect.
-                let model = StaticModel::from_bytes(BUNDLED_ID.to_owned(), table, tokenizer);
+                let model = StaticModel::from_bytes(BUNDLED_ID.to_owned(), Cow::Borrowed(table), tokenizer);
                 Some(Arc::new(model.expect("the bundled model loads")))
             })
             .clone()
@@ -71,13 +73,13 @@ impl StaticModel {
         let tokenizer = read("tokenizer.json")?;
         let digest = Sha256::digest(&table);
         let id = format!("static-{}", &hex(&digest)[..16]);
-        StaticModel::from_bytes(id, &table, &tokenizer)
+        StaticModel::from_bytes(id, Cow::Owned(table), &tokenizer)
     }
 
     /// A model from the bytes of its table and tokenizer.
-    pub fn from_bytes(id: String, table: &[u8], tokenizer: &[u8]) -> Result<StaticModel, String> {
+    pub fn from_bytes(id: String, table: Cow<'static, [u8]>, tokenizer: &[u8]) -> Result<StaticModel, String> {
         let tokenizer = Tokenizer::from_bytes(tokenizer).map_err(|e| format!("tokenizer.json: {e}"))?;
-        let tensors = SafeTensors::deserialize(table).map_err(|e| format!("table.safetensors: {e}"))?;
+        let tensors = SafeTensors::deserialize(&table).map_err(|e| format!("table.safetensors: {e}"))?;
         let embeddings = tensors.tensor("embeddings").map_err(|e| format!("table.safetensors: {e}"))?;
         let scales = tensors.tensor("scales").map_err(|e| format!("table.safetensors: {e}"))?;
         let [rows, dim] = embeddings.shape() else {
@@ -89,13 +91,16 @@ impl StaticModel {
         if tokenizer.get_vocab_size(true) > *rows {
             return Err(format!("the tokenizer has {} tokens, the table {rows} rows", tokenizer.get_vocab_size(true)));
         }
-        Ok(StaticModel {
-            id,
-            tokenizer,
-            table: embeddings.data().iter().map(|&b| b as i8).collect(),
-            scales: scales.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-            dim: *dim,
-        })
+        let scales = scales.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        // Where the matrix lies in the file, so a borrowed file is not copied.
+        let start = embeddings.data().as_ptr() as usize - table.as_ptr() as usize;
+        let range = start..start + embeddings.data().len();
+        let dim = *dim;
+        let table = match table {
+            Cow::Borrowed(bytes) => Cow::Borrowed(&bytes[range]),
+            Cow::Owned(bytes) => Cow::Owned(bytes[range].to_vec()),
+        };
+        Ok(StaticModel { id, tokenizer, table, scales, dim })
     }
 
     /// What this model is called in cache keys and reports.
@@ -128,7 +133,7 @@ impl StaticModel {
             let Some(scale) = self.scales.get(row) else { continue };
             let w = weight(token) * scale;
             for (s, &v) in sum.iter_mut().zip(&self.table[row * self.dim..(row + 1) * self.dim]) {
-                *s += w * f32::from(v);
+                *s += w * f32::from(v as i8);
             }
         }
         normalise(&mut sum);
@@ -149,9 +154,18 @@ pub fn normalise(v: &mut [f32]) {
     }
 }
 
-/// Dot product of two vectors of one length.
+/// Dot product of two vectors of one length, in eight lanes (which the
+/// compiler turns into SIMD).
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let mut lanes = [0f32; 8];
+    let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = a_chunks.remainder().iter().zip(b_chunks.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
+            *lane += x * y;
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
 }
 
 fn hex(bytes: &[u8]) -> String {
