@@ -128,7 +128,7 @@ impl HostBuilder {
         secrets.extend(connectors.iter().flat_map(|c| c.settings.secrets().cloned()));
         let upstreams = Arc::new(Upstreams::new(config.server_specs()?, cache_dir.as_deref()));
         secrets.extend(upstreams.secrets().cloned());
-        let embedder = config.search.embedder(cache_dir.as_deref());
+        let analyzer = config.search.analyzer(cache_dir.as_deref());
         let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir)?);
         let folders = Folders {
             embedded: self.embedded,
@@ -157,8 +157,8 @@ impl HostBuilder {
         let services = Arc::new(Services {
             live: reloader.live().clone(),
             backend: Backends::new(runtime.clone(), upstreams.clone(), audit),
-            selector: config.selector.build(embedder.clone())?,
-            search: SearchCache::new(embedder),
+            selector: config.selector.build(analyzer.clone())?,
+            search: SearchCache::new(analyzer),
         });
         let inner =
             Inner { services, reloader, runtime, upstreams, disclosure: config.disclosure, agents: config.agents };
@@ -447,10 +447,8 @@ impl Host {
     /// Which ranking search answers with, and the embedding model's id
     /// when it is the hybrid one.
     pub fn ranker(&self) -> (Ranker, Option<String>) {
-        match self.inner.services.search.embedder() {
-            Some(embedder) => (Ranker::Hybrid, Some(embedder.model().id().to_owned())),
-            None => (Ranker::Bm25, None),
-        }
+        let analyzer = self.inner.services.search.analyzer();
+        (analyzer.ranker(), analyzer.model().map(|model| model.id().to_owned()))
     }
 
     /// What the catalog costs in prompt tokens in each mode, for `agent`

@@ -18,7 +18,7 @@ use crate::catalog::ToolRecord;
 use std::sync::Arc;
 
 use crate::disclosure::search::SearchIndex;
-use crate::disclosure::search::vectors::Embedder;
+use crate::disclosure::search::analyzer::Analyzer;
 use crate::error::{Error, Result};
 
 /// A future a selector returns.
@@ -69,12 +69,12 @@ impl SelectorConfig {
         Ok(())
     }
 
-    /// Build the selector this config describes; `rank` embeds with
-    /// `embedder` when given.
-    pub fn build(&self, embedder: Option<Arc<Embedder>>) -> Result<Box<dyn Selector>> {
+    /// Build the selector this config describes; `rank` ranks with what
+    /// `analyzer` makes of the candidates.
+    pub fn build(&self, analyzer: Arc<Analyzer>) -> Result<Box<dyn Selector>> {
         self.validate()?;
         Ok(match self.kind {
-            SelectorKind::Rank => Box::new(RankSelector { embedder }),
+            SelectorKind::Rank => Box::new(RankSelector { analyzer }),
             SelectorKind::Llm => Box::new(LlmSelector::new(
                 self.url.clone().unwrap_or_default(),
                 self.model.clone().unwrap_or_default(),
@@ -86,18 +86,18 @@ impl SelectorConfig {
 }
 
 /// Ranks candidates against the user's message as search does. The
-/// candidates' vectors are remembered by the embedder, so a turn embeds
-/// only the message.
-#[derive(Debug, Default, Clone)]
+/// candidates' terms and vectors are remembered by the analyzer, so a turn
+/// analyses only the message.
+#[derive(Debug, Clone)]
 pub struct RankSelector {
-    /// The semantic arm's embedder; BM25 alone without one.
-    pub embedder: Option<Arc<Embedder>>,
+    /// What the candidates become (BM25 alone without a model).
+    pub analyzer: Arc<Analyzer>,
 }
 
 impl Selector for RankSelector {
     fn select<'a>(&'a self, query: &'a str, candidates: &'a [ToolRecord], max: usize) -> SelectFuture<'a> {
         Box::pin(async move {
-            let index = SearchIndex::for_records(candidates, self.embedder.as_ref());
+            let index = SearchIndex::for_records(candidates, &self.analyzer);
             Ok(index.search(query, max, |_| true).into_iter().map(|(entry, _)| entry.name.clone()).collect())
         })
     }

@@ -26,6 +26,30 @@ const SEMANTIC_WEIGHT: f32 = 0.5;
 /// Cosine similarity below which an entry is not near the query at all.
 const FLOOR: f32 = 0.2;
 
+/// BM25 hits whose vectors feed back into the query.
+const FEEDBACK_HITS: usize = 3;
+
+/// How far the query moves toward them.
+const FEEDBACK_WEIGHT: f32 = 0.5;
+
+/// Pseudo-relevance feedback (Rocchio): move `query` toward the mean
+/// vector of BM25's best few hits, so the words it shares with tools tell
+/// the semantic arm which sense of the request is meant. Without hits the
+/// query is left as it is.
+pub fn feedback(query: &mut [f32], matrix: &[f32], lexical: &[(u32, f32)]) {
+    let dim = query.len();
+    let top: Vec<u32> = lexical.iter().take(FEEDBACK_HITS).map(|(id, _)| *id).collect();
+    if top.is_empty() || dim == 0 {
+        return;
+    }
+    let step = FEEDBACK_WEIGHT / top.len() as f32;
+    for id in top {
+        let row = &matrix[id as usize * dim..(id as usize + 1) * dim];
+        query.iter_mut().zip(row).for_each(|(q, v)| *q += step * v);
+    }
+    super::model::normalise(query);
+}
+
 /// The entries (rows of `matrix`) passing `visible` nearest to `query`, best first (ties by
 /// position), at most [`POOL`] of them.
 pub fn nearest(query: &[f32], matrix: &[f32], visible: impl Fn(&u32) -> bool) -> Vec<(u32, f32)> {

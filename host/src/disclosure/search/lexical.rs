@@ -10,42 +10,94 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use bm25::{DefaultTokenizer, Language, Tokenizer};
 
+use super::store::Record;
+
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
+
+/// A document's words: its length in words and each distinct word's count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Terms {
+    length: u32,
+    counts: Vec<(Box<str>, u32)>,
+}
+
+impl Terms {
+    /// The terms of `text`.
+    pub fn of(tokenizer: &IdentTokenizer, text: &str) -> Terms {
+        let words = tokenizer.tokenize(text);
+        let mut counts: HashMap<String, u32> = HashMap::new();
+        for word in &words {
+            match counts.get_mut(word.as_str()) {
+                Some(count) => *count += 1,
+                None => {
+                    counts.insert(word.clone(), 1);
+                }
+            }
+        }
+        let mut counts: Vec<(Box<str>, u32)> = counts.into_iter().map(|(w, c)| (w.into_boxed_str(), c)).collect();
+        counts.sort();
+        Terms { length: words.len() as u32, counts }
+    }
+}
+
+impl Record for Terms {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend(self.length.to_le_bytes());
+        for (word, count) in &self.counts {
+            out.extend((word.len() as u16).to_le_bytes());
+            out.extend(word.as_bytes());
+            out.extend(count.to_le_bytes());
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Terms> {
+        let length = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?);
+        let mut rest = &bytes[4..];
+        let mut counts = Vec::new();
+        while !rest.is_empty() {
+            let size = u16::from_le_bytes(rest.get(..2)?.try_into().ok()?) as usize;
+            let word = std::str::from_utf8(rest.get(2..2 + size)?).ok()?;
+            let count = u32::from_le_bytes(rest.get(2 + size..6 + size)?.try_into().ok()?);
+            counts.push((word.into(), count));
+            rest = &rest[6 + size..];
+        }
+        Some(Terms { length, counts })
+    }
+}
 
 /// BM25 over a fixed set of documents, identified by position.
 pub struct Lexical {
     tokenizer: IdentTokenizer,
     /// Each term's documents, with the term's saturated frequency in each.
-    postings: HashMap<String, Vec<(u32, f32)>>,
+    postings: HashMap<Box<str>, Vec<(u32, f32)>>,
     documents: usize,
 }
 
 impl Lexical {
-    /// Index `texts`; a hit's id is its text's position. Texts are
-    /// tokenized on every core.
-    pub fn new(texts: Vec<String>) -> Lexical {
-        let tokenizer = IdentTokenizer::default();
-        let tokens = tokenize_all(&tokenizer, &texts);
-        let total: usize = tokens.iter().map(Vec::len).sum();
-        let avgdl = if tokens.is_empty() { 1.0 } else { (total as f32 / tokens.len() as f32).max(1.0) };
-        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
-        for (id, words) in tokens.into_iter().enumerate() {
-            let length = words.len() as f32;
-            let mut counts: HashMap<String, u32> = HashMap::new();
-            for word in words {
-                *counts.entry(word).or_default() += 1;
-            }
-            for (word, count) in counts {
-                let tf = count as f32;
+    /// Index documents by their terms; a hit's id is its document's position.
+    pub fn new(documents: &[Arc<Terms>]) -> Lexical {
+        let total: u64 = documents.iter().map(|d| u64::from(d.length)).sum();
+        let avgdl = if documents.is_empty() { 1.0 } else { (total as f32 / documents.len() as f32).max(1.0) };
+        let mut postings: HashMap<Box<str>, Vec<(u32, f32)>> = HashMap::new();
+        for (id, terms) in documents.iter().enumerate() {
+            let length = terms.length as f32;
+            for (word, count) in &terms.counts {
+                let tf = *count as f32;
                 let saturated = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / avgdl));
-                postings.entry(word).or_default().push((id as u32, saturated));
+                match postings.get_mut(word) {
+                    Some(list) => list.push((id as u32, saturated)),
+                    None => {
+                        postings.insert(word.clone(), vec![(id as u32, saturated)]);
+                    }
+                }
             }
         }
-        Lexical { tokenizer, postings, documents: texts.len() }
+        Lexical { tokenizer: IdentTokenizer::default(), postings, documents: documents.len() }
     }
 
     /// Every document sharing a term with `query`, best first (ties by
@@ -54,7 +106,7 @@ impl Lexical {
         let mut scores = vec![0f32; self.documents];
         // A word the query repeats counts each time, as in the crate.
         for word in self.tokenizer.tokenize(query) {
-            let Some(documents) = self.postings.get(&word) else { continue };
+            let Some(documents) = self.postings.get(word.as_str()) else { continue };
             let df = documents.len() as f32;
             let idf = (1.0 + (self.documents as f32 - df + 0.5) / (df + 0.5)).ln();
             for &(id, saturated) in documents {
@@ -66,22 +118,6 @@ impl Lexical {
         hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         hits
     }
-}
-
-/// The words of each text, tokenized in parallel.
-fn tokenize_all(tokenizer: &IdentTokenizer, texts: &[String]) -> Vec<Vec<String>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-    if threads == 1 || texts.len() < 256 {
-        return texts.iter().map(|t| tokenizer.tokenize(t)).collect();
-    }
-    let chunk = texts.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = texts
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|t| tokenizer.tokenize(t)).collect::<Vec<_>>()))
-            .collect();
-        parts.into_iter().flat_map(|part| part.join().expect("tokenizing does not panic")).collect()
-    })
 }
 
 /// Splits identifiers (`camelCase`, `snake_case`, `kebab-case`, `dotted.names`)

@@ -6,14 +6,16 @@
 //! model](model::StaticModel) and ranks by cosine similarity, finding
 //! `get_forecast` for "is it going to rain tomorrow". The two rankings are
 //! fused by reciprocal rank ([`fuse`]). Without a model, BM25 ranks alone.
-//! Ranking only (the embeddings cache aside): deterministic for a given set
-//! of documents, ties broken by position.
+//! What each text becomes (terms, vector) is remembered by the
+//! [`analyzer`](analyzer::Analyzer). Ranking is deterministic for a given
+//! set of documents, ties broken by position.
 
+pub mod analyzer;
 mod fuse;
 pub mod lexical;
 pub mod model;
 pub mod settings;
-pub mod vectors;
+pub mod store;
 
 use std::sync::Arc;
 
@@ -22,8 +24,8 @@ use serde_json::Value;
 use crate::catalog::{Catalog, Category, Skill, ToolEntry, ToolRecord};
 use crate::contract::one_line;
 
+use self::analyzer::Analyzer;
 use self::lexical::{Lexical, split_identifiers};
-use self::vectors::Embedder;
 
 /// What a search hit points at.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +70,10 @@ pub enum Arm {
     Semantic,
     /// Both, fused.
     Fused,
+    /// Both, fused, the semantic query first moved toward BM25's best
+    /// hits (pseudo-relevance feedback, see [`fuse::feedback`]): the
+    /// default.
+    Feedback,
 }
 
 /// An index over tools (and skills) for one or both arms.
@@ -77,10 +83,10 @@ pub struct SearchIndex {
     semantic: Option<Semantic>,
 }
 
-/// The semantic arm: the embedder and each entry's vector, row after row
-/// in one matrix (scanned whole per query).
+/// The semantic arm: the analyzer (for its model) and each entry's
+/// vector, row after row in one matrix (scanned whole per query).
 struct Semantic {
-    embedder: Arc<Embedder>,
+    analyzer: Arc<Analyzer>,
     matrix: Vec<f32>,
 }
 
@@ -97,22 +103,23 @@ const MAX_DESCRIPTION_CHARS: usize = 1200;
 const MAX_EMBEDDED_CHARS: usize = 400;
 
 impl SearchIndex {
-    /// Index `documents`; with an embedder, for both arms.
-    pub fn new(documents: Vec<Document>, embedder: Option<&Arc<Embedder>>) -> SearchIndex {
-        let semantic = embedder.map(|embedder| {
-            let texts: Vec<String> = documents.iter().map(|d| d.semantic.clone()).collect();
-            let matrix = embedder.embed_all(&texts).iter().flat_map(|v| v.iter().copied()).collect();
-            Semantic { embedder: embedder.clone(), matrix }
+    /// Index `documents` with what `analyzer` makes of them: for both arms
+    /// when it has a model.
+    pub fn new(documents: Vec<Document>, analyzer: &Arc<Analyzer>) -> SearchIndex {
+        let texts: Vec<String> = documents.iter().map(|d| d.semantic.clone()).collect();
+        let semantic = analyzer.vectors(&texts).map(|vectors| Semantic {
+            analyzer: analyzer.clone(),
+            matrix: vectors.iter().flat_map(|v| v.0.iter().copied()).collect(),
         });
-        let (entries, texts) = documents.into_iter().map(|d| (d.entry, d.lexical)).unzip();
-        SearchIndex { entries, lexical: Lexical::new(texts), semantic }
+        let (entries, texts): (Vec<Entry>, Vec<String>) = documents.into_iter().map(|d| (d.entry, d.lexical)).unzip();
+        SearchIndex { entries, lexical: Lexical::new(&analyzer.terms(&texts)), semantic }
     }
 
     /// Index every tool and skill of `catalog`. Plugins are indexed by
     /// their stubs only (name, summary), so the index does not depend on
     /// which plugins happen to be loaded; MCP tools with their full
     /// descriptions and parameters.
-    pub fn for_catalog(catalog: &Catalog, embedder: Option<&Arc<Embedder>>) -> SearchIndex {
+    pub fn for_catalog(catalog: &Catalog, analyzer: &Arc<Analyzer>) -> SearchIndex {
         let mut documents: Vec<Document> = catalog
             .tools()
             .iter()
@@ -122,12 +129,12 @@ impl SearchIndex {
             })
             .collect();
         documents.extend(catalog.skills().map(Document::of_skill));
-        SearchIndex::new(documents, embedder)
+        SearchIndex::new(documents, analyzer)
     }
 
     /// Index tool records only.
-    pub fn for_records(records: &[ToolRecord], embedder: Option<&Arc<Embedder>>) -> SearchIndex {
-        SearchIndex::new(records.iter().map(Document::of_record).collect(), embedder)
+    pub fn for_records(records: &[ToolRecord], analyzer: &Arc<Analyzer>) -> SearchIndex {
+        SearchIndex::new(records.iter().map(Document::of_record).collect(), analyzer)
     }
 
     /// Which ranking this index answers with.
@@ -139,7 +146,7 @@ impl SearchIndex {
     /// with their scores (BM25's, or the fused one). Entries neither sharing
     /// a term with the query nor near it in meaning are left out.
     pub fn search(&self, query: &str, limit: usize, keep: impl Fn(&Entry) -> bool) -> Vec<(&Entry, f32)> {
-        self.search_with(Arm::Fused, query, limit, keep)
+        self.search_with(Arm::Feedback, query, limit, keep)
     }
 
     /// [`search`](Self::search) with one arm alone, or both fused (for
@@ -157,14 +164,22 @@ impl SearchIndex {
         let ranked = match (&self.semantic, arm) {
             (None, _) | (_, Arm::Lexical) => lexical(),
             (Some(semantic), arm) => {
-                let query = semantic.embedder.model().embed(query);
-                let near = fuse::nearest(&query, &semantic.matrix, visible);
-                match arm {
-                    Arm::Semantic => near,
-                    _ => fuse::reciprocal_rank(&lexical(), &near),
+                let Some(model) = semantic.analyzer.model() else { return Vec::new() };
+                let mut query = model.embed(query);
+                if arm == Arm::Semantic {
+                    return self.hits(fuse::nearest(&query, &semantic.matrix, visible), limit);
                 }
+                let lexical = lexical();
+                if arm == Arm::Feedback {
+                    fuse::feedback(&mut query, &semantic.matrix, &lexical);
+                }
+                fuse::reciprocal_rank(&lexical, &fuse::nearest(&query, &semantic.matrix, visible))
             }
         };
+        self.hits(ranked, limit)
+    }
+
+    fn hits(&self, ranked: Vec<(u32, f32)>, limit: usize) -> Vec<(&Entry, f32)> {
         ranked.into_iter().take(limit).map(|(id, score)| (&self.entries[id as usize], score)).collect()
     }
 
@@ -315,22 +330,21 @@ fn parameters_text(schema: &Value, depth: usize, text: &mut String) {
 
 /// The search index of the latest catalog version searched, built once
 /// per version and shared by every session.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SearchCache {
-    embedder: Option<Arc<Embedder>>,
+    analyzer: Arc<Analyzer>,
     latest: std::sync::Mutex<Option<(u64, Arc<SearchIndex>)>>,
 }
 
 impl SearchCache {
-    /// A cache whose indexes use `embedder` for the semantic arm (BM25
-    /// alone without one).
-    pub fn new(embedder: Option<Arc<Embedder>>) -> SearchCache {
-        SearchCache { embedder, latest: std::sync::Mutex::default() }
+    /// A cache whose indexes are built with `analyzer`.
+    pub fn new(analyzer: Arc<Analyzer>) -> SearchCache {
+        SearchCache { analyzer, latest: std::sync::Mutex::default() }
     }
 
-    /// The embedder of the semantic arm, if there is one.
-    pub fn embedder(&self) -> Option<&Arc<Embedder>> {
-        self.embedder.as_ref()
+    /// What its indexes are built with.
+    pub fn analyzer(&self) -> &Arc<Analyzer> {
+        &self.analyzer
     }
 
     /// The index of `catalog`.
@@ -341,7 +355,7 @@ impl SearchCache {
         {
             return index.clone();
         }
-        let index = Arc::new(SearchIndex::for_catalog(catalog, self.embedder.as_ref()));
+        let index = Arc::new(SearchIndex::for_catalog(catalog, &self.analyzer));
         *latest = Some((catalog.version(), index.clone()));
         index
     }
@@ -372,7 +386,7 @@ mod tests {
             record("send_email", "Send an email message to a recipient"),
             record("convert_currency", "Convert an amount between currencies"),
         ];
-        let index = SearchIndex::for_records(&records, None);
+        let index = SearchIndex::for_records(&records, &Arc::new(Analyzer::bm25()));
         let hits = index.search("what's the weather in Paris tomorrow", 3, |_| true);
         assert_eq!(hits[0].0.name, "get_weather_forecast");
         let hits = index.search("email my boss", 3, |_| true);

@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
+use super::analyzer::Analyzer;
 use super::model::StaticModel;
-use super::vectors::Embedder;
 
 /// The `[search]` table of the config file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -43,10 +43,14 @@ pub enum RankerChoice {
 }
 
 impl SearchSettings {
-    /// The embedder these settings ask for, its vectors cached under
-    /// `cache_dir`; `None` (BM25 alone) when asked for, or when there is
-    /// no model to use, which is logged once.
-    pub fn embedder(&self, cache_dir: Option<&Path>) -> Option<Arc<Embedder>> {
+    /// The analyzer these settings ask for, keeping what it computes under
+    /// `cache_dir`: with the model, or BM25 alone when asked for or when
+    /// there is no model to use (logged once).
+    pub fn analyzer(&self, cache_dir: Option<&Path>) -> Arc<Analyzer> {
+        Arc::new(Analyzer::new(self.model(), cache_dir))
+    }
+
+    fn model(&self) -> Option<Arc<StaticModel>> {
         if self.ranker == RankerChoice::Bm25 {
             return None;
         }
@@ -55,7 +59,7 @@ impl SearchSettings {
             None => StaticModel::bundled().ok_or_else(|| "this build has no bundled model".to_owned()),
         };
         match model {
-            Ok(model) => Some(Arc::new(Embedder::new(model, cache_dir))),
+            Ok(model) => Some(model),
             Err(error) => {
                 tracing::warn!(%error, "search ranks with BM25 alone: no embedding model");
                 None

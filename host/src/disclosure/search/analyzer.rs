@@ -1,0 +1,95 @@
+//! What each document's text becomes for the two arms: its terms for BM25
+//! and, with a model, its vector; each computed once per text and kept
+//! (see [`store`](super::store)) in memory and under the cache folder, so a
+//! reload redoes only the tools whose text changed and a restarted host
+//! reads the rest back.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::Ranker;
+use super::lexical::{IdentTokenizer, Terms};
+use super::model::StaticModel;
+use super::store::{Record, TextCache};
+
+/// A text's embedding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vector(pub Box<[f32]>);
+
+impl Record for Vector {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.0.iter().for_each(|x| out.extend(x.to_le_bytes()));
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Vector> {
+        (bytes.len() % 4 == 0)
+            .then(|| Vector(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
+    }
+}
+
+/// Turns texts into terms and vectors, remembering each.
+pub struct Analyzer {
+    tokenizer: IdentTokenizer,
+    terms: TextCache<Terms>,
+    semantic: Option<(Arc<StaticModel>, TextCache<Vector>)>,
+}
+
+impl std::fmt::Debug for Analyzer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Analyzer").field("model", &self.model().map(StaticModel::id)).finish()
+    }
+}
+
+/// Names the terms' format: bump it when the tokenizing changes.
+const TERMS_FORMAT: &[u8; 8] = b"QTRM\x01\0\0\0";
+
+/// Names the vectors' format.
+const VECTORS_FORMAT: &[u8; 8] = b"QVEC\x02\0\0\0";
+
+impl Analyzer {
+    /// An analyzer embedding with `model` (BM25 alone without one),
+    /// keeping what it computes under `cache_dir/search` when given.
+    pub fn new(model: Option<Arc<StaticModel>>, cache_dir: Option<&Path>) -> Analyzer {
+        let dir = cache_dir.map(|dir| dir.join("search"));
+        let terms = TextCache::new(dir.as_ref().map(|d| d.join("terms.bin")), TERMS_FORMAT.to_vec());
+        let semantic = model.map(|model| {
+            let mut header = VECTORS_FORMAT.to_vec();
+            header.extend((model.dim() as u32).to_le_bytes());
+            let file = dir.as_ref().map(|d| d.join(format!("{}.bin", model.id())));
+            (model, TextCache::new(file, header))
+        });
+        Analyzer { tokenizer: IdentTokenizer::default(), terms, semantic }
+    }
+
+    /// BM25 alone, remembering in memory only.
+    pub fn bm25() -> Analyzer {
+        Analyzer::new(None, None)
+    }
+
+    /// Which ranking indexes built with it answer with.
+    pub fn ranker(&self) -> Ranker {
+        if self.semantic.is_some() { Ranker::Hybrid } else { Ranker::Bm25 }
+    }
+
+    /// The embedding model, if there is one.
+    pub fn model(&self) -> Option<&StaticModel> {
+        self.semantic.as_ref().map(|(model, _)| &**model)
+    }
+
+    /// The terms of each text.
+    pub fn terms(&self, texts: &[String]) -> Vec<Arc<Terms>> {
+        self.terms.get_all(texts, |text| Terms::of(&self.tokenizer, text))
+    }
+
+    /// The vector of each text, when there is a model.
+    pub fn vectors(&self, texts: &[String]) -> Option<Vec<Arc<Vector>>> {
+        let (model, cache) = self.semantic.as_ref()?;
+        Some(cache.get_all(texts, |text| Vector(model.embed(text).into())))
+    }
+
+    /// How many texts it has tokenized and embedded (found neither in
+    /// memory nor on disk).
+    pub fn computed(&self) -> (usize, usize) {
+        (self.terms.computed(), self.semantic.as_ref().map_or(0, |(_, cache)| cache.computed()))
+    }
+}
