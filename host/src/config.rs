@@ -36,7 +36,7 @@
 //! [search]                        # "hybrid" (BM25 + embeddings, default) or "bm25"
 //! ranker = "hybrid"
 //!
-//! [selector]                      # "bm25" (default) or an OpenAI-compatible LLM
+//! [selector]                      # "rank" (default: as search ranks) or an OpenAI-compatible LLM
 //! kind = "llm"
 //! url = "http://127.0.0.1:8080/v1/chat/completions"
 //! model = "small-model"

@@ -230,4 +230,12 @@ mod tests {
         let config = SelectorConfig { kind: SelectorKind::Llm, ..Default::default() };
         assert!(config.validate().is_err());
     }
+
+    #[test]
+    fn the_older_bm25_kind_still_reads_as_rank() {
+        let config: SelectorConfig = toml::from_str("kind = \"bm25\"").unwrap();
+        assert_eq!(config.kind, SelectorKind::Rank);
+        let config: SelectorConfig = toml::from_str("kind = \"rank\"").unwrap();
+        assert_eq!(config.kind, SelectorKind::Rank);
+    }
 }
