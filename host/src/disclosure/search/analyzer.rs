@@ -22,7 +22,9 @@ impl Record for Vector {
     }
 
     fn decode(bytes: &[u8]) -> Option<Vector> {
-        bytes.len().is_multiple_of(4)
+        bytes
+            .len()
+            .is_multiple_of(4)
             .then(|| Vector(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
     }
 }
