@@ -36,6 +36,16 @@ pub const STUB_FORMAT: u32 = 1;
 /// compiles the plugin, checked against `describe()` when it does.
 pub const MANIFEST_SECTION: &str = "quiver:manifest";
 
+/// The component export a plugin may add to have its start-up work done
+/// once, when it is packaged or first compiled, instead of in every
+/// instance: the host runs it in the sandbox with no grants and snapshots
+/// the state it leaves (the name is the Wizer convention's).
+pub const INIT_EXPORT: &str = "wizer-initialize";
+
+/// The custom section that marks a component as already initialised (its
+/// [`INIT_EXPORT`] ran and its state is the snapshot): never run again.
+pub const INITIALIZED_SECTION: &str = "quiver:initialized";
+
 /// Longest plugin name.
 pub const MAX_PLUGIN_NAME: usize = 30;
 

@@ -10,9 +10,9 @@
 #![allow(missing_docs, clippy::all)]
 
 pub use quiver_contract::{
-    Access, CONTRACT, Kind, MANIFEST_SECTION, MAX_ACTION_NAME, MAX_ACTIONS, MAX_PLUGIN_NAME, MAX_SUMMARY_CHARS,
-    MAX_TOOL_NAME, NAME_SEPARATOR, STUB_FORMAT, STUB_SECTION, Stub, StubAction, action_name_problem, category_problem,
-    one_line, plugin_name_problem, summary_of, summary_problem,
+    Access, CONTRACT, INIT_EXPORT, INITIALIZED_SECTION, Kind, MANIFEST_SECTION, MAX_ACTION_NAME, MAX_ACTIONS,
+    MAX_PLUGIN_NAME, MAX_SUMMARY_CHARS, MAX_TOOL_NAME, NAME_SEPARATOR, STUB_FORMAT, STUB_SECTION, Stub, StubAction,
+    action_name_problem, category_problem, one_line, plugin_name_problem, summary_of, summary_problem,
 };
 
 /// Bindings of the `tool` world. Every plugin exports its `plugin`

@@ -414,13 +414,13 @@ impl Host {
         let placeholder = crate::contract::Stub::new("unpackaged", "0.0.0", crate::contract::Kind::Tool, "");
         let settings = self.inner.reloader.settings().resolve(&placeholder.name, None)?;
         let plugin = Plugin::new(existing.clone().unwrap_or(placeholder), origin, settings);
-        let package = |manifest: &Manifest| -> Result<Vec<u8>> {
+        let package = |wasm: &[u8], manifest: &Manifest| -> Result<Vec<u8>> {
             let stub =
                 manifest.stub().map_err(|reason| Error::InvalidManifest { plugin: manifest.name.clone(), reason })?;
             // A stub the host would accept for this describe() stays as it is.
             let agrees = existing.as_ref().map(|existing| manifest.check_against(existing, &text));
             let new_stub = (!matches!(agrees, Some(Ok(())))).then_some(&stub);
-            crate::load::package::with_sections(&bytes, new_stub, &manifest.to_section()).map_err(|reason| {
+            crate::load::package::with_sections(wasm, new_stub, &manifest.to_section()).map_err(|reason| {
                 match agrees {
                     // A stub in a core module that disagrees: say how.
                     Some(Err(mismatch)) => mismatch,

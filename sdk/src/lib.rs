@@ -43,6 +43,16 @@
 //! shown to models before they load the schema). Set the access level with
 //! `#[action(access = "write")]` (`read` is the default).
 //!
+//! Each call runs in a fresh instance. Start-up work the actions share
+//! (parsing a grammar, building a table) goes in one private `fn()` marked
+//! `#[init]` that fills `static`s (e.g. a `OnceLock`): the component then
+//! also exports `wizer-initialize`, which the host runs once, in the sandbox
+//! with no grants (`config`, HTTP and SQL are not available there), and
+//! snapshots, so every instance starts from the state it left. Values read
+//! from clocks or randomness during it are frozen into that state. The
+//! actions must still work if it never ran (another host may not
+//! pre-initialise): call the same `get_or_init` from them.
+//!
 //! [Quiver]: https://github.com/quiver-dev/quiver
 
 #![warn(missing_docs)]

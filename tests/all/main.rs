@@ -11,6 +11,7 @@ mod faces;
 mod guests;
 mod load;
 mod openapi;
+mod preinit;
 mod reload;
 mod retrieval;
 mod sandbox;

@@ -40,6 +40,9 @@ pub enum Source {
     CacheHit,
     /// Compiled (and stored, if a cache directory is set).
     Compiled,
+    /// Initialised by running its init export (see the runtime's
+    /// `preinit`), then compiled and stored.
+    Initialized,
 }
 
 /// Where compiled components are kept between runs.
@@ -87,18 +90,32 @@ impl ArtifactCache {
     /// Load the compiled form of `wasm` from the cache, or compile it (and
     /// store it). CPU-bound: call it from a blocking thread.
     pub fn load_or_compile(&self, engine: &Engine, wasm: &[u8]) -> wasmtime::Result<(Component, Source)> {
-        let (Some(path), Some(key)) = (self.path_for(wasm), &self.key) else {
-            return Ok((Component::new(engine, wasm)?, Source::Compiled));
-        };
-        let binding = self.binding(wasm);
-        if let Some(component) = read_entry(engine, &path, key, &binding) {
-            return Ok((component, Source::CacheHit));
+        match self.load(engine, wasm) {
+            Some(component) => Ok((component, Source::CacheHit)),
+            None => Ok((self.compile(engine, wasm, wasm)?, Source::Compiled)),
         }
-        let artifact = engine.precompile_component(wasm)?;
-        if let Err(e) = write_entry(&path, key, &binding, &artifact) {
+    }
+
+    /// The compiled form of `wasm` from a valid cache entry, if there is
+    /// one. CPU-bound.
+    pub fn load(&self, engine: &Engine, wasm: &[u8]) -> Option<Component> {
+        let (Some(path), Some(key)) = (self.path_for(wasm), &self.key) else { return None };
+        read_entry(engine, &path, key, &self.binding(wasm))
+    }
+
+    /// Compile `code` and keep it as the compiled form of `wasm`: the same
+    /// bytes, or the ones `code` was made from by running their
+    /// initialisation (a pre-initialised plugin is known by its own bytes).
+    /// CPU-bound.
+    pub fn compile(&self, engine: &Engine, wasm: &[u8], code: &[u8]) -> wasmtime::Result<Component> {
+        let (Some(path), Some(key)) = (self.path_for(wasm), &self.key) else {
+            return Component::new(engine, code);
+        };
+        let artifact = engine.precompile_component(code)?;
+        if let Err(e) = write_entry(&path, key, &self.binding(wasm), &artifact) {
             tracing::warn!(path = %path.display(), error = %e, "cannot write the compile cache; continuing without it");
         }
-        Ok((deserialize(engine, &artifact)?, Source::Compiled))
+        deserialize(engine, &artifact)
     }
 }
 

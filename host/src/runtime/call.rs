@@ -121,7 +121,7 @@ fn settle<T>(
 
 /// `text` cut to at most `max` bytes (at a character boundary), saying
 /// how much was left out.
-fn capped(mut text: String, max: usize) -> String {
+pub(super) fn capped(mut text: String, max: usize) -> String {
     if text.len() <= max {
         return text;
     }

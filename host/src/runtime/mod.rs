@@ -8,6 +8,7 @@
 //! slot, and runs in a fresh store ([`call`]).
 
 mod call;
+mod preinit;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,10 +31,12 @@ use crate::sandbox::limits::{self, EngineSettings};
 pub struct WasmRuntime {
     engine: Engine,
     compiler: Compiler,
-    linkers: Linkers,
+    linkers: Arc<Linkers>,
+    /// Initialises the components that ask for it (see [`preinit`]).
+    preinit: Arc<preinit::Preinit>,
     /// One permit per instance slot of the engine's pool: every
-    /// instantiation (calls and `describe()` checks) holds one.
-    permits: tokio::sync::Semaphore,
+    /// instantiation (calls, `describe()` checks, initialisations) holds one.
+    permits: Arc<tokio::sync::Semaphore>,
     /// Calls waiting for a permit now, and the most that may.
     waiting: std::sync::atomic::AtomicUsize,
     max_queue: usize,
@@ -44,13 +47,15 @@ impl WasmRuntime {
     /// compiled components kept in `cache_dir` (`None`: no cache).
     pub fn new(settings: &EngineSettings, cache_dir: Option<PathBuf>) -> Result<WasmRuntime> {
         let engine = limits::engine(settings).map_err(|e| Error::internal("engine", format!("{e:#}")))?;
-        let linkers = Linkers::new(&engine)?;
+        let linkers = Arc::new(Linkers::new(&engine)?);
         let cache = ArtifactCache::new(&engine, cache_dir).map_err(|message| Error::config("cache_dir", message))?;
-        let permits = tokio::sync::Semaphore::new(settings.max_concurrency.max(1) as usize);
+        let permits = Arc::new(tokio::sync::Semaphore::new(settings.max_concurrency.max(1) as usize));
+        let preinit = Arc::new(preinit::Preinit::new(engine.clone(), linkers.clone(), permits.clone()));
         Ok(WasmRuntime {
-            compiler: Compiler::new(engine.clone(), cache),
+            compiler: Compiler::new(engine.clone(), cache, Some(preinit.clone())),
             engine,
             linkers,
+            preinit,
             permits,
             waiting: Default::default(),
             max_queue: settings.max_queue as usize,
@@ -102,16 +107,31 @@ impl WasmRuntime {
     /// and run its `describe()`; then check that it links as the kind the
     /// manifest declares. What `quiver package` derives a stub from.
     ///
-    /// `packaged` are the bytes the packager makes of it (the same code,
-    /// other custom sections): the compiled form is cached for them too, so
-    /// the packaged file is never compiled again.
+    /// A component that asks for pre-initialisation is initialised first
+    /// (see [`preinit`]): `packaged` is given the initialised bytes and
+    /// returns what the packager makes of them (the same code, other
+    /// custom sections). The compiled form is cached for those bytes too,
+    /// so the packaged file is never compiled, nor initialised, again.
     pub async fn describe_unpackaged(
         &self,
         plugin: &Plugin,
-        packaged: impl FnOnce(&Manifest) -> Result<Vec<u8>>,
+        packaged: impl FnOnce(&[u8], &Manifest) -> Result<Vec<u8>>,
     ) -> Result<(Manifest, Vec<u8>)> {
-        let component = self.compiler.compile(plugin).await?;
         let origin = plugin.origin().to_string();
+        let mut wasm = plugin.origin().bytes()?;
+        if preinit::wants_init(&wasm) {
+            use crate::load::compile::Initializer;
+            let limits = plugin.settings().grants.limits;
+            let initialized = self.preinit.initialize(plugin.name(), limits, wasm).await;
+            let initialized = initialized.map_err(|message| Error::Compile {
+                plugin: plugin.name().to_owned(),
+                origin: origin.clone(),
+                message,
+            })?;
+            self.compiler.stats.count_initialized();
+            wasm = initialized.into();
+        }
+        let component = self.compiler.compile_bytes(wasm.clone(), plugin).await?;
         let kind = Linkers::kind_of(&self.engine, &component);
         let pre = self.linkers.instantiate_pre(&self.engine, &component, kind, plugin.name(), &origin)?;
         let manifest = {
@@ -121,7 +141,7 @@ impl WasmRuntime {
         if manifest.kind != kind {
             self.linkers.instantiate_pre(&self.engine, &component, manifest.kind, &manifest.name, &origin)?;
         }
-        let bytes = packaged(&manifest)?;
+        let bytes = packaged(&wasm, &manifest)?;
         self.compiler.store(&bytes, &component);
         Ok((manifest, bytes))
     }

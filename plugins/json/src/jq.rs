@@ -8,6 +8,8 @@ use jaq_json::{Num, Val};
 use quiver_sdk::prelude::*;
 use serde_json::Value;
 
+use crate::prelude::prelude;
+
 /// Longest jq program, in bytes.
 const MAX_FILTER: usize = 20_000;
 
@@ -167,6 +169,25 @@ fn compile_errors(code: &str, errors: compile::Errors<&str, ()>) -> String {
     messages.join("; ")
 }
 
+/// Load and compile `code` with the library definitions `defs` and the
+/// global variables `vars`.
+fn compile_with(
+    code: &str,
+    vars: &[String],
+    defs: Vec<jaq_core::load::parse::Def<&'static str>>,
+) -> Result<jaq_core::compile::Filter<jaq_core::Native<data::JustLut<Val>>>, ToolError> {
+    let funs = jaq_core::funs().chain(jaq_std::funs()).chain(jaq_json::funs());
+    let arena = Arena::default();
+    let modules = Loader::new(defs)
+        .load(&arena, File { code, path: () })
+        .map_err(|e| ToolError::invalid_input(format!("jq syntax error: {}", load_errors(code, e))))?;
+    Compiler::default()
+        .with_funs(funs)
+        .with_global_vars(vars.iter().map(String::as_str))
+        .compile(modules)
+        .map_err(|e| ToolError::invalid_input(format!("jq error: {}", compile_errors(code, e))))
+}
+
 /// Run jq `code` on `input` with `$name` variables; at most `max` outputs.
 pub fn run_jq(code: &str, input: Val, args: BTreeMap<String, Val>, max: usize) -> Result<QueryResult, ToolError> {
     if code.len() > MAX_FILTER {
@@ -187,17 +208,11 @@ pub fn run_jq(code: &str, input: Val, args: BTreeMap<String, Val>, max: usize) -
         values.push(value);
     }
 
-    let defs = jaq_core::defs().chain(jaq_std::defs()).chain(jaq_json::defs());
-    let funs = jaq_core::funs().chain(jaq_std::funs()).chain(jaq_json::funs());
-    let arena = Arena::default();
-    let modules = Loader::new(defs)
-        .load(&arena, File { code, path: () })
-        .map_err(|e| ToolError::invalid_input(format!("jq syntax error: {}", load_errors(code, e))))?;
-    let filter = Compiler::default()
-        .with_funs(funs)
-        .with_global_vars(names.iter().map(String::as_str))
-        .compile(modules)
-        .map_err(|e| ToolError::invalid_input(format!("jq error: {}", compile_errors(code, e))))?;
+    // Only the library definitions the program needs: compiling all of
+    // them would take most of a call. Should that ever refuse a program,
+    // the whole library decides (and words the error).
+    let filter = compile_with(code, &names, prelude().for_program(code))
+        .or_else(|_| compile_with(code, &names, prelude().all().collect()))?;
 
     let ctx = Ctx::<data::JustLut<Val>>::new(&filter.lut, Vars::new(values));
     let mut outputs = Vec::new();
@@ -273,6 +288,69 @@ mod tests {
         println!("{}", jq(".a | foo(1) | $x", json!({})).unwrap_err());
         println!("{}", jq("{a: }", json!({})).unwrap_err());
         println!("{}", jq("\"abc", json!({})).unwrap_err());
+    }
+
+    /// A program compiled with only the library definitions it needs means
+    /// what it means with the whole library, and needs far fewer of them.
+    #[test]
+    fn the_needed_part_of_the_library_means_the_same() {
+        let programs = [
+            ".items[] | .name",
+            "map(.p) | add / length",
+            "[.items[] | select(.p > 10)] | sort_by(.p) | reverse | first",
+            "group_by(.p > 5) | map(length)",
+            "to_entries | from_entries | with_entries(.value |= tostring)",
+            "paths(type == \"number\") | tostring",
+            "[.. | numbers] | unique | join(\",\")",
+            "@base64 \"\\(.items[0].n)\" | @base64d",
+            "[limit(3; repeat(1))], [range(0; 10; 3)], ([1,2] | combinations | tostring)",
+            "[splits(\", *\"; null)] // \"none\"",
+            "\"a-b-c\" | test(\"b\") and (ascii_upcase | ltrimstr(\"A\") | length > 0)",
+            "def f(g): [.[]? | g]; f(.n?) | any",
+            "reduce .items[] as {p: $p} (0; . + $p)",
+            "foreach (1, 2, 3) as $x (0; . + $x; [$x, .])",
+            ".items | to_entries | map(\"\\(.key)=\\(.value.n)\") | @json",
+            "getpath([\"items\", 0]) | keys | inside([\"n\", \"p\", \"q\"])",
+            "[.items[].p] | min, max, (sort | .[1:]), (indices(20))",
+            "now | type, (\"2024-06-01T12:00:00Z\" | fromdate | todate)",
+            "type, (tojson | length), ([] | first? // 0)",
+            "try error(\"x\") catch ., (.items | has(0)), (.[0]? // \"none\")",
+            "[.items[] | .n] | @sh, @html, @uri, @text, @json",
+            "walk(if type == \"number\" then . + 1 else . end)",
+            "splits(\"a\")?, ltrimstr(1), (tojson | fromjson), ([1, [2]] | flatten)",
+            "[paths(scalars)] | map(map(tostring) | join(\".\"))",
+            "del(.items[0]) | .items |= map(.p *= 2) | .items[0].p += 1",
+        ];
+        let input = serde_json::json!({"items": [{"n": "a", "p": 5}, {"n": "b", "p": 20}]});
+        let run = |code: &str, defs: Vec<jaq_core::load::parse::Def<&'static str>>| -> String {
+            match compile_with(code, &[], defs) {
+                Err(e) => format!("error: {e}"),
+                Ok(filter) => {
+                    let ctx = Ctx::<data::JustLut<Val>>::new(&filter.lut, Vars::new([]));
+                    let outputs: Vec<String> = filter
+                        .id
+                        .run((ctx, val(input.clone())))
+                        .take(50)
+                        .map(|r| match r {
+                            Ok(v) => serde_json::to_string(&Json(v)).unwrap(),
+                            Err(e) => format!("{:?}", e.get_err().map(|e| e.to_string()).ok()),
+                        })
+                        .collect();
+                    outputs.join("\n")
+                }
+            }
+        };
+        let prelude = prelude();
+        let all = prelude.all().count();
+        for code in programs {
+            let needed = prelude.for_program(code);
+            assert!(needed.len() < all / 2, "{code}: {} of {all} definitions", needed.len());
+            let (pruned, whole) = (run(code, needed), run(code, prelude.all().collect()));
+            assert!(!whole.starts_with("error"), "{code}: {whole}");
+            assert_eq!(pruned, whole, "{code}");
+        }
+        // Not a plain program (a module directive): the whole library.
+        assert_eq!(prelude.for_program("include \"x\"; .").len(), all);
     }
 
     #[test]

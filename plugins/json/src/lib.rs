@@ -1,10 +1,12 @@
 //! Quiver built-in tool plugin: jq queries (with jaq) and formatting of JSON.
 
 mod jq;
+mod prelude;
 
 use quiver_sdk::prelude::*;
 
 pub use jq::{Json, Query, QueryResult, run_jq};
+pub use prelude::{Prelude, prelude};
 
 fn default_indent() -> u8 {
     2
@@ -83,6 +85,13 @@ mod json {
     pub fn format(input: Format) -> Result<Formatted, ToolError> {
         let indent = input.indent.min(8) as usize;
         format_json(&input.json, input.style, indent, input.sort_keys).map(|json| Formatted { json })
+    }
+
+    /// Parse jq's standard library once, when the host pre-initialises the plugin
+    /// (otherwise each call's fresh instance would parse it again).
+    #[init]
+    fn parse_prelude() {
+        prelude();
     }
 }
 

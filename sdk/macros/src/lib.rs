@@ -35,6 +35,8 @@ struct Options {
     kind: Kind,
     version: Option<String>,
     categories: Vec<String>,
+    /// The module's `#[init]` function, if it has one.
+    init: Option<syn::Ident>,
 }
 
 struct Action {
@@ -48,7 +50,7 @@ struct Action {
 }
 
 fn expand(args: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
-    let options = parse_options(args)?;
+    let mut options = parse_options(args)?;
     let mut module: ItemMod = syn::parse2(item)?;
     let Some((_, items)) = module.content.as_mut() else {
         return Err(syn::Error::new_spanned(&module, "#[plugin] needs an inline module: `mod name { ... }`"));
@@ -78,9 +80,13 @@ fn expand(args: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
 
     let mut actions = Vec::new();
     for item in items.iter_mut() {
-        if let Item::Fn(func) = item
-            && let Some(action) = take_action(func)?
-        {
+        let Item::Fn(func) = item else { continue };
+        if let Some(ident) = take_init(func)? {
+            if options.init.is_some() {
+                return Err(syn::Error::new_spanned(&func.sig, "a plugin has at most one #[init] function"));
+            }
+            options.init = Some(ident);
+        } else if let Some(action) = take_action(func)? {
             actions.push(action);
         }
     }
@@ -112,7 +118,7 @@ fn expand(args: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
 }
 
 fn parse_options(args: TokenStream2) -> syn::Result<Options> {
-    let mut options = Options { name: None, kind: Kind::Tool, version: None, categories: Vec::new() };
+    let mut options = Options { name: None, kind: Kind::Tool, version: None, categories: Vec::new(), init: None };
     let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args)?;
     for meta in metas {
         let Meta::NameValue(nv) = &meta else {
@@ -210,6 +216,29 @@ fn summary_of(docs: &str, span: Span, what: &str) -> syn::Result<String> {
         ));
     }
     Ok(summary)
+}
+
+/// If `func` is marked `#[init]`, strip the mark, let the glue call it and
+/// return its name. It must be a private `fn()` (a `pub fn` is an action).
+fn take_init(func: &mut ItemFn) -> syn::Result<Option<syn::Ident>> {
+    let Some(i) = func.attrs.iter().position(|a| a.path().is_ident("init")) else { return Ok(None) };
+    let attr = func.attrs.remove(i);
+    if !matches!(attr.meta, Meta::Path(_)) {
+        return Err(syn::Error::new_spanned(attr, "#[init] takes no arguments"));
+    }
+    let plain = func.sig.inputs.is_empty()
+        && matches!(func.sig.output, ReturnType::Default)
+        && func.sig.asyncness.is_none()
+        && func.sig.generics.params.is_empty();
+    if matches!(func.vis, syn::Visibility::Public(_)) || !plain {
+        return Err(syn::Error::new_spanned(
+            &func.sig,
+            "#[init] goes on a private `fn name()` with no arguments and no result (a `pub fn` is an action)",
+        ));
+    }
+    // Visible to the glue, a sibling module; still not an action.
+    func.vis = syn::parse_quote!(pub(super));
+    Ok(Some(func.sig.ident.clone()))
 }
 
 /// If `func` is an action (a `pub fn`), strip its `#[action]` attribute and describe it.
@@ -321,6 +350,28 @@ fn glue(
     stub: &[u8],
 ) -> TokenStream2 {
     let world = options.kind.world();
+    // With an #[init] function, the component also exports `wizer-initialize`,
+    // which the host runs once and snapshots (see the host's `preinit`); the
+    // world is the kind's world plus that export, declared inline.
+    let (world, inline, init_export) = match &options.init {
+        None => (world.to_owned(), None, None),
+        Some(init) => {
+            let version = quiver_contract::CONTRACT.split_once('@').map_or("", |(_, v)| v);
+            let inline = format!(
+                "package quiver:initialized;\nworld plugin {{\n    include {world}@{version};\n    export {}: func();\n}}\n",
+                quiver_contract::INIT_EXPORT
+            );
+            let export = quote! {
+                impl Guest for Component {
+                    fn wizer_initialize() {
+                        __rt::install_panic_hook();
+                        super::#mod_ident::#init();
+                    }
+                }
+            };
+            ("quiver:initialized/plugin".to_owned(), Some(quote!(inline: #inline,)), Some(export))
+        }
+    };
     let kind_variant = match options.kind {
         Kind::Tool => quote!(Tool),
         Kind::Connector => quote!(Connector),
@@ -390,6 +441,7 @@ fn glue(
 
             ::quiver_sdk::__rt::wit_bindgen::generate!({
                 path: #wit_dir,
+                #inline
                 world: #world,
                 runtime_path: "::quiver_sdk::__rt::wit_bindgen::rt",
                 with: { #with },
@@ -419,6 +471,8 @@ fn glue(
             }
 
             #database_export
+
+            #init_export
 
             export!(Component);
 
@@ -502,5 +556,63 @@ mod tests {
         // (It fails for want of an action, not for its name.)
         let named = named.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(!named.contains("plugin names use"), "{named}");
+    }
+
+    /// `#[init]` goes on one private `fn()`; anything else is refused with the rule.
+    #[test]
+    fn init_is_one_private_plain_function() {
+        let expand = |body: proc_macro2::TokenStream| {
+            super::expand(
+                quote!(),
+                quote!(
+                    /// Does things.
+                    mod things {
+                        /// Do a thing.
+                        pub fn act() -> u32 { 1 }
+                        #body
+                    }
+                ),
+            )
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+        };
+        assert_eq!(
+            expand(quote!(
+                #[init]
+                fn warm() {}
+            )),
+            ""
+        );
+        for wrong in [
+            quote!(
+                #[init]
+                pub fn warm() {}
+            ),
+            quote!(
+                #[init]
+                fn warm(n: u32) {}
+            ),
+            quote!(
+                #[init]
+                fn warm() -> u32 {
+                    1
+                }
+            ),
+            quote!(
+                #[init(now)]
+                fn warm() {}
+            ),
+        ] {
+            let error = expand(wrong);
+            assert!(error.contains("#[init]"), "{error}");
+        }
+        let twice = expand(quote!(
+            #[init]
+            fn a() {}
+            #[init]
+            fn b() {}
+        ));
+        assert!(twice.contains("at most one #[init]"), "{twice}");
     }
 }
