@@ -10,10 +10,12 @@
 //!
 //! It has no WebAssembly runtime dependency (the SDK's proc-macro uses it).
 
+mod manifest;
 pub mod openapi;
 mod rules;
 mod stub;
 
+pub use manifest::{ActionSection, MANIFEST_FORMAT, ManifestSection};
 pub use rules::{
     MAX_VERSION, action_name_problem, category_problem, one_line, plugin_name_problem, summary_of, summary_problem,
     version_problem,

@@ -34,7 +34,16 @@ fn main() {
     for component in &built {
         let file = format!("{}.wasm", component.package.strip_prefix("quiver-plugin-").unwrap_or(&component.package));
         let copy = out_dir.join(&file);
-        std::fs::copy(&component.wasm, &copy).expect("copy the built component");
+        let mut bytes = std::fs::read(&component.wasm).expect("read the built component");
+        if let Some(section) = manifest_section(&component.package) {
+            // Appended after every other section: nothing else changes.
+            let section = wasm_encoder::CustomSection {
+                name: quiver_contract::MANIFEST_SECTION.into(),
+                data: section.as_slice().into(),
+            };
+            wasm_encoder::ComponentSection::append_to_component(&section, &mut bytes);
+        }
+        std::fs::write(&copy, bytes).expect("write the bundled component");
         let entry = format!(
             "    Bundled {{ file_name: {file:?}, bytes: include_bytes!({:?}) }},\n",
             copy.display().to_string()
@@ -47,4 +56,25 @@ fn main() {
     writeln!(code, "/// The bundled database adapters (served behind configured databases only).").unwrap();
     writeln!(code, "pub static ADAPTERS: &[Bundled] = &[\n{adapter_list}];").unwrap();
     std::fs::write(out_dir.join("plugins.rs"), code).unwrap();
+}
+
+/// The JSON of the `quiver:manifest` section of `package`'s component, from
+/// the plugin crate built natively (what its `describe()` returns); `None`
+/// for a plugin the SDK's macro does not describe (the generic OpenAPI
+/// connector, whose manifest comes from the operator's document).
+fn manifest_section(package: &str) -> Option<Vec<u8>> {
+    Some(match package {
+        "quiver-plugin-calc" => quiver_plugin_calc::__quiver_manifest::section(),
+        "quiver-plugin-codec" => quiver_plugin_codec::__quiver_manifest::section(),
+        "quiver-plugin-datetime" => quiver_plugin_datetime::__quiver_manifest::section(),
+        "quiver-plugin-json" => quiver_plugin_json::__quiver_manifest::section(),
+        "quiver-plugin-sql" => quiver_plugin_sql::__quiver_manifest::section(),
+        "quiver-plugin-template" => quiver_plugin_template::__quiver_manifest::section(),
+        "quiver-plugin-text" => quiver_plugin_text::__quiver_manifest::section(),
+        "quiver-plugin-openapi" => return None,
+        other => panic!(
+            "{other} is not in manifest_section() of plugins/bundle/build.rs: add it there and to the \
+             [build-dependencies] of plugins/bundle/Cargo.toml"
+        ),
+    })
 }

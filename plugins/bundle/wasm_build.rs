@@ -63,42 +63,49 @@ pub fn build(root: &Path, packages: &[String]) -> Vec<Component> {
         .unwrap_or_else(|| root.join("target"))
         .join("quiver-components");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.arg("build")
-        .arg("--quiet")
-        .arg("--manifest-path")
-        .arg(root.join("Cargo.toml"))
-        .arg("--target")
-        .arg("wasm32-wasip2")
-        .arg("--profile")
-        .arg(PROFILE)
-        .arg("--target-dir")
-        .arg(&target_dir);
-    for p in packages {
-        cmd.arg("-p").arg(p);
-    }
-    // Settings of the outer build that must not leak into the guest build:
-    // host rustflags, clippy's wrapper, an explicit target.
-    for var in [
-        "CARGO_ENCODED_RUSTFLAGS",
-        "RUSTFLAGS",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "RUSTC_WRAPPER",
-        "CARGO_BUILD_TARGET",
-        "CARGO_TARGET_DIR",
-        "CARGO_PRIMARY_PACKAGE",
-    ] {
-        cmd.env_remove(var);
-    }
-    let output = cmd.output().expect("cannot run cargo to build the wasm components");
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let hint = if stderr.contains("wasm32-wasip2") && stderr.contains("std") {
-            "\n\nThe wasm32-wasip2 target is missing: run `rustup target add wasm32-wasip2`."
-        } else {
-            ""
-        };
-        panic!("building the wasm components failed:\n{stderr}{hint}");
+    // One `cargo rustc` per crate, as a `cdylib` only: a bundled plugin is
+    // also an `rlib` (so the bundle's build script can compute its manifest
+    // natively), and mixed crate types would lose the profile's LTO.
+    for package in packages {
+        let mut cmd = Command::new(&cargo);
+        cmd.arg("rustc")
+            .arg("--quiet")
+            .arg("--manifest-path")
+            .arg(root.join("Cargo.toml"))
+            .arg("--target")
+            .arg("wasm32-wasip2")
+            .arg("--profile")
+            .arg(PROFILE)
+            .arg("--target-dir")
+            .arg(&target_dir)
+            .arg("-p")
+            .arg(package)
+            .arg("--lib")
+            .arg("--crate-type")
+            .arg("cdylib");
+        // Settings of the outer build that must not leak into the guest build:
+        // host rustflags, clippy's wrapper, an explicit target.
+        for var in [
+            "CARGO_ENCODED_RUSTFLAGS",
+            "RUSTFLAGS",
+            "RUSTC_WORKSPACE_WRAPPER",
+            "RUSTC_WRAPPER",
+            "CARGO_BUILD_TARGET",
+            "CARGO_TARGET_DIR",
+            "CARGO_PRIMARY_PACKAGE",
+        ] {
+            cmd.env_remove(var);
+        }
+        let output = cmd.output().expect("cannot run cargo to build the wasm components");
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let hint = if stderr.contains("wasm32-wasip2") && stderr.contains("std") {
+                "\n\nThe wasm32-wasip2 target is missing: run `rustup target add wasm32-wasip2`."
+            } else {
+                ""
+            };
+            panic!("building the wasm component {package} failed:\n{stderr}{hint}");
+        }
     }
     packages
         .iter()

@@ -65,6 +65,42 @@ pub fn manifest(
     }
 }
 
+/// The JSON of the `quiver:manifest` section for `manifest`: what a plugin
+/// built natively computes, so that a build embedding its component can
+/// write the section the host serves before compiling it.
+pub fn manifest_section(manifest: Manifest) -> Vec<u8> {
+    use quiver_contract::{ActionSection, MANIFEST_FORMAT, ManifestSection};
+    let schema = |text: &str| serde_json::from_str(text).expect("the SDK writes schemas as JSON");
+    let section = ManifestSection {
+        format: MANIFEST_FORMAT,
+        name: manifest.name,
+        version: manifest.version,
+        kind: match manifest.kind {
+            Kind::Tool => quiver_contract::Kind::Tool,
+            Kind::Connector => quiver_contract::Kind::Connector,
+            Kind::Database => quiver_contract::Kind::Database,
+        },
+        description: manifest.description,
+        categories: manifest.categories,
+        actions: manifest
+            .actions
+            .into_iter()
+            .map(|a| ActionSection {
+                input_schema: schema(&a.input_schema),
+                output_schema: a.output_schema.as_deref().map(schema),
+                name: a.name,
+                description: a.description,
+                access: match a.access {
+                    Access::Read => quiver_contract::Access::Read,
+                    Access::Write => quiver_contract::Access::Write,
+                    Access::Admin => quiver_contract::Access::Admin,
+                },
+            })
+            .collect(),
+    };
+    serde_json::to_vec(&section).expect("a manifest always serializes")
+}
+
 /// Build one action entry of the manifest.
 pub fn action(
     name: &str,

@@ -149,3 +149,30 @@ async fn bad_input_to_bundled_tools_is_a_clear_error() {
         );
     }
 }
+
+/// Every bundled plugin carries its `quiver:manifest` section (written by
+/// the bundle's build from the plugin crate built natively): every schema
+/// is served before anything is compiled, and each plugin's first load
+/// finds its `describe()` saying the same (or it would refuse the plugin).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bundled_schemas_are_served_without_compiling() {
+    let t = TestHost::builder().bundled().build();
+    let session = t.host.session(None).unwrap();
+    let definitions = session.definitions().await;
+    let names: Vec<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
+    for tool in ["calc__evaluate", "json__query", "template__render", "datetime__convert", "text__slugify"] {
+        assert!(names.contains(&tool), "{tool} is not in {names:?}");
+    }
+    assert!(definitions.iter().all(|d| d.input_schema["type"] == "object"));
+    let stats = t.host.load_stats();
+    assert_eq!((stats.compiled(), stats.cache_hits()), (0, 0), "nothing compiled for the schemas");
+    let mut loaded = Vec::new();
+    t.host
+        .preload(|plugin, result| {
+            assert!(result.is_ok(), "{}: {:?}", plugin.name(), result);
+            assert!(plugin.declared_section().is_some(), "{} has no manifest section", plugin.name());
+            loaded.push(plugin.name().to_owned());
+        })
+        .await;
+    assert_eq!(loaded.len(), t.host.catalog().plugins().count(), "{loaded:?}");
+}

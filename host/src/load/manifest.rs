@@ -2,12 +2,14 @@
 
 use std::sync::{Arc, OnceLock};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::stub::Stub;
 use crate::contract::{self, Access, Kind, MANIFEST_SECTION, wit};
+// The section's shape is the contract's: the SDK computes it too.
 use crate::error::{Error, Result};
+use quiver_contract::{ActionSection as Declared, MANIFEST_FORMAT, ManifestSection as DeclaredManifest};
 
 /// A plugin's full description (Tier 2).
 #[derive(Debug, Clone, Serialize)]
@@ -294,36 +296,6 @@ impl Manifest {
             })
         }
     }
-}
-
-/// The format of the `quiver:manifest` section this host reads and writes.
-const MANIFEST_FORMAT: u32 = 1;
-
-/// A manifest as a section carries it (and as `describe()` returns it,
-/// schemas parsed): checked into a [`Manifest`].
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DeclaredManifest {
-    format: u32,
-    name: String,
-    version: String,
-    kind: Kind,
-    description: String,
-    #[serde(default)]
-    categories: Vec<String>,
-    actions: Vec<Declared>,
-}
-
-/// One action of a [`DeclaredManifest`].
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Declared {
-    name: String,
-    description: String,
-    input_schema: Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    output_schema: Option<Value>,
-    access: Access,
 }
 
 /// `schema` without its `pattern` and `patternProperties` keywords (where

@@ -424,6 +424,16 @@ fn glue(
         let f = callable(mod_ident, a, options.kind);
         quote!(#name => __rt::call(&input, #f),)
     });
+    let describe = quote! {
+        __rt::manifest(
+            #name,
+            #version,
+            __rt::Kind::#kind_variant,
+            #description,
+            &[#(#categories),*],
+            vec![#(#manifest_actions),*],
+        )
+    };
     let database_export = (options.kind == Kind::Database).then(|| database_export(mod_ident));
     let stub_len = stub.len();
     let stub_bytes = syn::LitByteStr::new(stub, Span::call_site());
@@ -451,14 +461,7 @@ fn glue(
 
             impl exports::quiver::plugin::plugin::Guest for Component {
                 fn describe() -> __rt::Manifest {
-                    __rt::manifest(
-                        #name,
-                        #version,
-                        __rt::Kind::#kind_variant,
-                        #description,
-                        &[#(#categories),*],
-                        vec![#(#manifest_actions),*],
-                    )
+                    #describe
                 }
 
                 fn invoke(action: String, input: String) -> Result<String, __rt::WitError> {
@@ -480,6 +483,23 @@ fn glue(
             #[used]
             #[unsafe(link_section = "quiver:stub")]
             static QUIVER_STUB: [u8; #stub_len] = *#stub_bytes;
+        }
+
+        /// Natively (where the component glue is compiled out): what the
+        /// component's `describe()` returns, as the JSON of its
+        /// `quiver:manifest` section, so a build that embeds the component
+        /// can write the section without running it (Quiver's bundled
+        /// plugins do; the host checks it against `describe()` at first load).
+        #[cfg(not(target_family = "wasm"))]
+        #[doc(hidden)]
+        #[allow(missing_docs, unused, clippy::all)]
+        pub mod __quiver_manifest {
+            use ::quiver_sdk::__rt;
+
+            /// The JSON of the `quiver:manifest` section.
+            pub fn section() -> Vec<u8> {
+                __rt::manifest_section(#describe)
+            }
         }
     }
 }
