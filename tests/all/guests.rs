@@ -111,13 +111,14 @@ async fn a_changed_python_plugin_is_hot_reloaded() {
 }
 
 /// The JavaScript example: schemas from its zod schemas, calls, the host's
-/// schema check, a typed error, an exception's message, the compile cache.
+/// schema check, a typed error, an exception's message, the compile cache,
+/// and a call stopped at its time limit (48 s of work without one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_javascript_plugin_is_described_called_and_contained() {
     let packager = TestHost::builder().cache_dir(guests::shared_cache()).build();
     let packaged = packager.host.package(guests::js_url()).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(packaged.changed);
-    let t = TestHost::builder().file("url.wasm", packaged.bytes).cache_dir(guests::shared_cache()).build();
+    let t = TestHost::builder().file("url.wasm", packaged.bytes.clone()).cache_dir(guests::shared_cache()).build();
     let actions: Vec<String> = t.host.catalog().get("url").unwrap().stub().action_names().map(str::to_owned).collect();
     assert_eq!(actions, ["parse", "build", "resolve", "decode"]);
     let build = t.host.session(None).unwrap().definition("url__build").await.unwrap();
@@ -142,4 +143,21 @@ async fn a_javascript_plugin_is_described_called_and_contained() {
     assert_eq!(t.host.call("url", "decode", r#"{"text": "caf%C3%A9"}"#).await.unwrap(), json!({"text": "café"}));
     // Packaging compiled it: the packaged file came from the cache.
     assert_eq!((t.host.load_stats().compiled(), t.host.load_stats().cache_hits()), (0, 1));
+
+    // A call past its time limit is stopped inside the JavaScript engine (the
+    // epoch deadline), and the plugin serves on: 40,000 parameters appended
+    // one at a time re-serialise the growing query on every append.
+    let limited = TestHost::builder()
+        .file("url.wasm", packaged.bytes)
+        .cache_dir(guests::shared_cache())
+        .config("[plugins.url]\ntimeout_ms = 300")
+        .build();
+    let query: serde_json::Map<String, serde_json::Value> = (0..40_000).map(|i| (format!("k{i}"), json!(i))).collect();
+    let started = std::time::Instant::now();
+    let error =
+        limited.host.call_json("url", "build", &json!({"base": "https://h/", "query": query})).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Timeout, "{error}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "stopped late: {:?}", started.elapsed());
+    let parts = limited.host.call("url", "parse", r#"{"url": "https://example.com/"}"#).await.unwrap();
+    assert_eq!(parts["host"], json!("example.com"));
 }
