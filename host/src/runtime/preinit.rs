@@ -59,10 +59,23 @@ impl Initializer for Preinit {
         let (engine, linkers, permits) = (self.engine.clone(), self.linkers.clone(), self.permits.clone());
         let plugin = plugin.to_owned();
         Box::pin(async move {
+            use futures_util::FutureExt as _;
             let started = Instant::now();
-            let snapshot = initialize(&engine, &linkers, &permits, &plugin, limits, &wasm)
+            // wasmtime-wizer asserts what it does not support (e.g. a component
+            // start function): that is this component's failure, not the host's.
+            let run = std::panic::AssertUnwindSafe(initialize(&engine, &linkers, &permits, &plugin, limits, &wasm))
+                .catch_unwind()
                 .await
-                .map_err(|reason| format!("its `{INIT_EXPORT}` export (pre-initialisation) failed: {reason}"))?;
+                .unwrap_or_else(|panic| {
+                    let message = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "no message".to_owned());
+                    Err(format!("wasmtime-wizer cannot rewrite it: {message}"))
+                });
+            let snapshot =
+                run.map_err(|reason| format!("its `{INIT_EXPORT}` export (pre-initialisation) failed: {reason}"))?;
             let elapsed_ms = started.elapsed().as_millis() as u64;
             tracing::info!(plugin, elapsed_ms, bytes = snapshot.len(), "plugin pre-initialised");
             Ok(snapshot)
