@@ -38,8 +38,10 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
 
     let packager = Host::builder().cache_dir(None).build().unwrap();
     let package = |path: &std::path::Path| runtime.block_on(packager.package(path)).unwrap().bytes;
+    let text = quiver_bundled::PLUGINS.iter().find(|p| p.file_name == "text.wasm").unwrap().bytes;
     let guests: Vec<(usize, Vec<u8>)> = vec![
-        (0, quiver_bundled::PLUGINS.iter().find(|p| p.file_name == "text.wasm").unwrap().bytes.to_vec()),
+        // As `cargo build` leaves it: the bundle's build appends the manifest section.
+        (0, without_manifest_section(text)),
         (1, package(quiver_tests::guests::python_stats())),
         (2, package(quiver_tests::guests::js_url())),
     ];
@@ -192,4 +194,23 @@ fn core_instances(bytes: &[u8]) -> usize {
             _ => 0,
         })
         .sum()
+}
+
+/// `component` without the `quiver:manifest` section the bundle's build
+/// script appended (its last section), as the guest build produced it.
+fn without_manifest_section(component: &[u8]) -> Vec<u8> {
+    let mut last = None;
+    for payload in wasmparser::Parser::new(0).parse_all(component) {
+        if let Ok(wasmparser::Payload::CustomSection(section)) = payload
+            && section.name() == quiver::contract::MANIFEST_SECTION
+            && section.range().end == component.len()
+        {
+            last = Some(section.range());
+        }
+    }
+    let range = last.expect("the bundled text plugin ends with its manifest section");
+    // The section's id (1 byte) and size (LEB128) come before its contents.
+    let mut size = Vec::new();
+    wasm_encoder::Encode::encode(&(range.len() as u32), &mut size);
+    component[..range.start - 1 - size.len()].to_vec()
 }
