@@ -83,7 +83,7 @@ pub(crate) type InitFuture = Pin<Box<dyn Future<Output = std::result::Result<Vec
 struct Job {
     engine: Engine,
     cache: ArtifactCache,
-    initializer: Option<Arc<dyn Initializer>>,
+    initializer: Arc<dyn Initializer>,
     bytes: Bytes,
     name: String,
     limits: Limits,
@@ -98,12 +98,11 @@ impl Job {
         if let Some(component) = blocking(move || Ok(cache.load(&engine, &bytes))).await? {
             return Ok((component, Source::CacheHit));
         }
-        let (code, source) = match &self.initializer {
-            Some(initializer) if initializer.wants(&self.bytes) => {
-                let code = initializer.initialize(&self.name, self.limits, self.bytes.clone()).await?;
-                (Bytes::from(code), Source::Initialized)
-            }
-            _ => (self.bytes.clone(), Source::Compiled),
+        let (code, source) = if self.initializer.wants(&self.bytes) {
+            let code = self.initializer.initialize(&self.name, self.limits, self.bytes.clone()).await?;
+            (Bytes::from(code), Source::Initialized)
+        } else {
+            (self.bytes.clone(), Source::Compiled)
         };
         let Job { engine, cache, bytes, .. } = self;
         let component = blocking(move || cache.compile(&engine, &bytes, &code).map_err(|e| format!("{e:#}"))).await?;
@@ -127,13 +126,12 @@ pub(crate) struct Compiler {
     in_flight: Arc<Mutex<HashMap<[u8; 32], watch::Receiver<Outcome>>>>,
     /// One permit per core: compiles beyond that wait.
     slots: Arc<tokio::sync::Semaphore>,
-    /// What pre-initialises components that ask for it (none: they are
-    /// compiled as they are, and initialise in every instance).
-    initializer: Option<Arc<dyn Initializer>>,
+    /// What pre-initialises components that ask for it.
+    initializer: Arc<dyn Initializer>,
 }
 
 impl Compiler {
-    pub(crate) fn new(engine: Engine, cache: ArtifactCache, initializer: Option<Arc<dyn Initializer>>) -> Compiler {
+    pub(crate) fn new(engine: Engine, cache: ArtifactCache, initializer: Arc<dyn Initializer>) -> Compiler {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Compiler {
             engine,

@@ -52,7 +52,7 @@ impl WasmRuntime {
         let permits = Arc::new(tokio::sync::Semaphore::new(settings.max_concurrency.max(1) as usize));
         let preinit = Arc::new(preinit::Preinit::new(engine.clone(), linkers.clone(), permits.clone()));
         Ok(WasmRuntime {
-            compiler: Compiler::new(engine.clone(), cache, Some(preinit.clone())),
+            compiler: Compiler::new(engine.clone(), cache, preinit.clone()),
             engine,
             linkers,
             preinit,
