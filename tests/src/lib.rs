@@ -377,12 +377,16 @@ pub mod bfcl {
     }
 
     /// Recall@k for k = 1, 3, 6, 10 and the mean reciprocal rank of `ranked`
-    /// (the top 10 names for a query).
+    /// (the names a ranking gives for a query, best first), counted over
+    /// distinct names: a catalog holds one tool per name, and the pool keeps
+    /// each wording BFCL gives a tool as its own record (159 of the 457
+    /// names have several), so a name ranked again is the same tool found
+    /// again, not another candidate.
     pub fn recall(queries: &[(String, String)], mut ranked: impl FnMut(&str) -> Vec<String>) -> ([f64; 4], f64) {
         let mut hits = [0usize; 4];
         let mut mrr = 0.0;
         for (query, expected) in queries {
-            if let Some(rank) = ranked(query).iter().position(|name| name == expected) {
+            if let Some(rank) = distinct(ranked(query)).iter().take(10).position(|name| name == expected) {
                 mrr += 1.0 / (rank + 1) as f64;
                 for (i, k) in [1, 3, 6, 10].into_iter().enumerate() {
                     hits[i] += usize::from(rank < k);
@@ -393,8 +397,19 @@ pub mod bfcl {
         (hits.map(|h| h as f64 / n), mrr / n)
     }
 
-    /// The top 10 names `index` ranks for `query` with `arm`.
+    /// `names` with every repeat of a name left out, in order.
+    fn distinct(names: Vec<String>) -> Vec<String> {
+        let mut seen = std::collections::HashSet::new();
+        names.into_iter().filter(|name| seen.insert(name.clone())).collect()
+    }
+
+    /// Records a ranking is asked for so that ten distinct names remain
+    /// (no name has more than 16 wordings in the pool).
+    pub const RANKED: usize = 160;
+
+    /// The first 10 distinct names `index` ranks for `query` with `arm`.
     pub fn top10(index: &SearchIndex, arm: Arm, query: &str) -> Vec<String> {
-        index.search_with(arm, query, 10, |_| true).into_iter().map(|(entry, _)| entry.name.clone()).collect()
+        let names = index.search_with(arm, query, RANKED, |_| true).into_iter().map(|(entry, _)| entry.name.clone());
+        distinct(names.collect()).into_iter().take(10).collect()
     }
 }
