@@ -14,6 +14,7 @@ mod manifest;
 pub mod openapi;
 mod rules;
 mod stub;
+pub mod text;
 
 pub use manifest::{ActionSection, MANIFEST_FORMAT, ManifestSection};
 pub use rules::{
@@ -21,6 +22,7 @@ pub use rules::{
     version_problem,
 };
 pub use stub::{Stub, StubAction};
+pub use text::{MAX_OUTSIDE_NAME, Shape, outside_name_problem, sanitize, sanitize_cut};
 
 use serde::{Deserialize, Serialize};
 

@@ -83,18 +83,22 @@ pub fn summary_of(description: &str) -> String {
 
 /// `text` cut to its first non-empty line of at most `max` characters,
 /// ending with `…` (at a word boundary where one is near) if it was cut;
-/// control characters (escape sequences, tabs) are left out.
+/// tabs become spaces, and other characters unsafe on one line (escape
+/// sequences) are escaped by
+/// the [sanitiser](crate::text::sanitize) first.
 pub fn one_line(text: &str, max: usize) -> String {
     let line = text.split(['\n', '\r']).map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-    let printable: String;
-    let line = if line.chars().any(char::is_control) {
-        printable = line.chars().filter(|c| !c.is_control()).collect();
-        printable.as_str()
+    // A tab in a summary is only spacing.
+    let spaced;
+    let line = if line.contains('\t') {
+        spaced = line.replace('\t', " ");
+        spaced.as_str()
     } else {
         line
     };
+    let line = crate::text::sanitize(line, crate::text::Shape::Line);
     if line.chars().count() <= max {
-        return line.to_owned();
+        return line.into_owned();
     }
     let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
     if let Some(space) = cut.rfind(' ').filter(|&i| i > max / 2) {
@@ -160,6 +164,6 @@ mod tests {
         let cut = one_line("word ".repeat(40).trim(), 30);
         assert!(cut.chars().count() <= 30 && cut.ends_with('…'), "{cut}");
         assert_eq!(one_line("\n\n  first real line  \nsecond", 80), "first real line");
-        assert_eq!(one_line("bell\u{7} and \u{1b}[2Jescape", 80), "bell and [2Jescape");
+        assert_eq!(one_line("bell\u{7} and \u{1b}[2Jescape", 80), "bell\\u{7} and \\u{1b}[2Jescape");
     }
 }

@@ -1,37 +1,30 @@
 //! Text from files and servers as Quiver echoes it (status, logs, errors,
-//! the CLI): cut to a small length and with control characters escaped,
-//! so that what a hostile file says about itself can neither flood an
-//! answer nor forge a log line nor drive a terminal.
+//! the CLI): cut to a small length and passed through the one sanitiser
+//! ([`crate::contract::sanitize`]), so that what a hostile file says about
+//! itself can neither flood an answer nor forge a log line nor drive a
+//! terminal.
+
+use crate::contract::{Shape, sanitize, sanitize_cut};
 
 /// Longest text of one status entry or log field about a file: what a
 /// hostile file says about itself is never echoed whole.
 const SHOWN_BYTES: usize = 512;
 
-/// `text` cut to [`SHOWN_BYTES`] at a character boundary, with a note.
+/// `text` on one line, cut to [`SHOWN_BYTES`] at a character boundary, with a note.
 pub(crate) fn shown(text: &str) -> String {
     shown_bytes(text, SHOWN_BYTES)
 }
 
-/// `text` cut to `max` bytes at a character boundary, with a note.
+/// `text` on one line, cut to `max` bytes at a character boundary, with a note.
 pub(crate) fn shown_bytes(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return printable(text);
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} more bytes)", printable(&text[..end]), text.len() - end)
+    sanitize_cut(text, Shape::Line, max)
 }
 
-/// `text` with its control characters written as escapes (`\n`, `\u{1b}`):
-/// a file name or a message can then neither forge a log line nor drive a
-/// terminal.
+/// `text` on one line, its unsafe characters written as escapes (`\n`,
+/// `\u{1b}`): a file name or a message can then neither forge a log line
+/// nor drive a terminal.
 pub fn printable(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_owned();
-    }
-    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+    sanitize(text, Shape::Line).into_owned()
 }
 
 #[cfg(test)]
@@ -44,6 +37,6 @@ mod tests {
         assert_eq!(printable("plain é"), "plain é");
         let long = format!("{}\n", "x".repeat(600));
         let cut = shown(&long);
-        assert!(cut.starts_with("xxx") && cut.ends_with("(89 more bytes)") && !cut.contains('\n'), "{cut}");
+        assert!(cut.starts_with("xxx") && cut.ends_with("(90 more bytes)") && !cut.contains('\n'), "{cut}");
     }
 }
