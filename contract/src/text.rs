@@ -86,14 +86,14 @@ pub fn outside_name_problem(name: &str) -> Option<String> {
             "the name is {chars} characters, over {MAX_OUTSIDE_NAME}: `{}`",
             sanitize_cut(name, Shape::Line, 64)
         ))
-    } else if let Some(c) = name.chars().find(|c| unsafe_char(*c, Shape::Line)) {
-        Some(format!(
-            "the name `{}` holds the control character U+{:04X}",
-            sanitize_cut(name, Shape::Line, 200),
-            c as u32
-        ))
     } else {
-        None
+        name.chars().find(|c| unsafe_char(*c, Shape::Line)).map(|c| {
+            format!(
+                "the name `{}` holds the control character U+{:04X}",
+                sanitize_cut(name, Shape::Line, 200),
+                c as u32
+            )
+        })
     }
 }
 

@@ -196,7 +196,7 @@ fn common_attempts(dir: &str) -> Vec<Attempt> {
         attempt("SELECT * FROM employee", "`*` would include columns of `employee`"),
         attempt("SELECT birth_date FROM employee", "column `birth_date`"),
         attempt("SELECT e.BIRTH_DATE FROM employee e", "column `BIRTH_DATE`"),
-        attempt("SELECT c.* FROM customer c", "`*` would include"),
+        attempt("SELECT c.* FROM customer c", "`c.*` would include columns of `customer`"),
         attempt("SELECT first_name FROM customer WHERE email LIKE '%@gmail.com'", "column `email`"),
         attempt("SELECT count(*) FROM customer ORDER BY email", "column `email`"),
         // System catalogs hold the unfiltered schema.
@@ -222,6 +222,8 @@ fn sqlite_attempts(dir: &str) -> Vec<Attempt> {
         attempt("SELECT readfile('/etc/passwd')", "readfile"),
         attempt(format!("SELECT writefile('{dir}/pwned', 'x')"), "writefile"),
         attempt("SELECT fts3_tokenizer('simple')", "fts3_tokenizer"),
+        attempt("SELECT sqlite_version()", "sqlite_version"),
+        attempt("SELECT * FROM pragma_function_list", "pragma_function_list"),
         attempt("VACUUM", "not a statement an agent may run"),
         attempt(format!("VACUUM INTO '{dir}/copy.db'"), "not a statement an agent may run"),
     ]
@@ -269,6 +271,26 @@ fn postgres_attempts(dir: &str) -> Vec<Attempt> {
         attempt("TRUNCATE genre", "needs `admin`"),
         attempt("LISTEN quiver", "not a statement an agent may run"),
         attempt("PREPARE p AS DELETE FROM genre", "not a statement an agent may run"),
+        // The second hostile trial (issue 28): whole rows of a table with
+        // hidden columns (H2), query text run by a function (H3), functions
+        // in FROM (H4), EXPLAIN options (I1), the catalog by cast or size (I5).
+        attempt("SELECT row_to_json(c.*) FROM customer c", "whole-row reference to `customer`"),
+        attempt("SELECT to_jsonb(customer.*) FROM customer", "whole-row"),
+        attempt("SELECT json_agg(c.*) FROM customer c", "whole-row"),
+        attempt("SELECT ROW(c.*)::text FROM customer c", "whole-row"),
+        attempt("SELECT c.row_to_json FROM customer c", "no column `row_to_json` in `c`"),
+        attempt("SELECT * FROM ts_stat('SELECT to_tsvector(api_key) FROM secrets')", "ts_stat"),
+        attempt("SELECT ts_stat('SELECT to_tsvector(email) FROM customer')", "ts_stat"),
+        attempt("SELECT * FROM genre JOIN LATERAL pg_advisory_lock(1) ON true", "pg_advisory_lock"),
+        attempt("SELECT * FROM genre g, LATERAL pg_terminate_backend(g.genre_id) t", "pg_terminate_backend"),
+        attempt("SELECT * FROM pg_advisory_lock(7)", "pg_advisory_lock"),
+        attempt("EXPLAIN (ANALYZE) SELECT 1", "explain analyze"),
+        attempt("EXPLAIN (FORMAT JSON, ANALYZE on) SELECT 1", "explain analyze"),
+        attempt("SELECT pg_relation_size('secrets')", "pg_relation_size"),
+        attempt("SELECT 'secrets'::regclass", "regclass"),
+        attempt("SELECT txid_current()", "txid_current"),
+        attempt("SELECT pg_export_snapshot()", "pg_export_snapshot"),
+        attempt("SELECT version()", "version"),
     ]
 }
 
@@ -296,13 +318,19 @@ async fn escape_attempts_are_refused_and_change_nothing(engine: Engine) {
         assert!(!message.contains("sk-live") && !message.contains("gold under"), "{message}");
     }
     assert_eq!(db.checksum(), before, "a refused statement changed the database");
+    if engine == Engine::Postgres {
+        let locks = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'";
+        assert_eq!(db.value(locks), "0", "a refused statement took an advisory lock");
+    }
     for file in ["other.db", "pwned", "copy.db", "genres.csv"] {
         assert!(!db.dir.path().join(file).exists(), "{file} was created");
     }
     assert!(!std::path::Path::new("/tmp/quiver-pwned").exists());
 
     // Behind the policy, the engine's own read-only mode: a function that
-    // writes is a query the parser cannot see through.
+    // writes is a query the parser cannot see through. The policy refuses
+    // it (it is not on the allow-list); an operator who allows it still has
+    // the read-only transaction behind.
     if engine == Engine::Postgres {
         db.server().script(
             "chinook",
@@ -311,6 +339,11 @@ async fn escape_attempts_are_refused_and_change_nothing(engine: Engine) {
         );
         let before = db.checksum();
         let (kind, message) = refused(&mut s, "SELECT add_genre('Sea Shanty')").await;
+        assert_eq!(kind, GuestErrorKind::Denied, "{message}");
+        assert!(message.contains("add_genre") && message.contains("allow-list"), "{message}");
+        let allowed = host(&db, "allow_functions = [\"add_genre\"]", "");
+        let mut a = allowed.host.session(None).unwrap();
+        let (kind, message) = refused(&mut a, "SELECT add_genre('Sea Shanty')").await;
         assert_eq!(kind, GuestErrorKind::Denied, "{message}");
         assert!(message.contains("read-only"), "{message}");
         assert_eq!(db.checksum(), before);

@@ -15,6 +15,7 @@ mod preinit;
 mod reload;
 mod retrieval;
 mod sandbox;
+mod sql_allow_list;
 mod upstream;
 
 /// Every fixture component has a test named after it in the module its

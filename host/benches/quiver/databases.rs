@@ -5,8 +5,9 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
+use quiver::contract::Access;
 use quiver::disclosure::tokens::Cost;
-use quiver::sandbox::sql::policy::{self, Dialect, Hidden};
+use quiver::sandbox::sql::policy::{self, Dialect, Functions, Hidden, Policy, Visible};
 use quiver_tests::TestHost;
 use quiver_tests::databases::{Engine, TestDatabase};
 use quiver_tests::postgres::PASSWORD;
@@ -197,12 +198,32 @@ fn validation(options: &Options, report: &mut String) {
     writeln!(report, "| statement | bytes | SQLite (µs) | PostgreSQL (µs) |").unwrap();
     writeln!(report, "|---|---:|---:|---:|").unwrap();
     let hidden = Hidden::parse(&["secrets".into(), "employee.birth_date".into(), "customer.email".into()]).unwrap();
+    // The visible schema: Chinook's tables and columns, as the host reads them.
+    let db = TestDatabase::sqlite();
+    let connection = rusqlite::Connection::open(db.file()).unwrap();
+    let mut tables = connection.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").unwrap();
+    let tables: Vec<(String, Vec<String>)> = tables
+        .query_map([], |row| row.get::<_, String>(0))
+        .unwrap()
+        .map(|name| {
+            let name = name.unwrap();
+            let mut columns = connection.prepare("SELECT name FROM pragma_table_info(?1)").unwrap();
+            let columns = columns.query_map([&name], |row| row.get(0)).unwrap().map(Result::unwrap).collect();
+            (name, columns)
+        })
+        .collect();
     let refused = "SELECT 1; DELETE FROM genre";
     for (label, sql) in STATEMENTS.iter().copied().chain([("refused: two statements", refused)]) {
         let time = |dialect: Dialect| {
+            let schema = if dialect == Dialect::Sqlite { "main" } else { "public" };
+            let named = tables.iter().map(|(t, cs)| (t.as_str(), cs.iter().map(String::as_str).collect()));
+            let visible = Visible::new(schema, named, &hidden);
+            let functions = Functions::new(dialect, Access::Read, &[]);
+            let policy =
+                Policy { dialect, access: Access::Read, hidden: &hidden, visible: &visible, functions: &functions };
             let runs = (0..options.reps(5000)).map(|_| {
                 let start = Instant::now();
-                let _ = std::hint::black_box(policy::check(dialect, quiver::contract::Access::Read, &hidden, sql));
+                let _ = std::hint::black_box(policy::check(&policy, sql));
                 start.elapsed()
             });
             Stats::new(runs.collect::<Vec<Duration>>()).median()

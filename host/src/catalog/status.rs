@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::mcp::ServerState;
 use super::shown::shown;
 use super::snapshot::Catalog;
+use crate::sandbox::sql::Privileges;
 
 /// What the host serves and what it refused.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -43,6 +44,11 @@ pub struct PluginStatus {
     pub reason: Option<String>,
     /// Whether it is compiled and checked (plugins load on first use).
     pub compiled: bool,
+    /// For a database: whether the role the host connects as can read what
+    /// the operator hid (the database's own privileges, the second layer
+    /// behind the SQL policy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub privileges: Option<Privileges>,
 }
 
 /// A file or section that is not served.
@@ -88,6 +94,7 @@ impl Catalog {
                         state: if stale.is_some() { "stale" } else { "serving" },
                         reason: stale.map(|s| shown(&format!("{}: {}", s.origin, s.error))),
                         compiled: p.is_loaded(),
+                        privileges: p.settings().grants.sql.database().map(|d| d.privileges()),
                     }
                 })
                 .collect(),

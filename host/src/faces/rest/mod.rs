@@ -277,8 +277,16 @@ async fn prompt(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
 
 async fn status(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
     let status = rest.host.status();
-    // The status changes without the tool list: its tag has the revision too.
-    let version = format!("{}.{}", status.version, status.revision);
+    // The status changes without the tool list, and parts of it (a
+    // database's privilege check) without a new snapshot: its tag is the
+    // revision and a digest of what it says.
+    let digest = {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        serde_json::to_vec(&status).unwrap_or_default().hash(&mut hasher);
+        hasher.finish()
+    };
+    let version = format!("{}.{}.{digest:016x}", status.version, status.revision);
     cached(&rest, version, &headers, Json(status))
 }
 

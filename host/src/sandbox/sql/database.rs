@@ -11,17 +11,22 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::engine::{Failure, Outcome, RawTable, Run};
-use super::policy::{self, Dialect};
+use super::engine::{Failure, Guard, Outcome, RawSchema, Run};
+use super::policy::{self, Dialect, Functions, Policy, Visible, Why};
 use super::settings::{DatabaseSettings, Location};
+use super::snapshot::{Privileges, Snapshot};
 use super::{postgres, sqlite};
 use crate::contract::Access;
-use crate::contract::database::quiver::plugin::sql::{ColumnInfo, TableInfo, Value};
+use crate::contract::database::quiver::plugin::sql::{TableInfo, Value};
 use crate::contract::wit;
 use crate::error::Result;
 
 /// How long the schema is trusted before it is read again.
 const SCHEMA_TTL: Duration = Duration::from_secs(60);
+
+/// A statement naming a table or column the schema does not have reads the
+/// schema again first, if it was read at least this long ago.
+const REREAD_AFTER: Duration = Duration::from_secs(1);
 
 /// Table names shown per database in Tier 1.
 pub const SHOWN_TABLES: usize = 10;
@@ -34,9 +39,11 @@ enum Engine {
 /// The schema last read, with when.
 #[derive(Default)]
 struct Schema {
-    tables: Option<(Instant, Arc<Vec<TableInfo>>)>,
+    snapshot: Option<Snapshot>,
     /// Why the last reading failed, if it did.
     error: Option<String>,
+    /// Whether the connection's role can read what is hidden (PostgreSQL).
+    privileges: Privileges,
 }
 
 /// One configured database.
@@ -44,6 +51,8 @@ pub struct Database {
     settings: DatabaseSettings,
     engine: Engine,
     schema: Mutex<Schema>,
+    /// What statements may call, per access level (read, write, admin).
+    functions: [Arc<Functions>; 3],
 }
 
 impl std::fmt::Debug for Database {
@@ -72,7 +81,11 @@ impl Database {
             }
             Location::Postgres(url) => Engine::Postgres(postgres::Postgres::new(&settings, url)?),
         };
-        Ok(Arc::new(Database { settings, engine, schema: Mutex::default() }))
+        let dialect = settings.location.dialect();
+        let functions = Access::ALL.map(|access| Arc::new(Functions::new(dialect, access, &settings.allow_functions)));
+        let privileges = if dialect == Dialect::Sqlite { Privileges::NotApplicable } else { Privileges::NotCheckedYet };
+        let schema = Mutex::new(Schema { privileges, ..Schema::default() });
+        Ok(Arc::new(Database { settings, engine, schema, functions }))
     }
 
     /// Its settings.
@@ -90,6 +103,43 @@ impl Database {
         self.settings.location.dialect()
     }
 
+    /// Whether the role the host connects as can read what the operator
+    /// hid (PostgreSQL; checked with the first reading of the schema).
+    pub fn privileges(&self) -> Privileges {
+        self.lock().privileges.clone()
+    }
+
+    fn functions(&self, access: Access) -> Arc<Functions> {
+        self.functions[Access::ALL.iter().position(|a| *a == access).unwrap_or(0)].clone()
+    }
+
+    /// Check `statement` for a caller with `access` against the schema;
+    /// a name the schema does not know reads the schema again (once, if it
+    /// was read a while ago) before it is refused.
+    async fn check(
+        &self,
+        access: Access,
+        statement: &str,
+    ) -> std::result::Result<(policy::Effect, Arc<Visible>), wit::Error> {
+        let functions = self.functions(access);
+        let hidden = &self.settings.hidden;
+        let mut snapshot = self.snapshot(false).await?;
+        loop {
+            let policy =
+                Policy { dialect: self.dialect(), access, hidden, visible: &snapshot.visible, functions: &functions };
+            match policy::check(&policy, statement) {
+                Ok(effect) => return Ok((effect, snapshot.visible.clone())),
+                Err(refusal) if refusal.why == Why::Unknown && snapshot.at.elapsed() >= REREAD_AFTER => {
+                    snapshot = self.snapshot(true).await?;
+                }
+                Err(refusal) if refusal.why == Why::Malformed => {
+                    return Err(wit::Error::InvalidInput(refusal.to_string()));
+                }
+                Err(refusal) => return Err(wit::Error::Denied(refusal.to_string())),
+            }
+        }
+    }
+
     /// Run `statement` with `params` for a caller whose access here is at
     /// most `ceiling`, by `deadline`: through the policy, then the backend.
     pub(crate) async fn run(
@@ -101,13 +151,7 @@ impl Database {
         rows: bool,
     ) -> std::result::Result<Outcome, wit::Error> {
         let access = self.settings.access.min(ceiling);
-        let effect = policy::check(self.dialect(), access, &self.settings.hidden, statement).map_err(|refusal| {
-            if refusal.malformed {
-                wit::Error::InvalidInput(refusal.to_string())
-            } else {
-                wit::Error::Denied(refusal.to_string())
-            }
-        })?;
+        let (effect, visible) = self.check(access, statement).await?;
         let timeout = Instant::now() + self.settings.statement_timeout;
         // Which limit ends the statement: its own timeout, or the call's.
         let call_bound = deadline < timeout;
@@ -123,11 +167,16 @@ impl Database {
             call_bound,
             row_limit: self.settings.row_limit,
             max_bytes: self.settings.max_result_bytes,
+            guard: Guard { visible, functions: self.functions(access) },
         };
         let outcome = match &self.engine {
             Engine::Sqlite(engine) => engine.run(statement, params, run).await,
             Engine::Postgres(engine) => engine.run(statement, params, run).await,
         };
+        if outcome.is_ok() && effect == policy::Effect::Admin {
+            // The schema changed: read it again before the next statement.
+            self.expire();
+        }
         outcome.map_err(|failure| match failure {
             Failure::Timeout(left) if call_bound => wit::Error::Unavailable(format!(
                 "{}: the call's time ran out after {} ms, and the statement was cancelled; narrow it (filter, \
@@ -160,10 +209,17 @@ impl Database {
     /// descriptions (else the database's comments) filled in. Read again
     /// once [`SCHEMA_TTL`] has passed.
     pub async fn tables(&self) -> std::result::Result<Arc<Vec<TableInfo>>, wit::Error> {
-        if let Some((at, tables)) = &self.lock().tables
-            && at.elapsed() < SCHEMA_TTL
+        Ok(self.snapshot(false).await?.tables)
+    }
+
+    /// The schema as last read, or read now if it is older than
+    /// [`SCHEMA_TTL`] (or `fresh` is asked for).
+    async fn snapshot(&self, fresh: bool) -> std::result::Result<Snapshot, wit::Error> {
+        if let Some(snapshot) = &self.lock().snapshot
+            && !fresh
+            && snapshot.at.elapsed() < SCHEMA_TTL
         {
-            return Ok(tables.clone());
+            return Ok(snapshot.clone());
         }
         let raw = match &self.engine {
             Engine::Sqlite(engine) => engine.introspect().await,
@@ -184,16 +240,27 @@ impl Database {
         }
     }
 
-    fn remember(
-        &self,
-        raw: std::result::Result<Vec<RawTable>, Failure>,
-    ) -> std::result::Result<Arc<Vec<TableInfo>>, Failure> {
+    fn remember(&self, raw: std::result::Result<RawSchema, Failure>) -> std::result::Result<Snapshot, Failure> {
         let mut schema = self.lock();
         match raw {
             Ok(raw) => {
-                let tables = Arc::new(self.expose(raw));
-                *schema = Schema { tables: Some((Instant::now(), tables.clone())), error: None };
-                Ok(tables)
+                if let Some(readable) = &raw.readable_hidden
+                    && schema.privileges == Privileges::NotCheckedYet
+                {
+                    schema.privileges = Privileges::checked(readable);
+                    if !readable.is_empty() {
+                        tracing::warn!(
+                            database = %self.settings.name,
+                            readable = %readable.join(", "),
+                            "the role Quiver connects as can read what the configuration hides; only the policy \
+                             keeps it hidden: grant that role column privileges (README, Databases)"
+                        );
+                    }
+                }
+                let snapshot = Snapshot::new(&self.settings, raw);
+                *schema =
+                    Schema { snapshot: Some(snapshot.clone()), error: None, privileges: schema.privileges.clone() };
+                Ok(snapshot)
             }
             Err(failure) => {
                 schema.error = Some(format!("{:?}", failure));
@@ -202,11 +269,18 @@ impl Database {
         }
     }
 
+    /// Have the next statement read the schema again.
+    fn expire(&self) {
+        if let Some(snapshot) = &mut self.lock().snapshot {
+            snapshot.at = Instant::now().checked_sub(SCHEMA_TTL).unwrap_or(snapshot.at);
+        }
+    }
+
     /// What Tier 1 shows of the tables, from what was last read.
     pub fn table_list(&self) -> TableList {
         let schema = self.lock();
-        match (&schema.tables, &schema.error) {
-            (Some((_, tables)), _) => TableList::Known(tables.iter().map(|t| t.name.clone()).collect()),
+        match (&schema.snapshot, &schema.error) {
+            (Some(snapshot), _) => TableList::Known(snapshot.tables.iter().map(|t| t.name.clone()).collect()),
             (None, Some(error)) => TableList::Failed(error.clone()),
             (None, None) => TableList::Unknown,
         }
@@ -214,41 +288,5 @@ impl Database {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Schema> {
         self.schema.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Apply what is hidden and what the operator wrote.
-    fn expose(&self, raw: Vec<RawTable>) -> Vec<TableInfo> {
-        let settings = &self.settings;
-        let hidden = &settings.hidden;
-        let mut tables: Vec<TableInfo> = raw
-            .into_iter()
-            .filter(|t| !hidden.table(&t.name))
-            .map(|t| {
-                let columns: Vec<ColumnInfo> = t
-                    .columns
-                    .into_iter()
-                    .filter(|c| !hidden.column(&t.name, &c.name))
-                    .map(|c| ColumnInfo {
-                        description: settings.column_note(&t.name, &c.name).map(str::to_owned).unwrap_or(c.comment),
-                        references: c.references.filter(|r| {
-                            let (table, column) = r.split_once('.').unwrap_or((r, ""));
-                            !hidden.table(table) && !hidden.column(table, column)
-                        }),
-                        name: c.name,
-                        data_type: c.data_type,
-                        nullable: c.nullable,
-                    })
-                    .collect();
-                TableInfo {
-                    description: settings.table_note(&t.name).map(str::to_owned).unwrap_or(t.comment),
-                    primary_key: t.primary_key.into_iter().filter(|k| columns.iter().any(|c| &c.name == k)).collect(),
-                    columns,
-                    row_estimate: t.row_estimate,
-                    name: t.name,
-                }
-            })
-            .collect();
-        tables.sort_by(|a, b| a.name.cmp(&b.name));
-        tables
     }
 }

@@ -7,9 +7,10 @@
 //! [`sqlite`]: super::sqlite
 //! [`postgres`]: super::postgres
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::policy::Effect;
+use super::policy::{Effect, Functions, Visible};
 use crate::contract::database::quiver::plugin::sql::{Rows, Value};
 
 /// What a backend ran: rows, or a count of rows changed.
@@ -19,8 +20,18 @@ pub(crate) enum Outcome {
     Changed(u64),
 }
 
+/// What an engine that can check a statement itself (SQLite's authorizer)
+/// checks it against: the policy's own lists, so it is refused twice.
+#[derive(Debug, Clone)]
+pub(crate) struct Guard {
+    /// The schema as last read, less what is hidden.
+    pub(crate) visible: Arc<Visible>,
+    /// The functions this statement may call.
+    pub(crate) functions: Arc<Functions>,
+}
+
 /// How one statement may run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Run {
     /// What the policy found it does.
     pub(crate) effect: Effect,
@@ -36,6 +47,8 @@ pub(crate) struct Run {
     pub(crate) row_limit: u32,
     /// Bytes of values read at most.
     pub(crate) max_bytes: usize,
+    /// What the engine checks the statement against itself.
+    pub(crate) guard: Guard,
 }
 
 /// The rows of one result, read against the row and byte caps.
@@ -107,6 +120,18 @@ pub(crate) enum Failure {
     Timeout(Duration),
     /// The database cannot be reached, or the connection was lost.
     Unavailable(String),
+}
+
+/// The schema as the engine reports it: its name and tables.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawSchema {
+    /// The schema's name (`main`; PostgreSQL's `current_schema()`).
+    pub(crate) name: String,
+    pub(crate) tables: Vec<RawTable>,
+    /// What the operator hid that the connection's role can read anyway
+    /// (`table` or `table.column`), where the engine has privileges to ask
+    /// (PostgreSQL); `None` where it has none (SQLite).
+    pub(crate) readable_hidden: Option<Vec<String>>,
 }
 
 /// A table as the engine reports it, before hiding and descriptions.

@@ -16,6 +16,7 @@ mod engine;
 pub mod policy;
 mod postgres;
 pub mod settings;
+mod snapshot;
 mod sqlite;
 mod tls;
 
@@ -26,6 +27,7 @@ use wasmtime::component::{HasSelf, Linker};
 
 pub use database::{Database, SHOWN_TABLES, TableList};
 pub use settings::{DatabaseSettings, RawDatabase};
+pub use snapshot::Privileges;
 pub use sqlite::materialize;
 
 use crate::contract::Access;

@@ -18,8 +18,8 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::engine::{Collector, Failure, Outcome, RawColumn, RawTable, Run};
-use super::policy::Effect;
+use super::engine::{Collector, Failure, Outcome, RawColumn, RawSchema, RawTable, Run};
+use super::policy::{Effect, Hidden};
 use super::settings::DatabaseSettings;
 use crate::contract::database::quiver::plugin::sql::Value;
 use crate::error::{Error, Result};
@@ -34,6 +34,9 @@ pub(crate) struct Postgres {
     pool: Pool,
     /// For cancel requests, which open a connection of their own.
     tls: MakeRustlsConnect,
+    /// What the operator hid: the first reading of the schema asks whether
+    /// the role can read it anyway.
+    hidden: Hidden,
 }
 
 impl Postgres {
@@ -52,17 +55,20 @@ impl Postgres {
             .connect_timeout(CONNECT_TIMEOUT)
             .application_name("quiver")
             .options(format!("-c statement_timeout={}", timeout.as_millis()));
-        // `Fast`: a pooled connection is reused unless its socket closed; a
-        // connection that breaks mid-call is never returned to the pool.
+        // `Clean`: before a pooled connection is used again, whatever a
+        // statement left in the session is reset (`CLOSE ALL`, `RESET ALL`,
+        // `UNLISTEN *`, advisory locks released, temporary tables and
+        // sequence state discarded); a connection that breaks mid-call is
+        // never returned to the pool.
         let tls = super::tls::connector(&section, settings.ca_file.as_deref())?;
         let manager =
-            Manager::from_config(config, tls.clone(), ManagerConfig { recycling_method: RecyclingMethod::Fast });
+            Manager::from_config(config, tls.clone(), ManagerConfig { recycling_method: RecyclingMethod::Clean });
         let pool = Pool::builder(manager)
             .max_size(POOL)
             .runtime(Runtime::Tokio1)
             .build()
             .map_err(|e| Error::config(section, format!("cannot make the connection pool: {e}")))?;
-        Ok(Postgres { pool, tls })
+        Ok(Postgres { pool, tls, hidden: settings.hidden.clone() })
     }
 
     async fn client(&self, deadline: Instant) -> std::result::Result<deadpool_postgres::Object, Failure> {
@@ -79,6 +85,7 @@ impl Postgres {
         let client = self.client(run.deadline).await?;
         let limit = run.deadline.saturating_duration_since(Instant::now());
         let mut settled = true;
+        let effect = run.effect;
         let work = statement(&client, sql, params, run, limit, &mut settled);
         let result = tokio::time::timeout(limit + Duration::from_millis(100), work).await;
         match result {
@@ -86,7 +93,7 @@ impl Postgres {
                 // Reads, failures and writes whose COMMIT did not run end
                 // rolled back. The ROLLBACK is sent, not awaited: the
                 // connection's next statement queues behind it.
-                if result.is_err() || run.effect == Effect::Read {
+                if result.is_err() || effect == Effect::Read {
                     let _ = client.batch_execute("ROLLBACK").now_or_never();
                 }
                 result
@@ -115,19 +122,22 @@ impl Postgres {
 
     /// Tables and views of the current schema, with columns, keys,
     /// comments and the planner's row estimates.
-    pub(crate) async fn introspect(&self) -> std::result::Result<Vec<RawTable>, Failure> {
+    pub(crate) async fn introspect(&self) -> std::result::Result<RawSchema, Failure> {
         let client = self.client(Instant::now() + CONNECT_TIMEOUT).await?;
-        schema(&client).await.map_err(|e| failure(&e, CONNECT_TIMEOUT))
+        let mut schema = schema(&client).await.map_err(|e| failure(&e, CONNECT_TIMEOUT))?;
+        schema.readable_hidden =
+            Some(readable_hidden(&client, &self.hidden).await.map_err(|e| failure(&e, CONNECT_TIMEOUT))?);
+        Ok(schema)
     }
 
     /// [`introspect`](Self::introspect) from a thread that is not a runtime's
     /// worker, waiting at most `limit`.
-    pub(crate) fn introspect_blocking(&self, limit: Duration) -> std::result::Result<Vec<RawTable>, Failure> {
-        let (pool, tls) = (self.pool.clone(), self.tls.clone());
+    pub(crate) fn introspect_blocking(&self, limit: Duration) -> std::result::Result<RawSchema, Failure> {
+        let (pool, tls, hidden) = (self.pool.clone(), self.tls.clone(), self.hidden.clone());
         let reader = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
             let runtime = runtime.map_err(|e| Failure::Unavailable(format!("cannot start a runtime: {e}")))?;
-            let this = Postgres { pool, tls };
+            let this = Postgres { pool, tls, hidden };
             let result = runtime.block_on(async { tokio::time::timeout(limit, this.introspect()).await });
             // Connections made on this runtime die with it: do not pool them.
             this.pool.retain(|_, _| false);
@@ -282,6 +292,8 @@ struct Cell(Value);
 impl<'a> FromSql<'a> for Cell {
     fn from_sql(ty: &Type, raw: &'a [u8]) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
         let value = match *ty {
+            // A function that returns nothing (`void`): no value.
+            Type::VOID => Value::Null,
             Type::BOOL => Value::Integer(i64::from(bool::from_sql(ty, raw)?)),
             Type::INT2 => Value::Integer(i16::from_sql(ty, raw)?.into()),
             Type::INT4 => Value::Integer(i32::from_sql(ty, raw)?.into()),
@@ -374,7 +386,8 @@ fn numeric(raw: &[u8]) -> std::result::Result<Value, Box<dyn std::error::Error +
     })
 }
 
-async fn schema(client: &tokio_postgres::Client) -> std::result::Result<Vec<RawTable>, tokio_postgres::Error> {
+async fn schema(client: &tokio_postgres::Client) -> std::result::Result<RawSchema, tokio_postgres::Error> {
+    let name: Option<String> = client.query_one("SELECT current_schema()::text", &[]).await?.get(0);
     let tables = client
         .query(
             "SELECT c.relname::text, coalesce(obj_description(c.oid, 'pg_class'), ''), \
@@ -439,7 +452,44 @@ async fn schema(client: &tokio_postgres::Client) -> std::result::Result<Vec<RawT
             row_estimate: row_estimate.and_then(|n| u64::try_from(n).ok()),
         });
     }
-    Ok(out)
+    Ok(RawSchema { name: name.unwrap_or_default(), tables: out, readable_hidden: None })
+}
+
+/// What of `hidden` the connection's role may read anyway: hidden tables
+/// it has `SELECT` on, hidden columns it may select (by a table grant or a
+/// column grant), in the current schema. Names compare in lower case, as
+/// the policy's do.
+async fn readable_hidden(
+    client: &tokio_postgres::Client,
+    hidden: &Hidden,
+) -> std::result::Result<Vec<String>, tokio_postgres::Error> {
+    let (tables, columns) = hidden.entries();
+    let (mut names, mut fields): (Vec<String>, Vec<Option<String>>) = (Vec::new(), Vec::new());
+    for table in tables {
+        names.push(table.to_owned());
+        fields.push(None);
+    }
+    for (table, column) in columns {
+        names.push(table.to_owned());
+        fields.push(Some(column.to_owned()));
+    }
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = client
+        .query(
+            "SELECT h.t || coalesce('.' || h.c, '') \
+             FROM unnest($1::text[], $2::text[]) AS h(t, c) \
+             JOIN pg_class r ON lower(r.relname) = h.t AND r.relnamespace = current_schema()::regnamespace \
+             LEFT JOIN pg_attribute a ON a.attrelid = r.oid AND lower(a.attname) = h.c AND a.attnum > 0 \
+                                        AND NOT a.attisdropped \
+             WHERE (h.c IS NULL AND has_table_privilege(r.oid, 'SELECT')) \
+                OR (h.c IS NOT NULL AND a.attnum IS NOT NULL AND has_column_privilege(r.oid, a.attnum, 'SELECT')) \
+             ORDER BY 1",
+            &[&names, &fields],
+        )
+        .await?;
+    Ok(rows.iter().map(|row| row.get(0)).collect())
 }
 
 #[cfg(test)]

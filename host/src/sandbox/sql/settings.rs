@@ -55,6 +55,10 @@ pub struct RawDatabase {
     /// The database adapter plugin that serves it (default: the bundled
     /// generic adapter).
     pub adapter: Option<String>,
+    /// Functions of the operator's own (or built-in ones off the policy's
+    /// allow-list) that statements on this database may call, by name.
+    #[serde(default)]
+    pub allow_functions: Vec<String>,
 }
 
 /// What the operator says of one table.
@@ -114,6 +118,8 @@ pub struct DatabaseSettings {
     pub notes: BTreeMap<String, RawTableNotes>,
     /// The adapter plugin that serves it; `None`: the bundled generic one.
     pub adapter: Option<String>,
+    /// Functions the operator allows besides the policy's list.
+    pub allow_functions: Vec<String>,
 }
 
 impl DatabaseSettings {
@@ -168,6 +174,17 @@ impl DatabaseSettings {
             return Err(fail("max_result_kb must be at least 1".into()));
         }
         let hidden = Hidden::parse(&raw.hidden).map_err(fail)?;
+        for name in &raw.allow_functions {
+            let plain = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+                && name.len() <= 63;
+            if !plain {
+                return Err(fail(format!(
+                    "allow_functions: `{}` is not a function name (letters, digits, `_`, `$`; no schema)",
+                    crate::contract::sanitize_cut(name, crate::contract::Shape::Line, 64)
+                )));
+            }
+        }
         Ok(DatabaseSettings {
             name: name.to_owned(),
             location,
@@ -181,6 +198,7 @@ impl DatabaseSettings {
             hidden,
             notes: raw.tables.iter().map(|(table, notes)| (table.to_lowercase(), notes.clone())).collect(),
             adapter: raw.adapter.clone(),
+            allow_functions: raw.allow_functions.clone(),
         })
     }
 
@@ -227,5 +245,9 @@ mod tests {
         let error = resolve("url = \"sqlite:x.db\"\npassword_env = \"QUIVER_TEST_UNSET_DB_PASSWORD\"").unwrap_err();
         assert!(error.to_string().contains("QUIVER_TEST_UNSET_DB_PASSWORD"), "{error}");
         assert!(toml::from_str::<RawDatabase>("url = \"sqlite:x\"\npassword = \"inline\"").is_err());
+        let error = resolve("url = \"sqlite:x.db\"\nallow_functions = [\"pg_catalog.f; DROP\"]").unwrap_err();
+        assert!(error.to_string().contains("allow_functions"), "{error}");
+        let db = resolve("url = \"sqlite:x.db\"\nallow_functions = [\"my_score\"]").unwrap();
+        assert_eq!(db.allow_functions, ["my_score"]);
     }
 }

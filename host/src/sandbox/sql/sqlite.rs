@@ -1,11 +1,12 @@
 //! The SQLite backend (rusqlite, with SQLite bundled).
 //!
 //! Read access opens the file read-only (`SQLITE_OPEN_READ_ONLY`) and sets
-//! `PRAGMA query_only`, so the engine itself refuses writes. Every
-//! connection that runs an agent's statement carries an authorizer (SQLite
-//! asks it about every table and column a statement reads, every function
-//! it calls): hidden tables and columns, system tables, `PRAGMA`, `ATTACH`
-//! and the denied functions are refused by the engine too, whatever the
+//! `PRAGMA query_only`, so the engine itself refuses writes. Every agent's
+//! statement runs under an authorizer (SQLite asks it about every table and
+//! column a statement reads, every function it calls) made from the
+//! policy's own lists: it reads only visible tables and columns (and the
+//! allowed table-valued functions), calls only allowed functions, and
+//! never runs `PRAGMA`, `ATTACH` or transaction control, whatever the
 //! parser let through. A progress handler interrupts a statement past its
 //! deadline. Connections are pooled per mode; each statement runs on a
 //! blocking thread.
@@ -19,8 +20,8 @@ use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
-use super::engine::{Collector, Failure, Outcome, RawColumn, RawTable, Run};
-use super::policy::Hidden;
+use super::engine::{Collector, Failure, Guard, Outcome, RawColumn, RawSchema, RawTable, Run};
+use super::policy::{Effect, Hidden};
 use crate::contract::database::quiver::plugin::sql::Value;
 
 /// Connections kept per mode.
@@ -44,14 +45,10 @@ impl Sqlite {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let unavailable =
             |e: rusqlite::Error| Failure::Unavailable(format!("cannot open {}: {e}", self.path.display()));
-        let mut connection = Connection::open_with_flags(&self.path, flags).map_err(unavailable)?;
+        let connection = Connection::open_with_flags(&self.path, flags).map_err(unavailable)?;
         if !writable {
             connection.pragma_update(None, "query_only", true).map_err(unavailable)?;
         }
-        let hidden = self.hidden.clone();
-        connection
-            .authorizer(Some(move |context: AuthContext<'_>| authorize(&hidden, writable, &context)))
-            .map_err(unavailable)?;
         Ok(connection)
     }
 
@@ -103,8 +100,17 @@ impl Sqlite {
         // No string or blob may grow past the result cap, not even in the
         // middle of a statement (`zeroblob(1e9)`).
         let _ = connection.set_limit(Limit::SQLITE_LIMIT_LENGTH, i32::try_from(run.max_bytes).unwrap_or(i32::MAX));
+        // The engine's own check of this statement, from the policy's lists.
+        let (hidden, guard, effect) = (self.hidden.clone(), run.guard.clone(), run.effect);
+        let writable = run.writable;
+        if let Err(e) = connection
+            .authorizer(Some(move |context: AuthContext<'_>| authorize(&hidden, &guard, writable, effect, &context)))
+        {
+            return Err(Failure::Unavailable(format!("cannot set the authorizer: {e}")));
+        }
+        let max_bytes = run.max_bytes;
         let outcome =
-            execute(&connection, statement, params, run).unwrap_or_else(|e| Err(failure(e, limit, run.max_bytes)));
+            execute(&connection, statement, params, &run).unwrap_or_else(|e| Err(failure(e, limit, max_bytes)));
         let _ = connection.progress_handler(0, None::<fn() -> bool>);
         // A connection that failed mid-statement is not reused.
         if outcome.is_ok() {
@@ -114,18 +120,19 @@ impl Sqlite {
     }
 
     /// The tables and views, read without any agent's restrictions.
-    pub(crate) async fn introspect(self: &Arc<Self>) -> Result<Vec<RawTable>, Failure> {
+    pub(crate) async fn introspect(self: &Arc<Self>) -> Result<RawSchema, Failure> {
         let this = self.clone();
         tokio::task::spawn_blocking(move || this.introspect_blocking())
             .await
             .map_err(|e| Failure::Unavailable(format!("the schema's thread failed: {e}")))?
     }
 
-    pub(crate) fn introspect_blocking(&self) -> Result<Vec<RawTable>, Failure> {
+    pub(crate) fn introspect_blocking(&self) -> Result<RawSchema, Failure> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let connection = Connection::open_with_flags(&self.path, flags)
             .map_err(|e| Failure::Unavailable(format!("cannot open {}: {e}", self.path.display())))?;
-        schema(&connection).map_err(|e| Failure::Unavailable(format!("cannot read the schema: {e}")))
+        let tables = schema(&connection).map_err(|e| Failure::Unavailable(format!("cannot read the schema: {e}")))?;
+        Ok(RawSchema { name: "main".into(), tables, readable_hidden: None })
     }
 }
 
@@ -153,29 +160,49 @@ pub fn materialize(name: &str, sql: &str, dir: &std::path::Path) -> std::io::Res
     built.map(|()| path)
 }
 
-/// What SQLite's authorizer answers for an agent's statement.
-fn authorize(hidden: &Hidden, writable: bool, context: &AuthContext<'_>) -> Authorization {
+/// What SQLite's authorizer answers for an agent's statement: an
+/// allow-list, as the policy's. Reads of visible columns of visible tables
+/// (and SQLite's row id), of an allowed table-valued function, or of no
+/// column at all (`count(*)`, a CTE's rows) of a table that is not hidden;
+/// calls of allowed functions; rows written where writing is granted; DDL of
+/// tables, views and indexes (with the schema table updates SQLite makes for
+/// it) where the statement is DDL. Nothing else.
+fn authorize(
+    hidden: &Hidden,
+    guard: &Guard,
+    writable: bool,
+    effect: Effect,
+    context: &AuthContext<'_>,
+) -> Authorization {
     let system = |table: &str| table.to_ascii_lowercase().starts_with("sqlite_");
+    let ddl = writable && effect == Effect::Admin;
+    // The schema table, which SQLite itself reads and writes for DDL.
+    let schema_table =
+        |table: &str| ddl && ["sqlite_master", "sqlite_schema"].iter().any(|t| table.eq_ignore_ascii_case(t));
+    let writes = |table: &str| (writable && !system(table) && !hidden.table(table)) || schema_table(table);
     let allowed = match context.action {
         AuthAction::Select | AuthAction::Recursive => true,
         AuthAction::Read { table_name, column_name } => {
-            !system(table_name) && !hidden.table(table_name) && !hidden.column(table_name, column_name)
+            let row_id = ["rowid", "oid", "_rowid_"].iter().any(|r| column_name.eq_ignore_ascii_case(r));
+            let plain = !system(table_name) && !hidden.table(table_name) && !hidden.column(table_name, column_name);
+            guard.functions.allows_table(&sqlparser::ast::Ident::new(table_name))
+                || schema_table(table_name)
+                || (plain && column_name.is_empty())
+                || (plain && row_id && guard.visible.table(table_name))
+                || (plain && guard.visible.column(table_name, column_name))
         }
-        AuthAction::Function { function_name } => !matches!(
-            function_name.to_ascii_lowercase().as_str(),
-            "load_extension" | "readfile" | "writefile" | "fts3_tokenizer" | "edit"
-        ),
-        AuthAction::Insert { table_name } | AuthAction::Delete { table_name } => {
-            writable && !system(table_name) && !hidden.table(table_name)
-        }
-        AuthAction::Update { table_name, column_name } => {
-            writable && !system(table_name) && !hidden.table(table_name) && !hidden.column(table_name, column_name)
-        }
-        AuthAction::Pragma { .. } | AuthAction::Attach { .. } | AuthAction::Detach { .. } => false,
-        AuthAction::Transaction { .. } | AuthAction::Savepoint { .. } => false,
-        // DDL and everything else: only where writing is allowed (the
-        // policy decided whether this access level may change the schema).
-        _ => writable,
+        AuthAction::Function { function_name } => guard.functions.allows_name(function_name),
+        AuthAction::Insert { table_name } | AuthAction::Delete { table_name } => writes(table_name),
+        AuthAction::Update { table_name, column_name } => writes(table_name) && !hidden.column(table_name, column_name),
+        AuthAction::CreateTable { .. }
+        | AuthAction::CreateIndex { .. }
+        | AuthAction::CreateView { .. }
+        | AuthAction::DropTable { .. }
+        | AuthAction::DropIndex { .. }
+        | AuthAction::DropView { .. }
+        | AuthAction::AlterTable { .. }
+        | AuthAction::Reindex { .. } => ddl,
+        _ => false,
     };
     if allowed { Authorization::Allow } else { Authorization::Deny }
 }
@@ -185,7 +212,7 @@ fn execute(
     connection: &Connection,
     sql: &str,
     params: Vec<Value>,
-    run: Run,
+    run: &Run,
 ) -> rusqlite::Result<Result<Outcome, Failure>> {
     let mut statement = connection.prepare(sql)?;
     let params: Vec<rusqlite::types::Value> = params.into_iter().map(to_sqlite).collect();
@@ -197,7 +224,7 @@ fn execute(
     let columns: Vec<String> = statement.column_names().map(str::to_owned).collect();
     let width = columns.len();
     let mut rows = statement.query(rusqlite::params_from_iter(params))?;
-    let mut collector = Collector::new(&run);
+    let mut collector = Collector::new(run);
     while collector.wants_more()
         && let Some(row) = rows.next()?
     {
@@ -320,7 +347,8 @@ fn schema(connection: &Connection) -> rusqlite::Result<Vec<RawTable>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::sql::policy::Effect;
+    use crate::contract::Access;
+    use crate::sandbox::sql::policy::{Dialect, Functions, Visible};
 
     fn database() -> (tempfile::TempDir, Arc<Sqlite>) {
         let dir = tempfile::tempdir().unwrap();
@@ -331,7 +359,8 @@ mod tests {
                 "CREATE TABLE genre (id INTEGER PRIMARY KEY, name TEXT);
                  INSERT INTO genre VALUES (1, 'Rock'), (2, 'Jazz');
                  CREATE TABLE secrets (id INTEGER PRIMARY KEY, key TEXT);
-                 CREATE TABLE staff (id INTEGER PRIMARY KEY, name TEXT, salary INTEGER);",
+                 CREATE TABLE staff (id INTEGER PRIMARY KEY, name TEXT, salary INTEGER);
+                 CREATE TABLE unlisted (x TEXT);",
             )
             .unwrap();
         let hidden = Hidden::parse(&["secrets".into(), "staff.salary".into()]).unwrap();
@@ -339,6 +368,11 @@ mod tests {
     }
 
     fn run(writable: bool) -> Run {
+        let hidden = Hidden::parse(&["secrets".into(), "staff.salary".into()]).unwrap();
+        let tables =
+            [("genre", vec!["id", "name"]), ("secrets", vec!["id", "key"]), ("staff", vec!["id", "name", "salary"])];
+        let visible = Visible::new("main", tables, &hidden);
+        let access = if writable { Access::Admin } else { Access::Read };
         Run {
             effect: Effect::Read,
             writable,
@@ -347,6 +381,10 @@ mod tests {
             call_bound: false,
             row_limit: 10,
             max_bytes: 4096,
+            guard: Guard {
+                visible: Arc::new(visible),
+                functions: Arc::new(Functions::new(Dialect::Sqlite, access, &[])),
+            },
         }
     }
 
@@ -382,11 +420,40 @@ mod tests {
             "PRAGMA table_info(secrets)",
             "ATTACH DATABASE ':memory:' AS other",
             "SELECT load_extension('x')",
+            "SELECT sqlite_version()",
+            "SELECT * FROM pragma_table_info('staff')",
+            // A table the schema the policy read does not have.
+            "SELECT x FROM unlisted",
         ] {
             let message = refused(&sqlite, sql).await;
             assert!(message.contains("not authorized") || message.contains("no such function"), "{sql}: {message}");
         }
         assert!(sqlite.run("SELECT id, name FROM staff", Vec::new(), run(false)).await.is_ok());
+        let cte = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 3) SELECT count(*) FROM r";
+        assert!(sqlite.run(cte, Vec::new(), run(false)).await.is_ok());
+        assert!(sqlite.run("SELECT value FROM json_each('[1]'), genre", Vec::new(), run(false)).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn ddl_runs_at_admin_with_the_schema_table_writes_sqlite_makes() {
+        let (_dir, sqlite) = database();
+        let mut admin = run(true);
+        admin.effect = Effect::Admin;
+        for sql in [
+            "CREATE TABLE t (a INTEGER)",
+            "ALTER TABLE genre ADD COLUMN rank INTEGER",
+            "CREATE INDEX genre_name ON genre (name)",
+            "CREATE VIEW v AS SELECT name FROM genre",
+            "DROP VIEW v",
+            "DROP TABLE t",
+        ] {
+            let outcome = sqlite.run(sql, Vec::new(), admin.clone()).await;
+            assert!(outcome.is_ok(), "{sql}: {outcome:?}");
+        }
+        // The same statement as DML is not DDL: refused by the engine.
+        let mut write = run(true);
+        write.effect = Effect::Write;
+        assert!(sqlite.run("CREATE TABLE u (a INTEGER)", Vec::new(), write).await.is_err());
     }
 
     #[tokio::test]
@@ -395,7 +462,8 @@ mod tests {
         let forever = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r";
         let mut short = run(false);
         short.deadline = Instant::now() + Duration::from_millis(100);
-        assert!(matches!(sqlite.run(forever, Vec::new(), short).await, Err(Failure::Timeout(_))));
+        let outcome = sqlite.run(forever, Vec::new(), short).await;
+        assert!(matches!(outcome, Err(Failure::Timeout(_))), "{outcome:?}");
         let big = sqlite.run("SELECT zeroblob(1000000)", Vec::new(), run(false)).await;
         assert!(matches!(&big, Err(Failure::Statement(m)) if m.contains("result cap of 4 KiB")), "{big:?}");
         let many = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT i FROM r";

@@ -1,0 +1,207 @@
+//! The statement policy: the first of the `sql` capability's three layers
+//! (then the database's own read-only mode and privileges, then the host's
+//! limits).
+//!
+//! Every statement an adapter sends is parsed with `sqlparser`, in the
+//! dialect of the connection, and checked against what the operator
+//! granted, whatever the adapter did before. The policy is an allow-list
+//! at every level; what it does not know is refused:
+//!
+//! * exactly one statement, of bounded length, of an allowed kind
+//!   ([`statement`]): a query (`SELECT`, `WITH … SELECT`, `VALUES`,
+//!   `TABLE`, `EXPLAIN` with output options only) at `read`; `INSERT`,
+//!   `UPDATE`, `DELETE`, `MERGE` added at `write`; `CREATE`, `ALTER`,
+//!   `DROP`, `TRUNCATE` at `admin`. Nothing else at any level; no
+//!   data-modifying CTE, no `SELECT … INTO`, no locking clause under `read`;
+//! * every expression of an allowed form, every operator a built-in one,
+//!   every function on the engine's list for this access level
+//!   ([`allowed`], data in `allowed.toml`) or the operator's
+//!   `allow_functions`, every cast to a listed type (no `reg*`, `oid`,
+//!   `xml`: they read the catalog), every FROM item a table, a subquery or
+//!   an allowed function ([`walk`]);
+//! * every table in this database's schema, not a system catalog, not
+//!   hidden; every column reference resolved against the visible schema
+//!   ([`schema`], [`scope`]): a hidden column is never named, a whole row
+//!   (`t`, `t.*`, `ROW(t.*)`, `f(t.*)`) or `*` never covers one, attribute
+//!   notation (`t.function`) is refused, and a name nobody knows is refused
+//!   (the caller reads the schema again and asks once more, in case it
+//!   changed).
+//!
+//! A refusal names the rule and how to rephrase, so a model can act on it.
+
+mod allowed;
+mod resolve;
+mod schema;
+mod scope;
+mod statement;
+mod walk;
+
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::Visit;
+use sqlparser::dialect::{PostgreSqlDialect, SQLiteDialect};
+use sqlparser::parser::Parser;
+
+pub use allowed::{AllowList, EngineList, Functions, allow_list};
+pub use schema::{Hidden, Visible};
+
+use crate::contract::Access;
+
+/// The SQL dialect of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// SQLite 3.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl Dialect {
+    /// Its name, as the `sql` capability reports it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "sqlite",
+            Dialect::Postgres => "postgresql",
+        }
+    }
+}
+
+/// Longest statement accepted, in bytes.
+pub const MAX_STATEMENT_BYTES: usize = 64 * 1024;
+
+/// What a statement does, once it passed the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// It reads (a query, or `EXPLAIN` of one).
+    Read,
+    /// It changes rows (DML).
+    Write,
+    /// It changes the schema (DDL).
+    Admin,
+}
+
+/// What kind of refusal a [`Refusal`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// The policy forbids it.
+    Denied,
+    /// The statement is malformed SQL: a mistake to fix.
+    Malformed,
+    /// It names a table, column or alias the schema as last read does not
+    /// have: the schema may have changed since.
+    Unknown,
+}
+
+/// Why a statement is refused: the rule, and how to rephrase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The rule it breaks.
+    pub rule: String,
+    /// What to do instead.
+    pub hint: String,
+    /// What kind of refusal this is.
+    pub why: Why,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}; {}", self.rule, self.hint)
+    }
+}
+
+fn refuse(rule: impl Into<String>, hint: impl Into<String>) -> Refusal {
+    Refusal { rule: rule.into(), hint: hint.into(), why: Why::Denied }
+}
+
+/// What one database allows one caller.
+#[derive(Debug, Clone)]
+pub struct Policy<'a> {
+    /// The connection's dialect.
+    pub dialect: Dialect,
+    /// The caller's access here (the lower of the database's and the agent's).
+    pub access: Access,
+    /// What the operator hid.
+    pub hidden: &'a Hidden,
+    /// The schema as last read, less what is hidden.
+    pub visible: &'a Visible,
+    /// The functions this access level may call, with the operator's own.
+    pub functions: &'a Functions,
+}
+
+/// Check `sql` against `policy`; what it does if it may run.
+pub fn check(policy: &Policy<'_>, sql: &str) -> Result<Effect, Refusal> {
+    if sql.len() > MAX_STATEMENT_BYTES {
+        return Err(refuse(
+            format!("the statement is {} bytes, over the limit of {MAX_STATEMENT_BYTES}", sql.len()),
+            "send a shorter statement (filter in SQL rather than listing values)",
+        ));
+    }
+    let parsed = match policy.dialect {
+        Dialect::Sqlite => Parser::parse_sql(&SQLiteDialect {}, sql),
+        Dialect::Postgres => Parser::parse_sql(&PostgreSqlDialect {}, sql),
+    };
+    let statements = parsed.map_err(|e| statement::unparsed(policy.dialect, sql, e))?;
+    let statement = match statements.as_slice() {
+        [one] => one,
+        [] => return Err(refuse("there is no statement", "send one SQL statement")),
+        _ => {
+            return Err(refuse(
+                format!("only one statement per query, and this has {}", statements.len()),
+                "split it and send each statement on its own",
+            ));
+        }
+    };
+    let effect = statement::effect_of(statement)?;
+    let needed = match effect {
+        Effect::Read => Access::Read,
+        Effect::Write => Access::Write,
+        Effect::Admin => Access::Admin,
+    };
+    if needed > policy.access {
+        let allowed = match policy.access {
+            Access::Read => "queries only (SELECT, WITH … SELECT, VALUES, EXPLAIN)",
+            Access::Write => "queries and INSERT, UPDATE, DELETE, MERGE",
+            Access::Admin => "queries, DML and DDL",
+        };
+        return Err(refuse(
+            format!("this database grants `{}` access, and this statement needs `{needed}`", policy.access),
+            format!("it allows {allowed}"),
+        ));
+    }
+    // EXPLAIN's options were checked with its kind: the rest is its query.
+    let statement = match statement {
+        sqlparser::ast::Statement::Explain { statement, .. } => statement,
+        other => other,
+    };
+    let mut checker = walk::Checker {
+        policy,
+        effect,
+        names: scope::Names::of(statement, policy.dialect),
+        depth: 0,
+        function_names: BTreeSet::new(),
+    };
+    // The tables first, so that a refusal names a table before its columns.
+    for relation in &checker.names.relations_named {
+        if let ControlFlow::Break(refusal) = checker.relation(relation) {
+            return Err(refusal);
+        }
+    }
+    match statement.visit(&mut checker) {
+        ControlFlow::Break(refusal) => Err(refusal),
+        ControlFlow::Continue(()) => Ok(effect),
+    }
+}
+
+/// Whether `parts` (lower case) name a system catalog: its tables are the
+/// unfiltered schema, hidden parts included.
+fn system_relation(parts: &[String]) -> bool {
+    let first = parts.first().map(String::as_str).unwrap_or_default();
+    let last = parts.last().map(String::as_str).unwrap_or_default();
+    matches!(first, "pg_catalog" | "information_schema" | "pg_toast" | "pg_temp")
+        || last.starts_with("pg_")
+        || last.starts_with("sqlite_")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,266 @@
+//! Name resolution for the second pass: every table the statement names,
+//! every column reference, every whole-row value and every `*`, against
+//! the visible schema and what the first pass ([`super::scope`]) found.
+
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    Ident, JoinConstraint, JoinOperator, ObjectName, SelectItem, SelectItemQualifiedWildcardKind, TableFactor,
+    TableWithJoins,
+};
+
+use super::scope::{Relation, parts};
+use super::walk::Checker;
+use super::{Dialect, Effect, Refusal, Why, refuse};
+
+/// SQLite's implicit row-id columns, readable on any table.
+const SQLITE_ROW_IDS: &[&str] = &["rowid", "oid", "_rowid_"];
+
+/// A name the schema does not have: the database's schema may have changed
+/// since it was read, so the caller reads it again before it gives up.
+pub(super) fn unknown(rule: impl Into<String>, hint: impl Into<String>) -> Refusal {
+    Refusal { why: Why::Unknown, ..refuse(rule, hint) }
+}
+
+pub(super) fn no_column(name: &str) -> Refusal {
+    unknown(
+        format!("there is no column `{name}` in the tables this statement reads"),
+        "see discover for the columns (strings take single quotes)",
+    )
+}
+
+fn no_column_in(column: &str, relation: &str) -> Refusal {
+    unknown(format!("there is no column `{column}` in `{relation}`"), "see discover for the columns")
+}
+
+/// A hidden column is refused as if it did not exist (the schema's reading
+/// cannot bring it back, so the caller does not read it again).
+pub(super) fn hidden_column(name: &str) -> Refusal {
+    Refusal { why: Why::Denied, ..no_column(name) }
+}
+
+pub(super) fn no_table(name: &str) -> Refusal {
+    unknown(format!("there is no table `{name}`"), "see list_tables")
+}
+
+impl Checker<'_> {
+    pub(super) fn lower(ident: &Ident) -> String {
+        ident.value.to_lowercase()
+    }
+
+    pub(super) fn row_id(&self, name: &str) -> bool {
+        self.policy.dialect == Dialect::Sqlite && SQLITE_ROW_IDS.contains(&name)
+    }
+
+    /// Whether `name` is a visible column of a table the statement reads.
+    pub(super) fn read_column(&self, name: &str) -> bool {
+        self.names.tables.iter().any(|t| self.policy.visible.column(t, name))
+    }
+
+    /// A hidden column of a table the statement reads, named `name`.
+    pub(super) fn hidden_column(&self, name: &str) -> Option<&str> {
+        self.names.tables.iter().map(String::as_str).find(|t| self.policy.hidden.column(t, name))
+    }
+
+    pub(super) fn whole_row_refusal(table: &str) -> Refusal {
+        refuse(
+            format!("a whole-row reference to `{table}` would include columns that are not available"),
+            "name the columns you need (qualify a column that shares the table's name: `t.column`)",
+        )
+    }
+
+    /// An unqualified name: a column of a table read, a name the statement
+    /// defines, or a whole row without hidden columns.
+    pub(super) fn bare(&self, ident: &Ident) -> ControlFlow<Refusal> {
+        let name = Self::lower(ident);
+        // `DEFAULT` in VALUES and SET is a keyword the parser reads as a name.
+        if ident.quote_style.is_none() && name == "default" && self.effect != Effect::Read {
+            return ControlFlow::Continue(());
+        }
+        if self.hidden_column(&name).is_some() {
+            return ControlFlow::Break(hidden_column(&ident.value));
+        }
+        if let Some(Relation::Table(table)) = self.names.relations.get(&name)
+            && self.policy.hidden.has_columns(table)
+        {
+            return ControlFlow::Break(Self::whole_row_refusal(table));
+        }
+        if self.read_column(&name)
+            || self.names.defined.contains(&name)
+            || self.row_id(&name)
+            || self.names.relations.contains_key(&name)
+        {
+            return ControlFlow::Continue(());
+        }
+        ControlFlow::Break(no_column(&ident.value))
+    }
+
+    /// `q.x` or `schema.q.x`: `q` a relation of the statement, `x` one of
+    /// its visible columns (attribute notation, `t.function`, is refused).
+    pub(super) fn qualified(&self, idents: &[Ident]) -> ControlFlow<Refusal> {
+        let (qualifier, column) = match idents {
+            [q, x] => (q, x),
+            [schema, q, x] if Self::lower(schema) == self.policy.visible.schema() => (q, x),
+            _ => {
+                let written = idents.iter().map(|i| i.value.as_str()).collect::<Vec<_>>().join(".");
+                return ControlFlow::Break(unknown(
+                    format!("`{written}` is not a column of this database's tables"),
+                    "write `table.column` or `column`",
+                ));
+            }
+        };
+        let (q, x) = (Self::lower(qualifier), Self::lower(column));
+        if self.policy.hidden.table(&q) {
+            return ControlFlow::Break(no_table(&qualifier.value));
+        }
+        let defined = || self.names.defined.contains(&x);
+        let ok = match self.names.relations.get(&q) {
+            None => {
+                return ControlFlow::Break(unknown(
+                    format!("there is no table or alias `{}` in this statement", qualifier.value),
+                    "qualify columns with a table or alias of FROM",
+                ));
+            }
+            Some(Relation::Table(table)) if self.policy.hidden.column(table, &x) => {
+                return ControlFlow::Break(Refusal {
+                    why: Why::Denied,
+                    ..no_column_in(&column.value, &qualifier.value)
+                });
+            }
+            Some(Relation::Table(table)) if self.policy.visible.table(table) => {
+                self.policy.visible.column(table, &x)
+                    || self.row_id(&x)
+                    || (self.names.ctes.contains(table) && defined())
+            }
+            // A CTE, or a table made since the schema was read.
+            Some(Relation::Table(_)) | Some(Relation::Derived) => defined() || self.read_column(&x),
+        };
+        if ok { ControlFlow::Continue(()) } else { ControlFlow::Break(no_column_in(&column.value, &qualifier.value)) }
+    }
+
+    /// `t.*`, `ROW(t.*)`, `f(t.*)`: every column of `t`.
+    pub(super) fn whole_row(&self, name: &ObjectName) -> ControlFlow<Refusal> {
+        let parts = parts(name);
+        let table = match parts.as_slice() {
+            [t] => t,
+            [schema, t] if *schema == self.policy.visible.schema() => t,
+            _ => return ControlFlow::Break(no_table(&name.to_string())),
+        };
+        match self.names.relations.get(table) {
+            Some(Relation::Table(table)) if self.policy.hidden.has_columns(table) => {
+                ControlFlow::Break(Self::whole_row_refusal(table))
+            }
+            Some(_) => ControlFlow::Continue(()),
+            None if self.policy.hidden.table(table) => ControlFlow::Break(no_table(table)),
+            None => ControlFlow::Break(unknown(
+                format!("there is no table or alias `{table}` in this statement"),
+                "write `alias.*` for a table of FROM",
+            )),
+        }
+    }
+
+    /// `*` over `from`: refused if a table read directly has hidden columns.
+    pub(super) fn star(&self, from: &[TableWithJoins]) -> ControlFlow<Refusal> {
+        fn tables<'t>(factor: &'t TableFactor, out: &mut Vec<&'t ObjectName>) {
+            match factor {
+                TableFactor::Table { name, args: None, .. } => out.push(name),
+                TableFactor::NestedJoin { table_with_joins, .. } => {
+                    tables(&table_with_joins.relation, out);
+                    table_with_joins.joins.iter().for_each(|j| tables(&j.relation, out));
+                }
+                _ => {}
+            }
+        }
+        let mut read = Vec::new();
+        for item in from {
+            tables(&item.relation, &mut read);
+            item.joins.iter().for_each(|j| tables(&j.relation, &mut read));
+        }
+        for name in read {
+            let table = parts(name).pop().unwrap_or_default();
+            if self.policy.hidden.has_columns(&table) {
+                return ControlFlow::Break(refuse(
+                    format!("`*` would include columns of `{table}` that are not available"),
+                    "name the columns you need",
+                ));
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    pub(super) fn items(&self, items: &[SelectItem], from: &[TableWithJoins]) -> ControlFlow<Refusal> {
+        for item in items {
+            match item {
+                SelectItem::Wildcard(_) => self.star(from)?,
+                SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), _) => {
+                    if let ControlFlow::Break(refusal) = self.whole_row(name) {
+                        let table = match &self.names.relations.get(&parts(name).pop().unwrap_or_default()) {
+                            Some(Relation::Table(table)) if refusal.rule.starts_with("a whole-row") => table.clone(),
+                            _ => return ControlFlow::Break(refusal),
+                        };
+                        return ControlFlow::Break(refuse(
+                            format!("`{name}.*` would include columns of `{table}` that are not available"),
+                            "name the columns you need",
+                        ));
+                    }
+                }
+                SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::Expr(_), _) => {
+                    return ControlFlow::Break(refuse("`(expression).*` is not supported", "name the fields"));
+                }
+                _ => {}
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// A NATURAL join matches on every shared column, hidden ones too.
+    pub(super) fn natural(&self, from: &TableWithJoins) -> ControlFlow<Refusal> {
+        let natural = from.joins.iter().any(|j| match &j.join_operator {
+            JoinOperator::Join(c)
+            | JoinOperator::Inner(c)
+            | JoinOperator::Left(c)
+            | JoinOperator::LeftOuter(c)
+            | JoinOperator::Right(c)
+            | JoinOperator::RightOuter(c)
+            | JoinOperator::FullOuter(c) => matches!(c, JoinConstraint::Natural),
+            _ => false,
+        });
+        if natural && self.names.tables.iter().any(|t| self.policy.hidden.has_columns(t)) {
+            return ControlFlow::Break(refuse(
+                "a NATURAL join would match on columns that are not available",
+                "join with ON or USING and named columns",
+            ));
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// A table the statement reads or writes: in this database's schema,
+    /// not a system catalog, not hidden, and known (or a CTE; or, in DDL,
+    /// a table the statement makes).
+    pub(super) fn relation(&self, relation: &ObjectName) -> ControlFlow<Refusal> {
+        let parts = parts(relation);
+        if super::system_relation(&parts) {
+            return ControlFlow::Break(refuse(
+                format!("`{relation}` is a system catalog"),
+                "get the schema from list_tables and discover",
+            ));
+        }
+        let table = match parts.as_slice() {
+            [table] => table,
+            [schema, table] if *schema == self.policy.visible.schema() => table,
+            _ => {
+                return ControlFlow::Break(refuse(
+                    format!("`{relation}` is not in this database's schema `{}`", self.policy.visible.schema()),
+                    "see list_tables",
+                ));
+            }
+        };
+        if self.policy.hidden.table(table) {
+            return ControlFlow::Break(refuse(format!("there is no table `{relation}`"), "see list_tables"));
+        }
+        if self.policy.visible.table(table) || self.names.ctes.contains(table) || self.effect == Effect::Admin {
+            return ControlFlow::Continue(());
+        }
+        ControlFlow::Break(no_table(&relation.to_string()))
+    }
+}

@@ -1,0 +1,281 @@
+//! The policy on its own, on a small schema: what passes, and each rule
+//! with its reason. The engines' own layers and the full escape corpus run
+//! against real databases in `tests/all/databases.rs`.
+
+use super::*;
+
+fn hidden() -> Hidden {
+    Hidden::parse(&["secrets".into(), "customer.ssn".into()]).unwrap()
+}
+
+fn visible(schema: &str) -> Visible {
+    let tables = [
+        ("artist", vec!["artist_id", "name"]),
+        ("album", vec!["album_id", "title", "artist_id"]),
+        ("customer", vec!["customer_id", "first_name", "name", "email", "ssn"]),
+        ("invoice", vec!["invoice_id", "customer_id", "total", "customer"]),
+        ("secrets", vec!["id", "api_key"]),
+    ];
+    Visible::new(schema, tables, &hidden())
+}
+
+fn check_as(dialect: Dialect, access: Access, extra: &[String], sql: &str) -> Result<Effect, Refusal> {
+    let (hidden, functions) = (hidden(), Functions::new(dialect, access, extra));
+    let visible = visible(if dialect == Dialect::Sqlite { "main" } else { "public" });
+    check(&Policy { dialect, access, hidden: &hidden, visible: &visible, functions: &functions }, sql)
+}
+
+fn read(dialect: Dialect, sql: &str) -> Result<Effect, Refusal> {
+    check_as(dialect, Access::Read, &[], sql)
+}
+
+#[test]
+fn queries_pass_at_read_access() {
+    for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+        for sql in [
+            "SELECT name FROM artist WHERE artist_id = 1",
+            "WITH a AS (SELECT artist_id FROM album) SELECT count(*) FROM a",
+            "WITH a(x) AS (SELECT artist_id FROM album) SELECT a.x FROM a",
+            "VALUES (1, 2)",
+            "EXPLAIN SELECT * FROM artist",
+            "SELECT c.first_name FROM customer c JOIN invoice i ON i.customer_id = c.customer_id",
+            "SELECT first_name FROM customer -- trailing comment",
+            "SELECT upper(name) AS loud, length(name) FROM artist ORDER BY loud",
+            "SELECT s.n FROM (SELECT name AS n FROM artist) s",
+            "SELECT a.name, count(*) FROM artist a JOIN album USING (artist_id) GROUP BY a.name HAVING count(*) > 1",
+            "SELECT name FROM artist WHERE name LIKE 'A%' AND artist_id BETWEEN 1 AND 9 AND artist_id IN (1, 2)",
+            "SELECT CASE WHEN total > 10 THEN 'big' ELSE 'small' END FROM invoice",
+            "SELECT row_number() OVER (ORDER BY total DESC), total FROM invoice",
+            "SELECT CAST(total AS TEXT), coalesce(total, 0) FROM invoice",
+            "SELECT * FROM artist",
+            "SELECT artist.* FROM artist JOIN album ON album.artist_id = artist.artist_id",
+            "SELECT name FROM artist WHERE EXISTS (SELECT 1 FROM album WHERE album.artist_id = artist.artist_id)",
+            "SELECT invoice.customer FROM invoice",
+        ] {
+            assert_eq!(read(dialect, sql), Ok(Effect::Read), "{dialect:?}: {sql}");
+        }
+    }
+    for sql in [
+        "SELECT row_to_json(a) FROM artist a",
+        "SELECT json_agg(a.*) FROM artist a",
+        "SELECT to_jsonb(artist.*) FROM artist",
+        "SELECT g FROM generate_series(1, 3) g",
+        "SELECT x FROM unnest(ARRAY[1, 2]) AS u(x)",
+        "SELECT total::numeric(10,2), now() - interval '1 day', date_trunc('month', now()) FROM invoice",
+        "SELECT name ~* 'a', name || '!' FROM artist",
+        "SELECT pg_catalog.lower(name) FROM artist",
+        "SELECT e.k FROM jsonb_each('{\"a\":1}') AS e(k, v)",
+        "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total) FROM invoice",
+        "EXPLAIN (FORMAT JSON, VERBOSE) SELECT name FROM artist",
+        "SELECT ARRAY(SELECT name FROM artist)",
+        "SELECT public.artist.name FROM public.artist",
+        "SELECT 1, 'a' UNION TABLE artist",
+        "SELECT key, value FROM jsonb_each('{\"a\":1}')",
+        "SELECT generate_series FROM generate_series(1, 3)",
+    ] {
+        assert_eq!(read(Dialect::Postgres, sql), Ok(Effect::Read), "{sql}");
+    }
+    for sql in [
+        "SELECT json_extract(name, '$.a'), name ->> '$.b', rowid FROM artist",
+        "SELECT value FROM json_each('[1, 2]')",
+        "SELECT printf('%d', artist_id), iif(artist_id > 1, 'a', 'b') FROM main.artist",
+    ] {
+        assert_eq!(read(Dialect::Sqlite, sql), Ok(Effect::Read), "{sql}");
+    }
+}
+
+#[test]
+fn every_rule_refuses_with_its_reason() {
+    let cases: &[(Dialect, &str, &str)] = &[
+        (Dialect::Sqlite, "SELECT 1; DROP TABLE artist", "only one statement"),
+        (Dialect::Sqlite, "SELECT 1; /* x */ DELETE FROM artist", "only one statement"),
+        (Dialect::Sqlite, "DELETE FROM artist", "needs `write`"),
+        (Dialect::Sqlite, "INSERT INTO artist (name) VALUES ('x')", "needs `write`"),
+        (Dialect::Sqlite, "DROP TABLE artist", "needs `admin`"),
+        (Dialect::Sqlite, "ATTACH DATABASE '/tmp/x.db' AS x", "ATTACH"),
+        (Dialect::Sqlite, "PRAGMA writable_schema = 1", "PRAGMA"),
+        (Dialect::Sqlite, "SELECT load_extension('/tmp/evil')", "load_extension"),
+        (Dialect::Sqlite, "SELECT readfile('/etc/passwd')", "readfile"),
+        (Dialect::Sqlite, "SELECT sqlite_version()", "sqlite_version"),
+        (Dialect::Sqlite, "SELECT * FROM pragma_table_info('customer')", "pragma_table_info"),
+        (Dialect::Sqlite, "SELECT sql FROM sqlite_master", "system catalog"),
+        (Dialect::Sqlite, "SELECT * FROM secrets", "no table"),
+        (Dialect::Sqlite, "SELECT * FROM \"SECRETS\"", "no table"),
+        (Dialect::Sqlite, "SELECT * FROM main.secrets", "no table"),
+        (Dialect::Sqlite, "SELECT * FROM temp.artist", "not in this database's schema"),
+        (Dialect::Sqlite, "SELECT * FROM nowhere", "no table `nowhere`"),
+        (Dialect::Sqlite, "SELECT ssn FROM customer", "column `ssn`"),
+        (Dialect::Sqlite, "SELECT c.\"SSN\" FROM customer AS c", "column"),
+        (Dialect::Sqlite, "SELECT * FROM customer", "`*`"),
+        (Dialect::Sqlite, "SELECT c.* FROM customer c", "`c.*` would include columns of `customer`"),
+        (Dialect::Sqlite, "SELECT first_name FROM customer ORDER BY ssn", "column `ssn`"),
+        (Dialect::Sqlite, "SELECT (SELECT group_concat(ssn) FROM customer)", "column `ssn`"),
+        (Dialect::Sqlite, "SELECT first_name FROM customer JOIN invoice USING (ssn)", "column `ssn`"),
+        (Dialect::Sqlite, "SELECT nope FROM artist", "no column `nope`"),
+        (Dialect::Sqlite, "SELECT \"hello\" FROM artist", "single quotes"),
+        (Dialect::Sqlite, "SELECT x.name FROM artist", "no table or alias `x`"),
+        (Dialect::Sqlite, "SELECT count(*) FROM customer NATURAL JOIN invoice", "NATURAL"),
+        (Dialect::Sqlite, "SELECT name AS ssn FROM customer", "column `ssn`"),
+        (Dialect::Postgres, "SELECT pg_read_file('/etc/passwd')", "pg_read_file"),
+        (Dialect::Postgres, "SELECT pg_sleep(60)", "pg_sleep"),
+        (Dialect::Postgres, "SELECT set_config('statement_timeout', '0', false)", "set_config"),
+        (Dialect::Postgres, "SELECT nextval('seq')", "nextval"),
+        (Dialect::Postgres, "SELECT query_to_xml('select * from secrets', true, true, '')", "query_to_xml"),
+        (Dialect::Postgres, "SELECT * FROM dblink('host=x', 'select 1') AS t(a int)", "dblink"),
+        (Dialect::Postgres, "SELECT lo_import('/etc/passwd')", "lo_import"),
+        (Dialect::Postgres, "SELECT pg_terminate_backend(1)", "pg_terminate_backend"),
+        (Dialect::Postgres, "SELECT \"LOWER\"(name) FROM artist", "LOWER"),
+        (Dialect::Postgres, "SELECT public.lower(name) FROM artist", "public.lower"),
+        (Dialect::Postgres, "SELECT * FROM pg_catalog.pg_tables", "system catalog"),
+        (Dialect::Postgres, "SELECT table_name FROM information_schema.tables", "system catalog"),
+        (Dialect::Postgres, "SELECT * FROM other.artist", "not in this database's schema"),
+        (Dialect::Postgres, "SELECT row_to_json(customer) FROM customer", "whole-row"),
+        (Dialect::Postgres, "SELECT row_to_json(c) FROM customer c", "whole-row"),
+        (Dialect::Postgres, "SELECT * FROM artist FOR UPDATE", "locking"),
+        (Dialect::Postgres, "SELECT * INTO copy FROM artist", "INTO"),
+        (Dialect::Postgres, "WITH d AS (DELETE FROM artist RETURNING *) SELECT * FROM d", "changes data"),
+        (Dialect::Postgres, "EXPLAIN ANALYZE SELECT 1", "ANALYZE"),
+        (Dialect::Postgres, "COPY artist TO '/tmp/x'", "COPY"),
+        (Dialect::Postgres, "SET statement_timeout = 0", "SET"),
+        (Dialect::Postgres, "BEGIN", "not a statement"),
+        (Dialect::Postgres, "SELEC 1", "does not parse"),
+        (Dialect::Postgres, "SELECT 1 OPERATOR(pg_catalog.+) 2", "not one a query may use"),
+        (Dialect::Postgres, "SELECT 1, 'a', 'b', 'c', 'd' UNION TABLE customer", "`*` would include"),
+        (Dialect::Postgres, "SELECT 1, 'a' UNION TABLE secrets", "no table"),
+    ];
+    for (dialect, sql, reason) in cases {
+        let refusal = read(*dialect, sql).unwrap_err();
+        assert!(refusal.to_string().contains(reason), "{dialect:?} {sql}: {refusal}");
+    }
+    let long = format!("SELECT '{}'", "x".repeat(MAX_STATEMENT_BYTES));
+    assert!(read(Dialect::Sqlite, &long).unwrap_err().rule.contains("over the limit"));
+}
+
+/// The second hostile trial's findings: hidden columns through whole-row
+/// values and attribute notation (H2), query text run by a function (H3),
+/// functions in FROM (H4), EXPLAIN options (I1), catalog reads by cast or
+/// size function (I5).
+#[test]
+fn the_trials_findings_are_refused() {
+    let cases: &[(&str, &str)] = &[
+        // H2: whole rows of a table with hidden columns, in every spelling.
+        ("SELECT row_to_json(u.*) FROM customer u", "whole-row reference to `customer`"),
+        ("SELECT to_jsonb(customer.*) FROM customer", "whole-row"),
+        ("SELECT json_agg(u.*) FROM customer u", "whole-row"),
+        ("SELECT ROW(u.*)::text FROM customer u", "whole-row"),
+        ("SELECT u.row_to_json FROM customer u", "no column `row_to_json` in `u`"),
+        ("SELECT (u).row_to_json FROM customer u", "not one a query may use"),
+        ("SELECT u FROM customer u", "whole-row"),
+        ("SELECT (SELECT customer::text FROM customer LIMIT 1), (SELECT 1 FROM invoice)", "whole-row"),
+        ("SELECT json_build_object('k', u) FROM customer u", "whole-row"),
+        ("SELECT * FROM (SELECT * FROM customer) s", "`*` would include"),
+        // H3: query text.
+        ("SELECT * FROM ts_stat('SELECT to_tsvector(api_key) FROM secrets')", "ts_stat"),
+        ("SELECT ts_rewrite('a'::tsquery, 'SELECT 1')", "ts_rewrite"),
+        ("SELECT cursor_to_xml('c', 1, true, true, '')", "cursor_to_xml"),
+        ("SELECT table_to_xml('secrets', true, true, '')", "table_to_xml"),
+        // H4: functions in FROM, LATERAL or not.
+        ("SELECT * FROM artist JOIN LATERAL pg_advisory_lock(1) ON true", "pg_advisory_lock"),
+        ("SELECT * FROM artist a, LATERAL pg_terminate_backend(a.artist_id) t", "pg_terminate_backend"),
+        ("SELECT * FROM pg_advisory_lock(1)", "pg_advisory_lock"),
+        ("SELECT * FROM jsonb_to_record('{\"a\":\"secrets\"}') AS x(a regclass)", "regclass"),
+        // I1: EXPLAIN ANALYZE in every form, and options that read state.
+        ("EXPLAIN (ANALYZE) SELECT 1", "ANALYZE"),
+        ("EXPLAIN (ANALYZE false) SELECT 1", "ANALYZE"),
+        ("EXPLAIN (FORMAT JSON, ANALYZE on) SELECT 1", "ANALYZE"),
+        ("EXPLAIN (SETTINGS) SELECT 1", "SETTINGS"),
+        ("EXPLAIN (BUFFERS) SELECT 1", "BUFFERS"),
+        // I5: the catalog, by function or by cast.
+        ("SELECT pg_relation_size('secrets')", "pg_relation_size"),
+        ("SELECT 'secrets'::regclass", "regclass"),
+        ("SELECT regclass 'secrets'", "regclass"),
+        ("SELECT CAST('secrets' AS regclass)", "regclass"),
+        ("SELECT 'x'::xml", "xml"),
+        ("SELECT 1::oid", "oid"),
+        ("SELECT txid_current()", "txid_current"),
+        ("SELECT pg_export_snapshot()", "pg_export_snapshot"),
+        ("SELECT current_setting('data_directory')", "current_setting"),
+        ("SELECT version()", "version"),
+        ("SELECT has_column_privilege('customer', 'ssn', 'select')", "has_column_privilege"),
+        ("SELECT CURRENT_ROLE", "current_role"),
+        ("SELECT session_user", "session_user"),
+        ("SELECT json_populate_record(null::customer, '{}')", "json_populate_record"),
+        ("SELECT null::customer", "a cast to `customer`"),
+    ];
+    for (sql, reason) in cases {
+        let refusal = read(Dialect::Postgres, sql).expect_err(sql);
+        let text = refusal.to_string();
+        assert!(text.to_lowercase().contains(&reason.to_lowercase()), "{sql}: {text}");
+        assert_ne!(refusal.why, Why::Malformed, "{sql}: {text}");
+    }
+}
+
+#[test]
+fn write_and_admin_widen_the_set_explicitly() {
+    let write = |sql: &str| check_as(Dialect::Postgres, Access::Write, &[], sql);
+    assert_eq!(write("UPDATE artist SET name = 'x' WHERE artist_id = 1"), Ok(Effect::Write));
+    assert_eq!(write("DELETE FROM artist WHERE artist_id = 1"), Ok(Effect::Write));
+    assert_eq!(write("INSERT INTO artist (artist_id, name) VALUES (DEFAULT, 'x')"), Ok(Effect::Write));
+    assert_eq!(write("INSERT INTO artist (artist_id, name) VALUES (nextval('s'), 'x')"), Ok(Effect::Write));
+    assert_eq!(
+        write(
+            "INSERT INTO artist (artist_id, name) VALUES (1, 'x') ON CONFLICT (artist_id) DO UPDATE SET name = excluded.name"
+        ),
+        Ok(Effect::Write)
+    );
+    assert!(write("SELECT setval('s', 1)").unwrap_err().to_string().contains("setval"));
+    assert!(write("CREATE TABLE t (a int)").unwrap_err().to_string().contains("needs `admin`"));
+    assert!(write("DELETE FROM secrets").unwrap_err().to_string().contains("no table"));
+    assert!(write("UPDATE customer SET ssn = 'x'").unwrap_err().to_string().contains("column `ssn`"));
+    assert!(write("UPDATE customer AS c SET (name, ssn) = ('a', 'b')").unwrap_err().to_string().contains("`ssn`"));
+    assert!(write("INSERT INTO customer (name, ssn) VALUES ('a', 'b')").unwrap_err().to_string().contains("`ssn`"));
+    assert!(
+        write("INSERT INTO customer VALUES (1, 'a', 'b', 'c', 'd')")
+            .unwrap_err()
+            .to_string()
+            .contains("name the columns")
+    );
+    assert!(write("INSERT INTO secrets VALUES (1)").unwrap_err().to_string().contains("no table"));
+    assert!(write("DELETE FROM customer RETURNING *").unwrap_err().to_string().contains("`*` would include"));
+    assert!(write("UPDATE customer SET name = 'x' RETURNING ssn").unwrap_err().to_string().contains("`ssn`"));
+    assert!(
+        write("INSERT INTO customer (name) VALUES ('a') ON CONFLICT (ssn) DO NOTHING")
+            .unwrap_err()
+            .to_string()
+            .contains("`ssn`")
+    );
+    assert_eq!(write("DELETE FROM customer WHERE name = 'x' RETURNING name"), Ok(Effect::Write));
+    let admin = |sql: &str| check_as(Dialect::Postgres, Access::Admin, &[], sql);
+    assert_eq!(admin("CREATE TABLE t (a int CHECK (a > 0))"), Ok(Effect::Admin));
+    assert_eq!(admin("SELECT setval('s', 1)"), Ok(Effect::Read));
+    assert!(admin("COPY artist TO '/tmp/x'").is_err());
+    assert!(admin("SELECT pg_read_file('x')").is_err());
+    assert!(admin("ALTER TABLE customer RENAME COLUMN ssn TO x").unwrap_err().to_string().contains("`ssn`"));
+    assert!(admin("SELECT pg_advisory_lock(1)").unwrap_err().to_string().contains("pg_advisory_lock"));
+}
+
+#[test]
+fn an_operator_may_allow_functions_per_database() {
+    let extra = ["pg_advisory_lock".to_owned(), "my_score".to_owned()];
+    let read = |sql: &str| check_as(Dialect::Postgres, Access::Read, &extra, sql);
+    assert_eq!(read("SELECT pg_advisory_lock(1)"), Ok(Effect::Read));
+    assert_eq!(read("SELECT my_score(name) FROM artist"), Ok(Effect::Read));
+    assert!(read("SELECT pg_advisory_unlock(1)").is_err());
+}
+
+#[test]
+fn unknown_names_are_marked_so_the_schema_is_read_again() {
+    assert_eq!(read(Dialect::Sqlite, "SELECT * FROM made_later").unwrap_err().why, Why::Unknown);
+    assert_eq!(read(Dialect::Sqlite, "SELECT added_later FROM artist").unwrap_err().why, Why::Unknown);
+    assert_eq!(read(Dialect::Sqlite, "SELECT ssn FROM customer").unwrap_err().why, Why::Denied);
+    assert_eq!(read(Dialect::Sqlite, "SELECT * FROM secrets").unwrap_err().why, Why::Denied);
+    assert_eq!(read(Dialect::Sqlite, "SELECT load_extension('x')").unwrap_err().why, Why::Denied);
+}
+
+#[test]
+fn hidden_entries_parse() {
+    let hidden = Hidden::parse(&["Secrets".into(), "Customer.SSN".into()]).unwrap();
+    assert!(hidden.table("secrets") && hidden.column("customer", "ssn"));
+    assert!(Hidden::parse(&["a.b.c".into()]).is_err());
+    assert!(Hidden::parse(&["".into()]).is_err());
+}

@@ -1,0 +1,399 @@
+//! The second pass: every part of the statement checked against what is
+//! allowed. Expressions by kind (an allow-list of expression forms,
+//! operators, functions and cast types), FROM items by kind, every column
+//! reference resolved against the visible schema, every whole-row value
+//! and `*` checked for hidden columns. Anything not listed is refused.
+
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    AccessExpr, BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, MergeAction,
+    ObjectName, ObjectNamePart, Query, Select, SetExpr, Statement, TableFactor, TableObject, TableWithJoins,
+    UnaryOperator, Visitor,
+};
+
+use super::allowed::cast_allowed;
+use super::resolve::{hidden_column, no_table};
+use super::scope::{Names, parts};
+use super::{Dialect, Effect, Policy, Refusal, refuse};
+
+pub(super) struct Checker<'a> {
+    pub(super) policy: &'a Policy<'a>,
+    pub(super) effect: Effect,
+    pub(super) names: Names,
+    /// Nesting of statements: 0 outside, 1 in the top-level one.
+    pub(super) depth: usize,
+    /// The names of FROM-clause functions (by address): checked as
+    /// functions, not as tables.
+    pub(super) function_names: BTreeSet<usize>,
+}
+
+impl Checker<'_> {
+    fn function(&self, function: &Function) -> ControlFlow<Refusal> {
+        let refused = || {
+            refuse(
+                format!("the function `{}` may not be called", function.name),
+                format!(
+                    "a query may call only the functions of the SQL allow-list at `{}` access (see the README); leave it \
+                     out of the query",
+                    self.policy.access
+                ),
+            )
+        };
+        let ident = match function.name.0.as_slice() {
+            [ObjectNamePart::Identifier(ident)] => ident,
+            [ObjectNamePart::Identifier(schema), ObjectNamePart::Identifier(ident)]
+                if self.policy.dialect == Dialect::Postgres
+                    && schema.quote_style.is_none()
+                    && schema.value.eq_ignore_ascii_case("pg_catalog") =>
+            {
+                ident
+            }
+            _ => return ControlFlow::Break(refused()),
+        };
+        if !self.policy.functions.allows(ident) || !matches!(function.parameters, FunctionArguments::None) {
+            return ControlFlow::Break(refused());
+        }
+        let FunctionArguments::List(list) = &function.args else { return ControlFlow::Continue(()) };
+        for arg in &list.args {
+            let (FunctionArg::Unnamed(arg) | FunctionArg::Named { arg, .. } | FunctionArg::ExprNamed { arg, .. }) = arg;
+            match arg {
+                FunctionArgExpr::Expr(_) => {}
+                FunctionArgExpr::Wildcard if ident.value.eq_ignore_ascii_case("count") => {}
+                FunctionArgExpr::QualifiedWildcard(name) => self.whole_row(name)?,
+                FunctionArgExpr::Wildcard | FunctionArgExpr::WildcardWithOptions(_) => {
+                    return ControlFlow::Break(refuse(
+                        format!("`*` as an argument of `{}`", function.name),
+                        "pass named columns (only count(*) takes `*`)",
+                    ));
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn cast(&self, data_type: &sqlparser::ast::DataType) -> ControlFlow<Refusal> {
+        if cast_allowed(self.policy.dialect, data_type) {
+            return ControlFlow::Continue(());
+        }
+        ControlFlow::Break(refuse(
+            format!("a cast to `{data_type}` is not allowed"),
+            "cast to a plain type (numbers, text, dates and times, boolean, JSON, UUID, bytes)",
+        ))
+    }
+}
+
+/// Binary operators a statement may use: arithmetic, comparison, logic,
+/// bits, pattern matching, JSON, arrays and ranges. Not custom operators
+/// (`OPERATOR(schema.op)`), which may run any function.
+fn binary_allowed(op: &BinaryOperator) -> bool {
+    use BinaryOperator::*;
+    matches!(
+        op,
+        Plus | Minus
+            | Multiply
+            | Divide
+            | Modulo
+            | StringConcat
+            | Gt
+            | Lt
+            | GtEq
+            | LtEq
+            | Eq
+            | NotEq
+            | And
+            | Or
+            | BitwiseOr
+            | BitwiseAnd
+            | BitwiseXor
+            | PGBitwiseXor
+            | PGBitwiseShiftLeft
+            | PGBitwiseShiftRight
+            | PGExp
+            | PGOverlap
+            | PGRegexMatch
+            | PGRegexIMatch
+            | PGRegexNotMatch
+            | PGRegexNotIMatch
+            | PGLikeMatch
+            | PGILikeMatch
+            | PGNotLikeMatch
+            | PGNotILikeMatch
+            | PGStartsWith
+            | Arrow
+            | LongArrow
+            | HashArrow
+            | HashLongArrow
+            | AtAt
+            | AtArrow
+            | ArrowAt
+            | HashMinus
+            | AtQuestion
+            | Question
+            | QuestionAnd
+            | QuestionPipe
+            | Glob
+            | Overlaps
+    )
+}
+
+fn unary_allowed(op: &UnaryOperator) -> bool {
+    use UnaryOperator::*;
+    matches!(op, Plus | Minus | Not | BitwiseNot | PGAbs | PGSquareRoot | PGCubeRoot)
+}
+
+impl Visitor for Checker<'_> {
+    type Break = Refusal;
+
+    fn pre_visit_statement(&mut self, statement: &Statement) -> ControlFlow<Refusal> {
+        self.depth += 1;
+        if self.depth > 1 && self.effect == Effect::Read && !matches!(statement, Statement::Query(_)) {
+            return ControlFlow::Break(refuse(
+                "a statement inside the query changes data (a data-modifying WITH)",
+                "read with a plain query",
+            ));
+        }
+        let target_hidden = |name: &ObjectName| {
+            let table = parts(name).pop().unwrap_or_default();
+            self.policy.hidden.has_columns(&table).then_some(table)
+        };
+        let positional = |table: String| {
+            ControlFlow::Break(refuse(
+                format!("`{table}` has columns that are not available, and this names none"),
+                "name the columns you write (INSERT INTO t (a, b) …)",
+            ))
+        };
+        match statement {
+            Statement::Insert(insert) => {
+                if let TableObject::TableName(name) = &insert.table
+                    && insert.columns.is_empty()
+                    && let Some(table) = target_hidden(name)
+                {
+                    return positional(table);
+                }
+                if let (Some(items), TableObject::TableName(name)) = (&insert.returning, &insert.table) {
+                    let from = [TableWithJoins { relation: table_named(name), joins: Vec::new() }];
+                    self.items(items, &from)?;
+                }
+            }
+            Statement::Update(update) => {
+                if let Some(items) = &update.returning {
+                    self.items(items, std::slice::from_ref(&update.table))?;
+                }
+            }
+            Statement::Delete(delete) => {
+                if let Some(items) = &delete.returning {
+                    let from: Vec<TableWithJoins> = delete
+                        .tables
+                        .iter()
+                        .map(|name| TableWithJoins { relation: table_named(name), joins: Vec::new() })
+                        .collect();
+                    let (sqlparser::ast::FromTable::WithFromKeyword(more)
+                    | sqlparser::ast::FromTable::WithoutKeyword(more)) = &delete.from;
+                    self.items(items, &[from, more.clone()].concat())?;
+                }
+            }
+            Statement::Merge(merge) => {
+                if let TableFactor::Table { name, .. } = &merge.table
+                    && let Some(table) = target_hidden(name)
+                    && merge.clauses.iter().any(|c| matches!(&c.action, MergeAction::Insert(i) if i.columns.is_empty()))
+                {
+                    return positional(table);
+                }
+            }
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_statement(&mut self, _statement: &Statement) -> ControlFlow<Refusal> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<Refusal> {
+        if self.effect == Effect::Read && !query.locks.is_empty() {
+            return ControlFlow::Break(refuse("locking clauses (FOR UPDATE, FOR SHARE…)", "drop the FOR clause"));
+        }
+        self.set_expr(&query.body)
+    }
+
+    fn pre_visit_select(&mut self, select: &Select) -> ControlFlow<Refusal> {
+        if select.into.is_some() {
+            return ControlFlow::Break(refuse("SELECT … INTO creates a table", "select without INTO"));
+        }
+        for from in &select.from {
+            self.natural(from)?;
+        }
+        self.items(&select.projection, &select.from)
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<Refusal> {
+        let alias = match factor {
+            TableFactor::Table { args: None, alias, .. } => alias,
+            TableFactor::Table { name, args: Some(_), alias, .. } | TableFactor::Function { name, alias, .. } => {
+                self.function_names.insert(name as *const ObjectName as usize);
+                let allowed = match name.0.as_slice() {
+                    [ObjectNamePart::Identifier(ident)] => self.policy.functions.allows_table(ident),
+                    _ => false,
+                };
+                if !allowed {
+                    return ControlFlow::Break(refuse(
+                        format!("the function `{name}` may not be read in FROM"),
+                        "read tables, subqueries, or functions of the SQL allow-list (see the README)",
+                    ));
+                }
+                alias
+            }
+            TableFactor::Derived { alias, .. }
+            | TableFactor::UNNEST { alias, .. }
+            | TableFactor::TableFunction { alias, .. } => alias,
+            TableFactor::NestedJoin { table_with_joins, alias } => {
+                self.natural(table_with_joins)?;
+                alias
+            }
+            other => {
+                let kind = format!("{other:?}").split([' ', '(', '{']).next().unwrap_or_default().to_owned();
+                return ControlFlow::Break(refuse(
+                    format!("`{kind}` in FROM is not supported"),
+                    "read tables, subqueries, or functions of the SQL allow-list",
+                ));
+            }
+        };
+        // Column definitions of a function's rows (`AS t(a int)`) are casts.
+        for column in alias.iter().flat_map(|a| &a.columns) {
+            if let Some(data_type) = &column.data_type {
+                self.cast(data_type)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_relation(&mut self, relation: &ObjectName) -> ControlFlow<Refusal> {
+        if self.function_names.contains(&(relation as *const ObjectName as usize)) {
+            return ControlFlow::Continue(());
+        }
+        self.relation(relation)
+    }
+
+    fn pre_visit_ident(&mut self, ident: &Ident) -> ControlFlow<Refusal> {
+        // Whatever the position (USING lists, conflict targets, DDL, MERGE
+        // columns): a hidden column's name is never written.
+        let name = Self::lower(ident);
+        match self.hidden_column(&name) {
+            Some(_) => ControlFlow::Break(hidden_column(&ident.value)),
+            None => ControlFlow::Continue(()),
+        }
+    }
+
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<Refusal> {
+        match expr {
+            Expr::Identifier(ident) => self.bare(ident),
+            Expr::CompoundIdentifier(idents) => self.qualified(idents),
+            Expr::Function(function) => self.function(function),
+            Expr::Cast { data_type, format: None, .. } => self.cast(data_type),
+            Expr::TypedString(typed) => self.cast(&typed.data_type),
+            Expr::BinaryOp { op, .. } | Expr::AnyOp { compare_op: op, .. } | Expr::AllOp { compare_op: op, .. }
+                if binary_allowed(op) =>
+            {
+                ControlFlow::Continue(())
+            }
+            Expr::UnaryOp { op, .. } if unary_allowed(op) => ControlFlow::Continue(()),
+            Expr::CompoundFieldAccess { access_chain, .. }
+                if access_chain.iter().all(|a| matches!(a, AccessExpr::Subscript(_))) =>
+            {
+                ControlFlow::Continue(())
+            }
+            Expr::QualifiedWildcard(name, _) => self.whole_row(name),
+            Expr::IsFalse(_)
+            | Expr::IsNotFalse(_)
+            | Expr::IsTrue(_)
+            | Expr::IsNotTrue(_)
+            | Expr::IsNull(_)
+            | Expr::IsNotNull(_)
+            | Expr::IsUnknown(_)
+            | Expr::IsNotUnknown(_)
+            | Expr::IsDistinctFrom(..)
+            | Expr::IsNotDistinctFrom(..)
+            | Expr::IsNormalized { .. }
+            | Expr::InList { .. }
+            | Expr::InSubquery { .. }
+            | Expr::Between { .. }
+            | Expr::Like { .. }
+            | Expr::ILike { .. }
+            | Expr::SimilarTo { .. }
+            | Expr::AtTimeZone { .. }
+            | Expr::Extract { .. }
+            | Expr::Ceil { .. }
+            | Expr::Floor { .. }
+            | Expr::Position { .. }
+            | Expr::Substring { .. }
+            | Expr::Trim { .. }
+            | Expr::Overlay { .. }
+            | Expr::Collate { .. }
+            | Expr::Nested(_)
+            | Expr::Value(_)
+            | Expr::Case { .. }
+            | Expr::Exists { .. }
+            | Expr::Subquery(_)
+            | Expr::GroupingSets(_)
+            | Expr::Cube(_)
+            | Expr::Rollup(_)
+            | Expr::Tuple(_)
+            | Expr::Array(_)
+            | Expr::Interval(_) => ControlFlow::Continue(()),
+            other => {
+                let shown: String = other.to_string().chars().take(60).collect();
+                ControlFlow::Break(refuse(
+                    format!("the expression `{shown}` is not one a query may use"),
+                    "use columns, literals, the SQL operators, CASE, subqueries and allowed functions",
+                ))
+            }
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// The parts of a query body the visitor has no hook for: data changes
+    /// under `read`, and `TABLE t` (every column of `t`).
+    fn set_expr(&self, body: &SetExpr) -> ControlFlow<Refusal> {
+        match body {
+            SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_)
+                if self.effect == Effect::Read =>
+            {
+                ControlFlow::Break(refuse("the query changes data", "read with a plain query"))
+            }
+            SetExpr::SetOperation { left, right, .. } => {
+                self.set_expr(left)?;
+                self.set_expr(right)
+            }
+            SetExpr::Table(table) => {
+                let Some(name) = &table.table_name else { return ControlFlow::Break(no_table("")) };
+                let mut written = table.schema_name.iter().cloned().collect::<Vec<_>>();
+                written.push(name.clone());
+                let name = ObjectName::from(written.into_iter().map(Ident::new).collect::<Vec<_>>());
+                let from = [TableWithJoins { relation: table_named(&name), joins: Vec::new() }];
+                self.relation(&name)?;
+                self.star(&from)
+            }
+            _ => ControlFlow::Continue(()),
+        }
+    }
+}
+
+/// A plain table factor naming `name`, to check `*` against.
+fn table_named(name: &ObjectName) -> TableFactor {
+    TableFactor::Table {
+        name: name.clone(),
+        alias: None,
+        args: None,
+        with_hints: Vec::new(),
+        version: None,
+        with_ordinality: false,
+        partitions: Vec::new(),
+        json_path: None,
+        sample: None,
+        index_hints: Vec::new(),
+    }
+}
