@@ -39,6 +39,8 @@ pub mod contract;
 pub mod disclosure;
 mod error;
 pub mod faces;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod host;
 pub mod invoke;
 pub mod load;

@@ -56,9 +56,14 @@ pub struct Skill {
 impl Skill {
     /// Read the skill in `dir` (front matter only).
     pub fn load(dir: &Path) -> Result<Skill> {
+        Skill::parse(&read_skill_file(dir)?, dir)
+    }
+
+    /// The skill whose `SKILL.md` says `text`, in folder `dir` (read
+    /// nothing: the front matter's rules only).
+    pub fn parse(text: &str, dir: &Path) -> Result<Skill> {
         let path = dir.join(SKILL_FILE);
-        let text = read_skill_file(dir)?;
-        let (front, _) = split_front_matter(&text).map_err(|reason| invalid(&path, reason))?;
+        let (front, _) = split_front_matter(text).map_err(|reason| invalid(&path, reason))?;
         let front: FrontMatter = serde_saphyr::from_str(front)
             .map_err(|e| invalid(&path, format!("front matter is not valid YAML: {e}")))?;
         let folder = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();

@@ -1,0 +1,77 @@
+//! Fuzz targets' logic (feature `fuzzing`): one public function per parser
+//! of outside input, each asserting its oracle and panicking when it is
+//! broken. The `cargo-fuzz` targets under `fuzz/` call these, and
+//! `tests/all/fuzzing.rs` replays every committed corpus entry and every
+//! crash found through them in the plain build, so a fixed crash stays
+//! fixed.
+//!
+//! Every target takes arbitrary bytes and must never panic outside its
+//! oracle: a parser's error is a typed error, never a crash, and no input
+//! may take memory or time out of proportion to its size.
+
+mod sql;
+
+use std::path::Path;
+
+pub use sql::{SqlHarness, sql};
+
+use crate::load::Manifest;
+
+/// `quiver.toml` and its agent profiles: parsed and validated, every
+/// section resolved as the host would (databases, upstream servers,
+/// plugin settings), every profile's policy resolved without the
+/// environment. Errors are fine; panics are not.
+pub fn config(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(config) = crate::Config::parse(text, Path::new("/nonexistent/quiver-fuzz")) else { return };
+    let settings = config.plugin_settings();
+    for name in config.plugins.keys() {
+        let _ = settings.resolve(name, None);
+    }
+    let _ = config.database_settings();
+    let _ = config.server_specs();
+    let none = |_: &str| None;
+    for agent in config.agents.keys().map(String::as_str).map(Some).chain([None]) {
+        let _ = crate::disclosure::policy::Policy::resolve(&config.disclosure, &config.agents, agent, &none);
+    }
+}
+
+/// A `SKILL.md`: its front matter read by the skill rules. A skill that
+/// loads has a valid name (its folder's) and a description of bounded
+/// length with no line of its own past the rules.
+pub fn skill(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if let Ok(skill) = crate::catalog::skill::Skill::parse(text, Path::new("/nonexistent/fuzz-skill")) {
+        assert_eq!(skill.name, "fuzz-skill", "a skill's name is its folder's");
+        assert!(!skill.description.is_empty());
+        assert!(skill.description.chars().count() <= crate::catalog::skill::MAX_SERVED_DESCRIPTION);
+    }
+}
+
+/// The `quiver:stub` section: read from a whole component (the first byte
+/// 0) or as the section's JSON alone. A stub that reads is valid by the
+/// contract's rules and survives a round trip.
+pub fn stub(data: &[u8]) {
+    let (mode, rest) = data.split_first().unwrap_or((&0, &[]));
+    let stub = if mode % 2 == 0 {
+        crate::load::stub::read(rest, "fuzz").ok()
+    } else {
+        crate::contract::Stub::from_json(rest).ok()
+    };
+    if let Some(stub) = stub {
+        let again = crate::contract::Stub::from_json(&stub.to_json()).expect("a stub that read reads again");
+        assert_eq!(again, stub, "a stub changed in a round trip");
+    }
+}
+
+/// The `quiver:manifest` section: a manifest that reads is valid by the
+/// contract's rules, its schemas compile, and it survives a round trip.
+pub fn manifest(data: &[u8]) {
+    let Ok(manifest) = Manifest::from_section(data, "fuzz") else { return };
+    let _ = manifest.stub();
+    for action in &manifest.actions {
+        let _ = action.validator();
+    }
+    let again = Manifest::from_section(&manifest.to_section(), "fuzz").expect("a manifest that read reads again");
+    assert!(again.same_as(&manifest), "a manifest changed in a round trip");
+}
