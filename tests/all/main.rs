@@ -16,6 +16,7 @@ mod reload;
 mod retrieval;
 mod sandbox;
 mod upstream;
+mod upstream_hostile;
 
 /// Every fixture component has a test named after it in the module its
 /// Cargo.toml names: a fixture without one does not compile.

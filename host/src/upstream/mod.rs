@@ -6,6 +6,7 @@
 //! | [`spec`] | the `mcpServers` entry, secret references, the cache key |
 //! | `cache` | each server's tool list and purpose on disk |
 //! | `connection` | one rmcp client connection: spawn or reach, handshake, stderr, kill |
+//! | `list` | a server's `tools/list`, paged by hand within a page cap and a byte cap |
 //! | `server` | one server's life: lazy connect, list, call, idle close, backoff |
 //!
 //! Nothing is spawned or connected at start-up. A server's tools come from
@@ -20,6 +21,7 @@
 
 mod cache;
 mod connection;
+mod list;
 mod server;
 pub mod spec;
 
@@ -37,6 +39,11 @@ use crate::error::{Error, Result};
 use crate::invoke::{Backend, BoxFuture, Caller};
 use server::{OnChange, Server};
 pub use spec::{RawServer, ServerSpec};
+
+/// Most pages of one `tools/list` followed; a server that pages on is
+/// refused (`Upstream { fault: Protocol }`), as one whose pages together
+/// pass 4 MiB is.
+pub const MAX_LIST_PAGES: usize = 100;
 
 /// Servers listed at once in the background.
 const BACKGROUND_STARTS: usize = 4;

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cache;
 use super::connection::{Connection, annotate};
+use super::list::{self, ListError};
 use super::spec::ServerSpec;
 use crate::catalog::{Listing, mcp::parse_tools};
 use crate::error::{Error, Result, UpstreamFault};
@@ -31,8 +32,6 @@ use crate::error::{Error, Result, UpstreamFault};
 pub(crate) const FAILING_AFTER: u32 = 3;
 /// Longest wait between attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
-/// Largest tool list accepted (serialized).
-pub(crate) const MAX_LIST_BYTES: usize = 4 << 20;
 
 /// Called when what a snapshot shows of a server changed.
 pub(crate) type OnChange = Arc<OnceLock<Box<dyn Fn() + Send + Sync>>>;
@@ -178,10 +177,11 @@ impl Server {
 
     /// List the tools on `connection` and keep them (cache, catalog) if they changed.
     async fn refresh(&self, connection: &Connection) -> Result<()> {
-        let listed = tokio::time::timeout(self.spec.call_timeout, connection.peer.list_all_tools()).await;
-        let tools = match listed {
+        let listed = tokio::time::timeout(self.spec.call_timeout, list::all_tools(&connection.peer)).await;
+        let raw = match listed {
             Ok(Ok(tools)) => tools,
-            Ok(Err(error)) => return Err(self.service_error(error, connection, "tools/list")),
+            Ok(Err(ListError::Service(error))) => return Err(self.service_error(error, connection, "tools/list")),
+            Ok(Err(ListError::Limit(message))) => return Err(self.fault(UpstreamFault::Protocol, message)),
             Err(_) => {
                 let error = self.fault(
                     UpstreamFault::Timeout,
@@ -190,13 +190,6 @@ impl Server {
                 return Err(annotate(error, &connection.stderr, &connection.overflow));
             }
         };
-        let raw = serde_json::to_value(&tools).map_err(|e| Error::internal("an upstream tool list", e))?;
-        let size = raw.to_string().len();
-        if size > MAX_LIST_BYTES {
-            let message = format!("its tool list is {size} bytes, over the limit of {MAX_LIST_BYTES}");
-            return Err(self.fault(UpstreamFault::Protocol, message));
-        }
-        let Value::Array(raw) = raw else { return Err(Error::internal("an upstream tool list", "not an array")) };
         let (tools, problems) = parse_tools(raw);
         for problem in problems {
             tracing::warn!(server = %self.spec.name, "left out of its tools: {}", crate::catalog::shown::shown(&problem));
