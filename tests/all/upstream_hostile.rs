@@ -8,6 +8,7 @@
 use quiver::upstream::MAX_LIST_PAGES;
 use quiver::{Error, UpstreamFault};
 use quiver_tests::TestHost;
+use quiver_tests::builds::wait_for;
 use quiver_tests::mcp_servers::unruly_section;
 use serde_json::{Value, json};
 
@@ -68,4 +69,91 @@ async fn a_tool_list_that_never_ends_stops_at_its_page_and_byte_caps() {
     assert!(message.contains("the-only-cursor") && message.contains("again"), "{message}");
     let asked = pages_asked(&same);
     assert!(asked <= 2 * starts(&t, "same"), "a repeated cursor is not followed: {asked} pages");
+}
+
+/// Whether `c` may not appear raw in text shown to a model (`\n` and `\t`
+/// may, where lines are allowed).
+fn unsafe_in(c: char, lines: bool) -> bool {
+    match c {
+        '\n' | '\t' => !lines,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
+        '\u{2028}' | '\u{2029}' => true,
+        c => c.is_control(),
+    }
+}
+
+/// `text`, a text shown to a model as lines, carries no raw control
+/// character and no line the hostile server forged.
+fn assert_clean(what: &str, text: &str) {
+    assert!(!text.chars().any(|c| unsafe_in(c, true)), "{what} has a raw control character: {text:?}");
+    for line in text.lines() {
+        let line = line.trim_start();
+        assert!(!line.starts_with("## System") && !line.starts_with("- forged"), "{what} has a forged line: {text}");
+    }
+}
+
+/// Every key in `value` is clean on one line, and every string too (as
+/// lines, if `lines`).
+fn assert_clean_json(what: &str, value: &Value, lines: bool) {
+    match value {
+        Value::String(text) => assert!(!text.chars().any(|c| unsafe_in(c, lines)), "{what}: {text:?}"),
+        Value::Array(items) => items.iter().for_each(|v| assert_clean_json(what, v, lines)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| {
+            assert!(!k.chars().any(|c| unsafe_in(c, false)), "{what}: key {k:?}");
+            assert_clean_json(what, v, lines);
+        }),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn hostile_tool_names_and_descriptions_never_reach_a_model_raw() {
+    let t = host(&[unruly_section("hostile", "hostile", "")]);
+    let mut session = t.host.session(None).unwrap();
+    let found = session.call("mcp", json!({"subcommand": "discover", "server": "hostile"})).await;
+    assert!(!found.is_error, "{}", found.text);
+    wait_for(&t.host, |c| c.mcp_server("hostile").is_some_and(|s| !s.tools.is_empty())).await;
+
+    // The two names that cannot be shown are left out; `.` and `/` are
+    // cleaned as always (the model-facing name), kept on the server's side.
+    let discovered = found.value.expect("the tools");
+    let names: Vec<&str> = discovered.as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["files/read.v2", "ok"], "{discovered}");
+    assert_clean_json("discover", &discovered, true);
+    assert!(found.text.contains(r"\u{1b}[31m"), "escaped, not dropped: {}", found.text);
+    let catalog = t.host.catalog();
+    assert_eq!(catalog.model_name("hostile", "files/read.v2"), Some("hostile__files_read_v2"));
+
+    let prompt = session.system_prompt();
+    assert_clean("Tier 1", &prompt);
+    assert!(prompt.contains("(2 tools: files/read.v2, ok)"), "{prompt}");
+    let listed = session.listed_tools().await;
+    let mcp = listed.tools.iter().find(|d| d.name == "mcp").expect("the mcp meta-tool");
+    assert_clean("the mcp tool's description", &mcp.description);
+    assert_clean("the instructions", &session.instructions());
+
+    // Its JSON-RPC error and its title and descriptions, escaped.
+    let refused = session.call("mcp", json!({"subcommand": "call", "server": "hostile", "tool": "ok"})).await;
+    assert!(refused.is_error, "{}", refused.text);
+    assert!(!refused.text.chars().any(|c| unsafe_in(c, false)), "the error text: {:?}", refused.text);
+    assert_clean_json("the upstream result", refused.upstream.as_ref().unwrap(), false);
+    let tool = catalog.mcp_server("hostile").unwrap().tool("files/read.v2").unwrap().clone();
+    // Its own description keeps its lines (the model reads it as the
+    // tool's description, never inside Tier 1), escaped.
+    assert!(!tool.description.chars().any(|c| unsafe_in(c, true)), "{:?}", tool.description);
+    assert!(!tool.title.as_deref().unwrap_or("").chars().any(|c| unsafe_in(c, false)), "{:?}", tool.title);
+    assert_clean_json("its schema", &tool.input_schema, true);
+
+    // Each refused name is reported, escaped, where an operator looks.
+    let status = serde_json::to_value(t.host.status()).unwrap();
+    assert_clean_json("/v1/status", &status, false);
+    let reasons: Vec<String> = status["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["origin"].as_str().unwrap().contains("[mcp_servers.hostile]"))
+        .map(|r| r["reason"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(reasons.iter().any(|r| r.contains("U+001B") && r.contains("left out")), "{reasons:?}");
+    assert!(reasons.iter().any(|r| r.contains("500 characters")), "{reasons:?}");
 }

@@ -28,6 +28,7 @@ use rmcp::{ClientHandler, RoleClient};
 use tokio::io::{AsyncBufReadExt, AsyncRead, ReadBuf};
 
 use super::spec::{Launch, ServerSpec};
+use crate::catalog::shown::shown_bytes;
 use crate::error::{Error, Result, UpstreamFault};
 use crate::invoke::progress::{Progress, Sink};
 use crate::sandbox::secrets::Secret;
@@ -37,6 +38,8 @@ use crate::sandbox::secrets::Secret;
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest line rmcp reads from a stdio server (its own limit).
 const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+/// Longest message of an upstream error.
+const MESSAGE_BYTES: usize = 4096;
 /// Stderr lines kept for failure messages.
 const TAIL_LINES: usize = 20;
 /// Longest stderr line kept or logged.
@@ -90,8 +93,7 @@ impl Connection {
     /// Spawn or reach `spec`'s server and complete the handshake.
     pub(crate) async fn open(spec: &ServerSpec) -> Result<Connection> {
         let handler = Handler::default();
-        let fault =
-            |fault: UpstreamFault, message: String| Error::Upstream { server: spec.name.clone(), fault, message };
+        let fault = |fault: UpstreamFault, message: String| upstream_error(&spec.name, fault, &message);
         let stderr = Arc::new(Tail::new(&spec.name, &spec.secrets));
         let overflow = Arc::new(AtomicBool::new(false));
         let (service, child, pid) = match &spec.launch {
@@ -198,10 +200,8 @@ where
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         legacy_version: Some(ProtocolVersion::V_2025_11_25),
     };
-    let fault = |message: String| Error::Upstream {
-        server: spec.name.clone(),
-        fault: UpstreamFault::Handshake,
-        message: format!("{message} ({})", spec.endpoint()),
+    let fault = |message: String| {
+        upstream_error(&spec.name, UpstreamFault::Handshake, &format!("{message} ({})", spec.endpoint()))
     };
     let limit = spec.call_timeout.min(CONNECT_TIMEOUT);
     match tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle)).await {
@@ -209,6 +209,13 @@ where
         Ok(Err(error)) => Err(fault(error.to_string())),
         Err(_) => Err(fault(format!("no answer to the handshake within {} s", limit.as_secs_f64()))),
     }
+}
+
+/// The error of server `server`: `message` (which quotes what the server
+/// said: its errors, its stderr) passes the one sanitiser, on one line and
+/// cut to [`MESSAGE_BYTES`], before a model, a log or a terminal sees it.
+pub(crate) fn upstream_error(server: &str, fault: UpstreamFault, message: &str) -> Error {
+    Error::Upstream { server: server.to_owned(), fault, message: shown_bytes(message, MESSAGE_BYTES) }
 }
 
 /// `error` with what the server's stderr and stdout say about it.
@@ -222,7 +229,7 @@ pub(crate) fn annotate(error: Error, stderr: &Tail, overflow: &AtomicBool) -> Er
         message = format!("{message}; its last stderr line: {last}");
     }
     stderr.log_tail();
-    Error::Upstream { server, fault, message }
+    upstream_error(&server, fault, &message)
 }
 
 /// HTTP headers from configured names and values.
@@ -371,11 +378,12 @@ impl Tail {
     }
 
     fn masked(&self, line: &str) -> String {
-        let mut line: String = line.trim_end().chars().filter(|c| !c.is_control()).collect();
+        // Control characters are escaped (by `shown_bytes`), not dropped.
+        let mut line = line.trim_end().to_owned();
         for secret in &self.secrets {
             line = line.replace(secret.expose(), "[redacted]");
         }
-        crate::catalog::shown::shown_bytes(&line, TAIL_LINE_BYTES)
+        shown_bytes(&line, TAIL_LINE_BYTES)
     }
 
     /// The last line, if any.

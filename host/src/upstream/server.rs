@@ -22,9 +22,10 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::cache;
-use super::connection::{Connection, annotate};
+use super::connection::{Connection, annotate, upstream_error};
 use super::list::{self, ListError};
 use super::spec::ServerSpec;
+use crate::catalog::shown::shown_bytes;
 use crate::catalog::{Listing, mcp::parse_tools};
 use crate::error::{Error, Result, UpstreamFault};
 
@@ -32,6 +33,8 @@ use crate::error::{Error, Result, UpstreamFault};
 pub(crate) const FAILING_AFTER: u32 = 3;
 /// Longest wait between attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// Longest JSON-RPC refusal of a call quoted to the model.
+const REFUSAL_BYTES: usize = 4096;
 
 /// Called when what a snapshot shows of a server changed.
 pub(crate) type OnChange = Arc<OnceLock<Box<dyn Fn() + Send + Sync>>>;
@@ -116,7 +119,7 @@ impl Server {
     }
 
     fn fault(&self, fault: UpstreamFault, message: String) -> Error {
-        Error::Upstream { server: self.spec.name.clone(), fault, message }
+        upstream_error(&self.spec.name, fault, &message)
     }
 
     fn changed(&self) {
@@ -190,16 +193,15 @@ impl Server {
                 return Err(annotate(error, &connection.stderr, &connection.overflow));
             }
         };
-        let (tools, problems) = parse_tools(raw);
-        for problem in problems {
-            tracing::warn!(server = %self.spec.name, "left out of its tools: {}", crate::catalog::shown::shown(&problem));
-        }
+        // What is left out is reported by the catalog (`rejected` in the
+        // status, logged once), as a saved list's is.
+        let (tools, left_out) = parse_tools(raw);
         let purpose = connection.purpose();
         let mut listing = self.listing.write().unwrap_or_else(|e| e.into_inner());
-        if listing.tools.as_ref() == Some(&tools) && listing.purpose == purpose {
+        if listing.tools.as_ref() == Some(&tools) && listing.purpose == purpose && listing.left_out == left_out {
             return Ok(());
         }
-        (listing.tools, listing.purpose) = (Some(tools), purpose);
+        (listing.tools, listing.purpose, listing.left_out) = (Some(tools), purpose, left_out);
         let written = listing.clone();
         drop(listing);
         if let Some(path) = &self.cache {
@@ -324,7 +326,7 @@ impl Server {
             }
             Err(ServiceError::McpError(error)) => {
                 let text = format!("MCP server `{}` refused the call of `{tool}`: {}", self.spec.name, error.message);
-                CallToolResult::error(vec![ContentBlock::text(text)])
+                CallToolResult::error(vec![ContentBlock::text(shown_bytes(&text, REFUSAL_BYTES))])
             }
             Err(error) => {
                 if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
