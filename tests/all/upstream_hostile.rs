@@ -5,12 +5,18 @@
 //! cut to its budget. (Faults of servers that are merely broken are in
 //! `upstream.rs`.)
 
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use quiver::faces::http::{HttpOptions, router};
 use quiver::upstream::MAX_LIST_PAGES;
 use quiver::{Error, UpstreamFault};
 use quiver_tests::TestHost;
 use quiver_tests::builds::wait_for;
 use quiver_tests::mcp_servers::unruly_section;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt as _;
 
 fn host(sections: &[String]) -> TestHost {
     TestHost::builder().config(&sections.join("\n")).build()
@@ -156,4 +162,40 @@ async fn hostile_tool_names_and_descriptions_never_reach_a_model_raw() {
         .collect();
     assert!(reasons.iter().any(|r| r.contains("U+001B") && r.contains("left out")), "{reasons:?}");
     assert!(reasons.iter().any(|r| r.contains("500 characters")), "{reasons:?}");
+}
+
+#[tokio::test]
+async fn a_huge_upstream_answer_is_cut_to_its_budget_and_rest_sends_it_once() {
+    let t = host(&[unruly_section("big", "big-answer", "max_answer_kb = 32")]);
+    let answer = t.host.call_json("big", "flood", &json!({})).await.unwrap();
+    let size = answer.to_string().len();
+    assert!(size <= 32 << 10, "the answer is {size} bytes");
+    // Still a valid result: every block is an MCP content block.
+    serde_json::from_value::<rmcp::model::CallToolResult>(answer.clone()).expect("a CallToolResult");
+    let content = answer["content"].as_array().unwrap();
+    let texts: Vec<&str> = content.iter().filter_map(|b| b["text"].as_str()).collect();
+    assert!(
+        texts.iter().any(|t| t.starts_with("the flood begins yyy") && t.contains("more characters cut")),
+        "{texts:?}"
+    );
+    assert!(texts.iter().any(|t| t.contains("image/png") && t.contains("left out")), "{texts:?}");
+    let images: Vec<&Value> = content.iter().filter(|b| b["type"] == "image").collect();
+    assert_eq!(images.len(), 1, "the 2 MB image is left out, the tiny one kept whole");
+    assert_eq!(images[0]["data"], "dGlueSBpbWFnZQ==");
+    let items = answer["structuredContent"]["items"].as_array().unwrap();
+    assert!(items.last().unwrap().as_str().unwrap().contains("more items left out"), "{:?}", items.last());
+
+    // REST: the text once, beside what it cannot carry.
+    wait_for(&t.host, |c| c.tool("big__flood").is_some()).await;
+    let app = router(&t.host, &HttpOptions::default(), CancellationToken::new()).unwrap();
+    let request = Request::post("/v1/tools/big__flood/call").body(Body::from("{}")).unwrap();
+    let response = app.oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8_lossy(&body);
+    assert_eq!(text.matches("the flood begins").count(), 1, "{} bytes", body.len());
+    assert_eq!(text.matches("more items left out").count(), 1, "structuredContent once");
+    let answer: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(answer["upstream"]["content"].as_array().map(Vec::len), Some(1), "the image: {answer}");
+    assert!(body.len() <= 2 * (32 << 10), "{} bytes", body.len());
 }

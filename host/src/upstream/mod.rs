@@ -8,6 +8,7 @@
 //! | `connection` | one rmcp client connection: spawn or reach, handshake, stderr, kill |
 //! | `list` | a server's `tools/list`, paged by hand within a page cap and a byte cap |
 //! | `server` | one server's life: lazy connect, list, call, idle close, backoff |
+//! | `answer` | a result as passed on: protocol `_meta` dropped, cut to the answer budget |
 //!
 //! Nothing is spawned or connected at start-up. A server's tools come from
 //! its disk cache; a server never listed is listed in the background
@@ -19,6 +20,7 @@
 //! `list_changed` in turn. Saved `tools/list` files are served here too:
 //! definitions only, never callable.
 
+mod answer;
 mod cache;
 mod connection;
 mod list;

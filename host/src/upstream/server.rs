@@ -21,10 +21,10 @@ use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::cache;
 use super::connection::{Connection, annotate, upstream_error};
 use super::list::{self, ListError};
 use super::spec::ServerSpec;
+use super::{answer, cache};
 use crate::catalog::shown::shown_bytes;
 use crate::catalog::{Listing, mcp::parse_tools};
 use crate::error::{Error, Result, UpstreamFault};
@@ -340,7 +340,10 @@ impl Server {
                 return Err(error);
             }
         };
-        serde_json::to_value(passed_on(result)).map_err(|e| Error::internal("an upstream result", e))
+        let mut answer =
+            serde_json::to_value(answer::passed_on(result)).map_err(|e| Error::internal("an upstream result", e))?;
+        answer::fit_result(&mut answer, self.spec.answer_budget);
+        Ok(answer)
     }
 
     /// Send one `tools/call` on `connection` and wait for its answer. The
@@ -431,21 +434,6 @@ impl Server {
             self.changed();
         }
     }
-}
-
-/// `result` as Quiver passes it on: the protocol's own `_meta` keys
-/// (`io.modelcontextprotocol/...`, which describe the upstream connection,
-/// such as its `serverInfo`) are dropped; everything else is kept. The
-/// result type is set by the face for the client's protocol version.
-fn passed_on(mut result: CallToolResult) -> CallToolResult {
-    if let Some(meta) = result.meta.as_mut() {
-        meta.0.retain(|key, _| !key.starts_with("io.modelcontextprotocol/"));
-        if meta.0.is_empty() {
-            result.meta = None;
-        }
-    }
-    result.result_type = None;
-    result
 }
 
 /// A request the server is still working on: dropped before its answer,
