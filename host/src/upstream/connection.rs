@@ -5,12 +5,12 @@
 //!
 //! A stdio server runs in its own process group; the group is killed when
 //! the connection is closed or dropped, so neither the server nor anything
-//! it started (`npx` runs `node`) outlives it. Its stderr goes to the log,
-//! line by line with secrets masked, and its last lines are kept for the
-//! message of a failure. Its stdout is read by rmcp, which drops lines over
+//! it started (`npx` runs `node`) outlives it. Its stderr is followed by a
+//! [`Tail`] (the log, and the last lines for the message of a failure).
+//! Its stdout is read by rmcp, which drops lines over
 //! 16 MiB; [`Watched`] notes that it happened, so the failure says why.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,13 +25,13 @@ use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, 
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient};
-use tokio::io::{AsyncBufReadExt, AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 
 use super::spec::{Launch, ServerSpec};
+use super::stderr::Tail;
 use crate::catalog::shown::shown_bytes;
 use crate::error::{Error, Result, UpstreamFault};
 use crate::invoke::progress::{Progress, Sink};
-use crate::sandbox::secrets::Secret;
 
 /// Longest wait for a server to start and finish the handshake (or the
 /// server's call timeout, if shorter).
@@ -40,10 +40,6 @@ pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 /// Longest message of an upstream error.
 const MESSAGE_BYTES: usize = 4096;
-/// Stderr lines kept for failure messages.
-const TAIL_LINES: usize = 20;
-/// Longest stderr line kept or logged.
-const TAIL_LINE_BYTES: usize = 512;
 /// Host variables a stdio server inherits (all others are withheld).
 const INHERITED: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"];
 
@@ -321,80 +317,5 @@ impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
             self.line = line;
         }
         poll
-    }
-}
-
-/// The last stderr lines of a server, secrets masked.
-pub(crate) struct Tail {
-    server: String,
-    secrets: Vec<Secret>,
-    lines: Mutex<VecDeque<String>>,
-    /// Set (and notified) when stderr reached its end.
-    ended: AtomicBool,
-    end: tokio::sync::Notify,
-}
-
-/// How long a failure waits for a dying server's last stderr lines.
-const SETTLE: Duration = Duration::from_millis(500);
-
-impl Tail {
-    fn new(server: &str, secrets: &[Secret]) -> Tail {
-        Tail {
-            server: server.to_owned(),
-            secrets: secrets.to_vec(),
-            lines: Mutex::new(VecDeque::new()),
-            ended: AtomicBool::new(false),
-            end: tokio::sync::Notify::new(),
-        }
-    }
-
-    /// Wait (briefly) until a server that is going away has written its
-    /// last lines, so that a failure can quote them.
-    pub(crate) async fn settle(&self) {
-        let end = self.end.notified();
-        if !self.ended.load(Ordering::Acquire) {
-            let _ = tokio::time::timeout(SETTLE, end).await;
-        }
-    }
-
-    /// Read `stderr` to its end, logging and keeping each line.
-    async fn follow(self: Arc<Self>, stderr: tokio::process::ChildStderr) {
-        self.read(stderr).await;
-        self.ended.store(true, Ordering::Release);
-        self.end.notify_waiters();
-    }
-
-    async fn read(&self, stderr: tokio::process::ChildStderr) {
-        let mut lines = tokio::io::BufReader::new(stderr).split(b'\n');
-        while let Ok(Some(line)) = lines.next_segment().await {
-            let line = self.masked(&String::from_utf8_lossy(&line));
-            tracing::debug!(server = %self.server, "stderr: {line}");
-            let mut kept = self.lines.lock().unwrap_or_else(|e| e.into_inner());
-            if kept.len() == TAIL_LINES {
-                kept.pop_front();
-            }
-            kept.push_back(line);
-        }
-    }
-
-    fn masked(&self, line: &str) -> String {
-        // Control characters are escaped (by `shown_bytes`), not dropped.
-        let mut line = line.trim_end().to_owned();
-        for secret in &self.secrets {
-            line = line.replace(secret.expose(), "[redacted]");
-        }
-        shown_bytes(&line, TAIL_LINE_BYTES)
-    }
-
-    /// The last line, if any.
-    pub(crate) fn last(&self) -> Option<String> {
-        self.lines.lock().unwrap_or_else(|e| e.into_inner()).back().cloned()
-    }
-
-    /// Log the kept lines (after a failure).
-    pub(crate) fn log_tail(&self) {
-        for line in self.lines.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-            tracing::warn!(server = %self.server, "stderr: {line}");
-        }
     }
 }

@@ -5,7 +5,8 @@
 //! |---|---|
 //! | [`spec`] | the `mcpServers` entry, secret references, the cache key |
 //! | `cache` | each server's tool list and purpose on disk |
-//! | `connection` | one rmcp client connection: spawn or reach, handshake, stderr, kill |
+//! | `connection` | one rmcp client connection: spawn or reach, handshake, kill |
+//! | `stderr` | a stdio server's stderr in fixed memory: lines logged, the last kept |
 //! | `list` | a server's `tools/list`, paged by hand within a page cap and a byte cap |
 //! | `server` | one server's life: lazy connect, list, call, idle close, backoff |
 //! | `answer` | a result as passed on: protocol `_meta` dropped, cut to the answer budget |
@@ -26,6 +27,7 @@ mod connection;
 mod list;
 mod server;
 pub mod spec;
+mod stderr;
 
 use std::collections::BTreeMap;
 use std::path::Path;
