@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 
-use quiver_tests::mcp_servers::unruly_section;
+use quiver_tests::mcp_servers::{alive, unruly_section};
 
 /// `quiver serve --stdio` with `config`, its stderr written to `log`.
 struct Serve {
@@ -60,6 +60,43 @@ impl Serve {
     fn stop(mut self) {
         Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
         assert!(self.child.wait().unwrap().success(), "a clean exit on SIGTERM");
+    }
+}
+
+/// Kills the process it names when dropped (a test that failed leaves nothing behind).
+struct Reap(u32);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        if alive(self.0) {
+            let _ = Command::new("kill").args(["-KILL", &self.0.to_string()]).status();
+        }
+    }
+}
+
+/// Finding L7: a server's child that calls `setsid` leaves its process
+/// group; killing the group alone would leave it running after Quiver.
+#[test]
+fn a_setsid_grandchild_of_an_upstream_server_dies_with_quiver() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, events, log) = (dir.path().join("quiver.toml"), dir.path().join("events"), dir.path().join("log"));
+    let env = format!("env = {{ UNRULY_LOG = {:?} }}", events.display().to_string());
+    std::fs::write(&config, unruly_section("unruly", "setsid", &env)).unwrap();
+    let mut serve = Serve::start(&config, &log);
+    let answer = serve.call(2, "unruly", "slow");
+    assert!(answer.contains(r#""text":"done""#), "{answer}");
+    let events = std::fs::read_to_string(&events).unwrap();
+    let grandchild: u32 = events
+        .lines()
+        .find_map(|l| l.strip_prefix("grandchild ")?.parse().ok())
+        .unwrap_or_else(|| panic!("the server logs its grandchild: {events}"));
+    let _reap = Reap(grandchild);
+    assert!(alive(grandchild), "the grandchild runs");
+    serve.stop();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(grandchild) {
+        assert!(std::time::Instant::now() < deadline, "the setsid grandchild {grandchild} outlived Quiver");
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

@@ -3,16 +3,16 @@
 //! negotiated by rmcp (`server/discover` first, `initialize` for servers of
 //! 2025-11-25 and earlier).
 //!
-//! A stdio server runs in its own process group; the group is killed when
-//! the connection is closed or dropped, so neither the server nor anything
-//! it started (`npx` runs `node`) outlives it. Its stderr is followed by a
+//! A stdio server runs in its own process group; the group and every
+//! descendant are killed when the connection is closed or dropped (see
+//! [`process`](super::process)), so neither the server nor anything it
+//! started (`npx` runs `node`) outlives it. Its stderr is followed by a
 //! [`Tail`] (the log, and the last lines for the message of a failure).
 //! Its stdout is read by rmcp, which drops lines over
 //! 16 MiB; [`Watched`] notes that it happened, so the failure says why.
 
 use std::collections::{BTreeMap, HashMap};
 use std::pin::Pin;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -27,6 +27,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientHandler, RoleClient};
 use tokio::io::{AsyncRead, ReadBuf};
 
+use super::process::{Child, spawn};
 use super::spec::{Launch, ServerSpec};
 use super::stderr::Tail;
 use crate::catalog::shown::shown_bytes;
@@ -40,8 +41,6 @@ pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 /// Longest message of an upstream error.
 const MESSAGE_BYTES: usize = 4096;
-/// Host variables a stdio server inherits (all others are withheld).
-const INHERITED: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"];
 
 /// A live connection.
 pub(crate) struct Connection {
@@ -170,6 +169,10 @@ impl Connection {
     /// Close the connection: end the session, give a stdio server a moment
     /// to exit, then kill its process group.
     pub(crate) async fn close(&self) {
+        // Its exit orphans what it started: noted now, killed after.
+        if let Some(child) = self.child.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            child.note_descendants();
+        }
         let service = self.service.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(mut service) = service {
             let _ = service.close_with_timeout(Duration::from_secs(2)).await;
@@ -242,55 +245,6 @@ fn header_map(
             Ok((name, value))
         })
         .collect()
-}
-
-/// A spawned stdio server, leader of its own process group.
-pub(crate) struct Child {
-    process: tokio::process::Child,
-    group: Option<rustix::process::Pid>,
-}
-
-impl Child {
-    /// Kill the whole process group now.
-    fn kill(mut self) {
-        self.kill_group();
-    }
-
-    fn kill_group(&mut self) {
-        if let Some(group) = self.group.take() {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        }
-    }
-}
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        self.kill_group();
-    }
-}
-
-fn spawn(
-    command: &str,
-    args: &[String],
-    env: &BTreeMap<String, String>,
-    cwd: Option<&std::path::Path>,
-) -> std::io::Result<Child> {
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args)
-        .env_clear()
-        .envs(INHERITED.iter().filter_map(|k| std::env::var_os(k).map(|v| (k, v))))
-        .envs(env)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
-    if let Some(cwd) = cwd {
-        cmd.current_dir(cwd);
-    }
-    let process = cmd.spawn()?;
-    let group = process.id().and_then(|id| rustix::process::Pid::from_raw(id as i32));
-    Ok(Child { process, group })
 }
 
 /// A stdio server's stdout, watched for lines rmcp will drop.

@@ -7,6 +7,7 @@
 //! | `cache` | each server's tool list and purpose on disk |
 //! | `connection` | one rmcp client connection: spawn or reach, handshake, kill |
 //! | `stderr` | a stdio server's stderr in fixed memory: lines logged, the last kept |
+//! | `process` | a stdio server's process group and descendants: spawn, note, stop and kill |
 //! | `list` | a server's `tools/list`, paged by hand within a page cap and a byte cap |
 //! | `server` | one server's life: lazy connect, list, call, idle close, backoff |
 //! | `answer` | a result as passed on: protocol `_meta` dropped, cut to the answer budget |
@@ -25,6 +26,7 @@ mod answer;
 mod cache;
 mod connection;
 mod list;
+mod process;
 mod server;
 pub mod spec;
 mod stderr;
