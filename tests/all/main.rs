@@ -17,6 +17,7 @@ mod retrieval;
 mod sandbox;
 mod sql_allow_list;
 mod upstream;
+mod upstream_hostile;
 
 /// Every fixture component has a test named after it in the module its
 /// Cargo.toml names: a fixture without one does not compile.

@@ -10,6 +10,8 @@
 //!   `quiver serve` (the `mcp` meta-tool) against calling it directly, both
 //!   as raw JSON-RPC lines over stdio from this process.
 //! - Prompt tokens of the 20 servers, progressive against legacy.
+//! - Hostile servers (a tool list that never ends, an endless stderr
+//!   line): the time to Quiver's answer and its peak memory.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
@@ -18,7 +20,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use quiver::{Config, Host};
-use quiver_tests::mcp_servers::{node_section, reference, time_section};
+use quiver_tests::mcp_servers::{node_section, reference, time_section, unruly_section};
 
 use crate::{Options, Stats, ms, us};
 
@@ -142,6 +144,54 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
     writeln!(report).unwrap();
 
     hop(options, report, dir.path());
+    hostile(report, dir.path());
+}
+
+/// Peak resident memory of process `pid` (`VmHWM`), in MiB.
+fn peak_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.split_whitespace().next());
+    kb.and_then(|kb| kb.parse::<f64>().ok()).unwrap_or(0.0) / 1024.0
+}
+
+/// Hostile servers (`unruly_mcp.py`, issue 28 M4 and M5): how long
+/// `quiver serve` takes to refuse them, and what it peaks at meanwhile.
+fn hostile(report: &mut String, dir: &Path) {
+    writeln!(
+        report,
+        "**Hostile servers** (`tests/servers/unruly_mcp.py`; a new `quiver serve --stdio` for each, one \
+         `tools/call` of the `mcp` meta-tool, which spawns the server and lists its tools; the time to the \
+         answer, and the process's peak resident memory, `VmHWM`):\n\n\
+         | server | Quiver answers | ms | peak MiB |\n|---|---|---:|---:|"
+    )
+    .unwrap();
+    for (mode, what, answer) in [
+        ("normal", "a well-behaved one (for comparison)", "its result"),
+        ("paginate", "`tools/list` pages forever, one tool a page", "refused at the 100-page cap"),
+        ("paginate-big", "`tools/list` pages forever, 1 MiB a page", "refused at the 4 MiB cap"),
+        ("stderr-flood", "256 MiB of stderr without a newline, then exits", "its last stderr line"),
+    ] {
+        let config = dir.join(format!("hostile-{mode}.toml"));
+        std::fs::write(&config, unruly_section("unruly", mode, "timeout = 120")).unwrap();
+        let mut quiver = Peer::start(
+            Command::new(env!("CARGO_BIN_EXE_quiver"))
+                .arg("--no-bundled")
+                .arg("--config")
+                .arg(&config)
+                .arg("--cache-dir")
+                .arg(dir.join(format!("hostile-{mode}-cache")))
+                .args(["serve", "--stdio", "--no-watch"]),
+        );
+        let call = r#""name":"mcp","arguments":{"subcommand":"call","server":"unruly","tool":"slow","parameters":{}}"#;
+        let start = Instant::now();
+        let line = quiver.answer("tools/call", call);
+        let elapsed = start.elapsed();
+        let expected = if mode == "normal" { "done" } else { "MCP server `unruly`" };
+        assert!(line.contains(expected), "{mode}: {line}");
+        let peak = peak_mib(quiver.child.id());
+        writeln!(report, "| {what} | {answer} | {} | {peak:.1} |", ms(elapsed)).unwrap();
+    }
+    writeln!(report).unwrap();
 }
 
 /// A child speaking JSON-RPC lines on stdio.
@@ -179,6 +229,13 @@ impl Peer {
 
     /// Send a request; read lines (skipping notifications) until its answer.
     fn request(&mut self, method: &str, params: &str) -> String {
+        let line = self.answer(method, params);
+        assert!(line.contains("\"result\"") && !line.contains("\"isError\":true"), "{line}");
+        line
+    }
+
+    /// Send a request; its answer, whatever it is.
+    fn answer(&mut self, method: &str, params: &str) -> String {
         self.next += 1;
         let id = self.next;
         self.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{{params}}}}}"#));
@@ -187,7 +244,6 @@ impl Peer {
             line.clear();
             assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server exited");
             if line.contains(&format!(r#""id":{id}"#)) {
-                assert!(line.contains("\"result\"") && !line.contains("\"isError\":true"), "{line}");
                 return line;
             }
         }

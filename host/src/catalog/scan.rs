@@ -133,6 +133,14 @@ impl Catalog {
         }
         for live in sources.live {
             let server = live.snapshot();
+            for problem in live.left_out() {
+                let error = Error::Upstream {
+                    server: server.name.clone(),
+                    fault: crate::error::UpstreamFault::Protocol,
+                    message: format!("left out {problem}"),
+                };
+                catalog.refuse(server.origin_text(), error);
+            }
             if let Some(saved) = catalog.mcp.remove(&server.name) {
                 let (origin, first) = (saved.origin_text(), server.origin_text());
                 catalog.refuse(origin.clone(), Error::DuplicateName { name: server.name.clone(), origin, first });

@@ -62,7 +62,8 @@ pub(crate) fn fit(value: &mut Value, budget: usize) -> bool {
     cut
 }
 
-fn size(value: &Value) -> usize {
+/// The bytes of `value`'s JSON.
+pub(crate) fn size(value: &Value) -> usize {
     serde_json::to_vec(value).map_or(0, |v| v.len())
 }
 

@@ -13,7 +13,7 @@
 //! Values stay `serde_json::Value` from the caller to the backend; each
 //! backend checks the input against the tool's schema before it runs.
 
-mod fit;
+pub(crate) mod fit;
 pub mod progress;
 use crate::sandbox::http::{self, Exchanges};
 use std::collections::BTreeMap;

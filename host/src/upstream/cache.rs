@@ -21,12 +21,16 @@ struct Written<'a> {
     tools: &'a [crate::catalog::UpstreamTool],
     #[serde(skip_serializing_if = "Option::is_none")]
     purpose: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    left_out: &'a [String],
 }
 
 #[derive(Deserialize)]
 struct Read {
     tools: Vec<Value>,
     purpose: Option<String>,
+    #[serde(default)]
+    left_out: Vec<String>,
 }
 
 /// The cache file of `spec` under `dir`.
@@ -44,10 +48,15 @@ pub(crate) fn read(path: &Path) -> Option<Listing> {
     let text = std::fs::read_to_string(path).ok()?;
     let parsed = serde_json::from_str::<Read>(&text).map_err(|e| e.to_string());
     match parsed.and_then(|read| match parse_tools(read.tools) {
-        (tools, problems) if problems.is_empty() => Ok((tools, read.purpose)),
+        (tools, problems) if problems.is_empty() => Ok((tools, read.purpose, read.left_out)),
         (_, problems) => Err(problems.join("; ")),
     }) {
-        Ok((tools, purpose)) => Some(Listing { tools: Some(tools), purpose, failure: None }),
+        Ok((tools, purpose, left_out)) => Some(Listing {
+            tools: Some(tools),
+            purpose: purpose.map(|p| crate::contract::one_line(&p, 200)),
+            failure: None,
+            left_out: left_out.iter().map(|p| crate::catalog::shown::shown(p)).collect(),
+        }),
         Err(reason) => {
             tracing::warn!(path = %path.display(), %reason, "ignoring an unreadable MCP tool-list cache");
             None
@@ -59,7 +68,7 @@ pub(crate) fn read(path: &Path) -> Option<Listing> {
 /// sees half of it). A failure is logged: the cache is an optimisation.
 pub(crate) fn write(path: &Path, server: &str, listing: &Listing) {
     let Some(tools) = &listing.tools else { return };
-    let written = Written { server, tools, purpose: listing.purpose.as_deref() };
+    let written = Written { server, tools, purpose: listing.purpose.as_deref(), left_out: &listing.left_out };
     let result = (|| -> std::io::Result<()> {
         std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
         let temporary = path.with_extension(format!("json.{}.tmp", std::process::id()));
@@ -88,7 +97,12 @@ mod tests {
             title: None,
             output_schema: None,
         };
-        let listing = Listing { tools: Some(vec![tool]), purpose: Some("Echoes.".into()), failure: None };
+        let listing = Listing {
+            tools: Some(vec![tool]),
+            purpose: Some("Echoes.".into()),
+            failure: None,
+            left_out: vec!["tool #1: the name is empty".into()],
+        };
         write(&file, "s", &listing);
         assert_eq!(read(&file), Some(listing));
         std::fs::write(&file, "{not json").unwrap();

@@ -3,16 +3,16 @@
 //! negotiated by rmcp (`server/discover` first, `initialize` for servers of
 //! 2025-11-25 and earlier).
 //!
-//! A stdio server runs in its own process group; the group is killed when
-//! the connection is closed or dropped, so neither the server nor anything
-//! it started (`npx` runs `node`) outlives it. Its stderr goes to the log,
-//! line by line with secrets masked, and its last lines are kept for the
-//! message of a failure. Its stdout is read by rmcp, which drops lines over
+//! A stdio server runs in its own process group; the group and every
+//! descendant are killed when the connection is closed or dropped (see
+//! [`process`](super::process)), so neither the server nor anything it
+//! started (`npx` runs `node`) outlives it. Its stderr is followed by a
+//! [`Tail`] (the log, and the last lines for the message of a failure).
+//! Its stdout is read by rmcp, which drops lines over
 //! 16 MiB; [`Watched`] notes that it happened, so the failure says why.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::pin::Pin;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -25,24 +25,22 @@ use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, 
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient};
-use tokio::io::{AsyncBufReadExt, AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 
+use super::process::{Child, spawn};
 use super::spec::{Launch, ServerSpec};
+use super::stderr::Tail;
+use crate::catalog::shown::shown_bytes;
 use crate::error::{Error, Result, UpstreamFault};
 use crate::invoke::progress::{Progress, Sink};
-use crate::sandbox::secrets::Secret;
 
 /// Longest wait for a server to start and finish the handshake (or the
 /// server's call timeout, if shorter).
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest line rmcp reads from a stdio server (its own limit).
 const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
-/// Stderr lines kept for failure messages.
-const TAIL_LINES: usize = 20;
-/// Longest stderr line kept or logged.
-const TAIL_LINE_BYTES: usize = 512;
-/// Host variables a stdio server inherits (all others are withheld).
-const INHERITED: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"];
+/// Longest message of an upstream error.
+const MESSAGE_BYTES: usize = 4096;
 
 /// A live connection.
 pub(crate) struct Connection {
@@ -90,8 +88,7 @@ impl Connection {
     /// Spawn or reach `spec`'s server and complete the handshake.
     pub(crate) async fn open(spec: &ServerSpec) -> Result<Connection> {
         let handler = Handler::default();
-        let fault =
-            |fault: UpstreamFault, message: String| Error::Upstream { server: spec.name.clone(), fault, message };
+        let fault = |fault: UpstreamFault, message: String| upstream_error(&spec.name, fault, &message);
         let stderr = Arc::new(Tail::new(&spec.name, &spec.secrets));
         let overflow = Arc::new(AtomicBool::new(false));
         let (service, child, pid) = match &spec.launch {
@@ -172,6 +169,10 @@ impl Connection {
     /// Close the connection: end the session, give a stdio server a moment
     /// to exit, then kill its process group.
     pub(crate) async fn close(&self) {
+        // Its exit orphans what it started: noted now, killed after.
+        if let Some(child) = self.child.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            child.note_descendants();
+        }
         let service = self.service.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(mut service) = service {
             let _ = service.close_with_timeout(Duration::from_secs(2)).await;
@@ -198,10 +199,8 @@ where
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         legacy_version: Some(ProtocolVersion::V_2025_11_25),
     };
-    let fault = |message: String| Error::Upstream {
-        server: spec.name.clone(),
-        fault: UpstreamFault::Handshake,
-        message: format!("{message} ({})", spec.endpoint()),
+    let fault = |message: String| {
+        upstream_error(&spec.name, UpstreamFault::Handshake, &format!("{message} ({})", spec.endpoint()))
     };
     let limit = spec.call_timeout.min(CONNECT_TIMEOUT);
     match tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle)).await {
@@ -209,6 +208,13 @@ where
         Ok(Err(error)) => Err(fault(error.to_string())),
         Err(_) => Err(fault(format!("no answer to the handshake within {} s", limit.as_secs_f64()))),
     }
+}
+
+/// The error of server `server`: `message` (which quotes what the server
+/// said: its errors, its stderr) passes the one sanitiser, on one line and
+/// cut to [`MESSAGE_BYTES`], before a model, a log or a terminal sees it.
+pub(crate) fn upstream_error(server: &str, fault: UpstreamFault, message: &str) -> Error {
+    Error::Upstream { server: server.to_owned(), fault, message: shown_bytes(message, MESSAGE_BYTES) }
 }
 
 /// `error` with what the server's stderr and stdout say about it.
@@ -222,7 +228,7 @@ pub(crate) fn annotate(error: Error, stderr: &Tail, overflow: &AtomicBool) -> Er
         message = format!("{message}; its last stderr line: {last}");
     }
     stderr.log_tail();
-    Error::Upstream { server, fault, message }
+    upstream_error(&server, fault, &message)
 }
 
 /// HTTP headers from configured names and values.
@@ -239,55 +245,6 @@ fn header_map(
             Ok((name, value))
         })
         .collect()
-}
-
-/// A spawned stdio server, leader of its own process group.
-pub(crate) struct Child {
-    process: tokio::process::Child,
-    group: Option<rustix::process::Pid>,
-}
-
-impl Child {
-    /// Kill the whole process group now.
-    fn kill(mut self) {
-        self.kill_group();
-    }
-
-    fn kill_group(&mut self) {
-        if let Some(group) = self.group.take() {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        }
-    }
-}
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        self.kill_group();
-    }
-}
-
-fn spawn(
-    command: &str,
-    args: &[String],
-    env: &BTreeMap<String, String>,
-    cwd: Option<&std::path::Path>,
-) -> std::io::Result<Child> {
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args)
-        .env_clear()
-        .envs(INHERITED.iter().filter_map(|k| std::env::var_os(k).map(|v| (k, v))))
-        .envs(env)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
-    if let Some(cwd) = cwd {
-        cmd.current_dir(cwd);
-    }
-    let process = cmd.spawn()?;
-    let group = process.id().and_then(|id| rustix::process::Pid::from_raw(id as i32));
-    Ok(Child { process, group })
 }
 
 /// A stdio server's stdout, watched for lines rmcp will drop.
@@ -314,79 +271,5 @@ impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
             self.line = line;
         }
         poll
-    }
-}
-
-/// The last stderr lines of a server, secrets masked.
-pub(crate) struct Tail {
-    server: String,
-    secrets: Vec<Secret>,
-    lines: Mutex<VecDeque<String>>,
-    /// Set (and notified) when stderr reached its end.
-    ended: AtomicBool,
-    end: tokio::sync::Notify,
-}
-
-/// How long a failure waits for a dying server's last stderr lines.
-const SETTLE: Duration = Duration::from_millis(500);
-
-impl Tail {
-    fn new(server: &str, secrets: &[Secret]) -> Tail {
-        Tail {
-            server: server.to_owned(),
-            secrets: secrets.to_vec(),
-            lines: Mutex::new(VecDeque::new()),
-            ended: AtomicBool::new(false),
-            end: tokio::sync::Notify::new(),
-        }
-    }
-
-    /// Wait (briefly) until a server that is going away has written its
-    /// last lines, so that a failure can quote them.
-    pub(crate) async fn settle(&self) {
-        let end = self.end.notified();
-        if !self.ended.load(Ordering::Acquire) {
-            let _ = tokio::time::timeout(SETTLE, end).await;
-        }
-    }
-
-    /// Read `stderr` to its end, logging and keeping each line.
-    async fn follow(self: Arc<Self>, stderr: tokio::process::ChildStderr) {
-        self.read(stderr).await;
-        self.ended.store(true, Ordering::Release);
-        self.end.notify_waiters();
-    }
-
-    async fn read(&self, stderr: tokio::process::ChildStderr) {
-        let mut lines = tokio::io::BufReader::new(stderr).split(b'\n');
-        while let Ok(Some(line)) = lines.next_segment().await {
-            let line = self.masked(&String::from_utf8_lossy(&line));
-            tracing::debug!(server = %self.server, "stderr: {line}");
-            let mut kept = self.lines.lock().unwrap_or_else(|e| e.into_inner());
-            if kept.len() == TAIL_LINES {
-                kept.pop_front();
-            }
-            kept.push_back(line);
-        }
-    }
-
-    fn masked(&self, line: &str) -> String {
-        let mut line: String = line.trim_end().chars().filter(|c| !c.is_control()).collect();
-        for secret in &self.secrets {
-            line = line.replace(secret.expose(), "[redacted]");
-        }
-        crate::catalog::shown::shown_bytes(&line, TAIL_LINE_BYTES)
-    }
-
-    /// The last line, if any.
-    pub(crate) fn last(&self) -> Option<String> {
-        self.lines.lock().unwrap_or_else(|e| e.into_inner()).back().cloned()
-    }
-
-    /// Log the kept lines (after a failure).
-    pub(crate) fn log_tail(&self) {
-        for line in self.lines.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-            tracing::warn!(server = %self.server, "stderr: {line}");
-        }
     }
 }

@@ -5,8 +5,12 @@
 //! |---|---|
 //! | [`spec`] | the `mcpServers` entry, secret references, the cache key |
 //! | `cache` | each server's tool list and purpose on disk |
-//! | `connection` | one rmcp client connection: spawn or reach, handshake, stderr, kill |
+//! | `connection` | one rmcp client connection: spawn or reach, handshake, kill |
+//! | `stderr` | a stdio server's stderr in fixed memory: lines logged, the last kept |
+//! | `process` | a stdio server's process group and descendants: spawn, note, stop and kill |
+//! | `list` | a server's `tools/list`, paged by hand within a page cap and a byte cap |
 //! | `server` | one server's life: lazy connect, list, call, idle close, backoff |
+//! | `answer` | a result as passed on: protocol `_meta` dropped, cut to the answer budget |
 //!
 //! Nothing is spawned or connected at start-up. A server's tools come from
 //! its disk cache; a server never listed is listed in the background
@@ -18,10 +22,14 @@
 //! `list_changed` in turn. Saved `tools/list` files are served here too:
 //! definitions only, never callable.
 
+mod answer;
 mod cache;
 mod connection;
+mod list;
+mod process;
 mod server;
 pub mod spec;
+mod stderr;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -37,6 +45,11 @@ use crate::error::{Error, Result};
 use crate::invoke::{Backend, BoxFuture, Caller};
 use server::{OnChange, Server};
 pub use spec::{RawServer, ServerSpec};
+
+/// Most pages of one `tools/list` followed; a server that pages on is
+/// refused (`Upstream { fault: Protocol }`), as one whose pages together
+/// pass 4 MiB is.
+pub const MAX_LIST_PAGES: usize = 100;
 
 /// Servers listed at once in the background.
 const BACKGROUND_STARTS: usize = 4;

@@ -21,9 +21,11 @@ use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::cache;
-use super::connection::{Connection, annotate};
+use super::connection::{Connection, annotate, upstream_error};
+use super::list::{self, ListError};
 use super::spec::ServerSpec;
+use super::{answer, cache};
+use crate::catalog::shown::shown_bytes;
 use crate::catalog::{Listing, mcp::parse_tools};
 use crate::error::{Error, Result, UpstreamFault};
 
@@ -31,8 +33,8 @@ use crate::error::{Error, Result, UpstreamFault};
 pub(crate) const FAILING_AFTER: u32 = 3;
 /// Longest wait between attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
-/// Largest tool list accepted (serialized).
-pub(crate) const MAX_LIST_BYTES: usize = 4 << 20;
+/// Longest JSON-RPC refusal of a call quoted to the model.
+const REFUSAL_BYTES: usize = 4096;
 
 /// Called when what a snapshot shows of a server changed.
 pub(crate) type OnChange = Arc<OnceLock<Box<dyn Fn() + Send + Sync>>>;
@@ -117,7 +119,7 @@ impl Server {
     }
 
     fn fault(&self, fault: UpstreamFault, message: String) -> Error {
-        Error::Upstream { server: self.spec.name.clone(), fault, message }
+        upstream_error(&self.spec.name, fault, &message)
     }
 
     fn changed(&self) {
@@ -178,10 +180,11 @@ impl Server {
 
     /// List the tools on `connection` and keep them (cache, catalog) if they changed.
     async fn refresh(&self, connection: &Connection) -> Result<()> {
-        let listed = tokio::time::timeout(self.spec.call_timeout, connection.peer.list_all_tools()).await;
-        let tools = match listed {
+        let listed = tokio::time::timeout(self.spec.call_timeout, list::all_tools(&connection.peer)).await;
+        let raw = match listed {
             Ok(Ok(tools)) => tools,
-            Ok(Err(error)) => return Err(self.service_error(error, connection, "tools/list")),
+            Ok(Err(ListError::Service(error))) => return Err(self.service_error(error, connection, "tools/list")),
+            Ok(Err(ListError::Limit(message))) => return Err(self.fault(UpstreamFault::Protocol, message)),
             Err(_) => {
                 let error = self.fault(
                     UpstreamFault::Timeout,
@@ -190,23 +193,15 @@ impl Server {
                 return Err(annotate(error, &connection.stderr, &connection.overflow));
             }
         };
-        let raw = serde_json::to_value(&tools).map_err(|e| Error::internal("an upstream tool list", e))?;
-        let size = raw.to_string().len();
-        if size > MAX_LIST_BYTES {
-            let message = format!("its tool list is {size} bytes, over the limit of {MAX_LIST_BYTES}");
-            return Err(self.fault(UpstreamFault::Protocol, message));
-        }
-        let Value::Array(raw) = raw else { return Err(Error::internal("an upstream tool list", "not an array")) };
-        let (tools, problems) = parse_tools(raw);
-        for problem in problems {
-            tracing::warn!(server = %self.spec.name, "left out of its tools: {}", crate::catalog::shown::shown(&problem));
-        }
+        // What is left out is reported by the catalog (`rejected` in the
+        // status, logged once), as a saved list's is.
+        let (tools, left_out) = parse_tools(raw);
         let purpose = connection.purpose();
         let mut listing = self.listing.write().unwrap_or_else(|e| e.into_inner());
-        if listing.tools.as_ref() == Some(&tools) && listing.purpose == purpose {
+        if listing.tools.as_ref() == Some(&tools) && listing.purpose == purpose && listing.left_out == left_out {
             return Ok(());
         }
-        (listing.tools, listing.purpose) = (Some(tools), purpose);
+        (listing.tools, listing.purpose, listing.left_out) = (Some(tools), purpose, left_out);
         let written = listing.clone();
         drop(listing);
         if let Some(path) = &self.cache {
@@ -331,7 +326,7 @@ impl Server {
             }
             Err(ServiceError::McpError(error)) => {
                 let text = format!("MCP server `{}` refused the call of `{tool}`: {}", self.spec.name, error.message);
-                CallToolResult::error(vec![ContentBlock::text(text)])
+                CallToolResult::error(vec![ContentBlock::text(shown_bytes(&text, REFUSAL_BYTES))])
             }
             Err(error) => {
                 if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
@@ -345,7 +340,10 @@ impl Server {
                 return Err(error);
             }
         };
-        serde_json::to_value(passed_on(result)).map_err(|e| Error::internal("an upstream result", e))
+        let mut answer =
+            serde_json::to_value(answer::passed_on(result)).map_err(|e| Error::internal("an upstream result", e))?;
+        answer::fit_result(&mut answer, self.spec.answer_budget);
+        Ok(answer)
     }
 
     /// Send one `tools/call` on `connection` and wait for its answer. The
@@ -436,21 +434,6 @@ impl Server {
             self.changed();
         }
     }
-}
-
-/// `result` as Quiver passes it on: the protocol's own `_meta` keys
-/// (`io.modelcontextprotocol/...`, which describe the upstream connection,
-/// such as its `serverInfo`) are dropped; everything else is kept. The
-/// result type is set by the face for the client's protocol version.
-fn passed_on(mut result: CallToolResult) -> CallToolResult {
-    if let Some(meta) = result.meta.as_mut() {
-        meta.0.retain(|key, _| !key.starts_with("io.modelcontextprotocol/"));
-        if meta.0.is_empty() {
-            result.meta = None;
-        }
-    }
-    result.result_type = None;
-    result
 }
 
 /// A request the server is still working on: dropped before its answer,

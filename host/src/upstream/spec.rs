@@ -55,6 +55,9 @@ pub struct RawServer {
     pub timeout: Option<f64>,
     /// Seconds without calls before a connection is closed (default 300).
     pub idle_timeout: Option<f64>,
+    /// Most KiB of one result a model gets (default [`DEFAULT_ANSWER_KB`]);
+    /// a larger one is cut to fit, with notes on what was left out.
+    pub max_answer_kb: Option<u64>,
     /// Keys other clients use (`alwaysAllow`, `autoApprove`, ...): ignored.
     #[serde(flatten, skip_serializing)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -116,6 +119,8 @@ pub struct ServerSpec {
     pub call_timeout: Duration,
     /// Idle time after which the connection is closed.
     pub idle_timeout: Duration,
+    /// Most bytes of one result (its JSON) passed on.
+    pub answer_budget: usize,
     /// A digest of the entry as written: its disk cache is valid while this
     /// does not change (secret values are not part of it, their names are).
     pub key: String,
@@ -127,6 +132,14 @@ pub struct ServerSpec {
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default idle time before a connection is closed.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default answer budget of an upstream server, in KiB: four times a
+/// connector's (tool results of MCP servers are often file contents or
+/// pages), and below what MCP clients themselves cut at (Claude Code: 25,000
+/// tokens).
+pub const DEFAULT_ANSWER_KB: u64 = 64;
+/// Largest answer budget that may be configured, in KiB (rmcp's own limit
+/// on one message is 16 MiB).
+const MAX_ANSWER_KB: u64 = 16 << 10;
 
 impl ServerSpec {
     /// Resolve `raw`, the entry called `name`; relative paths (`cwd`,
@@ -183,7 +196,7 @@ impl ServerSpec {
         };
         let key = {
             let mut keyed = raw.clone();
-            (keyed.description, keyed.timeout, keyed.idle_timeout) = (None, None, None);
+            (keyed.description, keyed.timeout, keyed.idle_timeout, keyed.max_answer_kb) = (None, None, None, None);
             let text = serde_json::to_string(&keyed).map_err(|e| Error::internal("mcp server key", e))?;
             hex::encode(&Sha256::digest(text.as_bytes())[..8])
         };
@@ -193,6 +206,13 @@ impl ServerSpec {
             description: raw.description.as_deref().map(|d| crate::contract::one_line(d, 200)),
             call_timeout: seconds(raw.timeout, "timeout", CALL_TIMEOUT)?,
             idle_timeout: seconds(raw.idle_timeout, "idle_timeout", IDLE_TIMEOUT)?,
+            answer_budget: match raw.max_answer_kb {
+                None => (DEFAULT_ANSWER_KB << 10) as usize,
+                Some(kb) if (1..=MAX_ANSWER_KB).contains(&kb) => (kb << 10) as usize,
+                Some(kb) => {
+                    return Err(bad(format!("`max_answer_kb` is {kb}; give KiB between 1 and {MAX_ANSWER_KB}")));
+                }
+            },
             key,
             secrets,
         }))
@@ -269,7 +289,7 @@ mod tests {
         let base = Path::new(".");
         let key = |json: &str| ServerSpec::resolve("s", &raw(json), base).unwrap().unwrap().key;
         let plain = key(r#"{"command": "a"}"#);
-        assert_eq!(plain, key(r#"{"command": "a", "description": "x", "timeout": 5}"#));
+        assert_eq!(plain, key(r#"{"command": "a", "description": "x", "timeout": 5, "max_answer_kb": 8}"#));
         assert_ne!(plain, key(r#"{"command": "a", "args": ["b"]}"#));
     }
 
@@ -284,6 +304,7 @@ mod tests {
             (r#"{"command": "a", "env": {"K": "${env:QUIVER_TEST_UNSET_VARIABLE}"}}"#, "is not set"),
             (r#"{"command": "a", "env": {"K": "${vault:x}"}}"#, "use `${env:NAME}`"),
             (r#"{"command": "a", "timeout": -1}"#, "`timeout`"),
+            (r#"{"command": "a", "max_answer_kb": 0}"#, "`max_answer_kb`"),
         ] {
             let error = ServerSpec::resolve("s", &raw(json), base).unwrap_err().to_string();
             assert!(error.contains("[mcp_servers.s]") && error.contains(says), "{json}: {error}");

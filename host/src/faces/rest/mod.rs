@@ -182,7 +182,8 @@ pub fn router(host: &Host, agent: Option<&str>) -> Result<axum::Router> {
 struct CallAnswer {
     /// Whether the call failed (the text says why, for a model to read).
     is_error: bool,
-    /// The result or the error, as a model would see it.
+    /// The result or the error, as a model would see it (for an upstream
+    /// server's result: its text blocks).
     text: String,
     /// The result as JSON, when the call succeeded.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -190,8 +191,10 @@ struct CallAnswer {
     /// The error's kind, when it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     error_kind: Option<String>,
-    /// An upstream MCP server's `CallToolResult`, verbatim, when the call
-    /// went to one (images and other content blocks are only here).
+    /// What of an upstream MCP server's `CallToolResult` `text`, `value`
+    /// and `is_error` do not carry: its other content blocks (images,
+    /// audio, resource links, embedded resources) and its `_meta`; absent
+    /// when there are none.
     #[serde(skip_serializing_if = "Option::is_none")]
     upstream: Option<Value>,
 }
@@ -259,14 +262,48 @@ async fn call(State(rest): State<Arc<Rest>>, Path(name): Path<String>, body: axu
     }
     // The body is the same either way; the status says whose fault a failure was.
     let status = outcome.error.as_ref().map_or(StatusCode::OK, errors::status_of);
+    let (text, upstream) = match outcome.upstream {
+        Some(result) => beside_text(result),
+        None => (outcome.text, None),
+    };
     let answer = CallAnswer {
         is_error: outcome.is_error,
-        text: outcome.text,
+        text,
         value: outcome.value,
         error_kind: outcome.error.map(|e| format!("{:?}", e.kind())),
-        upstream: outcome.upstream,
+        upstream,
     };
     (status, Json(answer)).into_response()
+}
+
+/// An upstream server's `result` split so that the body carries each part
+/// once: its text blocks joined (the `text`), and what that and `value`
+/// (its `structuredContent`) and `is_error` do not carry, its other
+/// content blocks and `_meta` (the `upstream`, absent if nothing is left).
+fn beside_text(mut result: Value) -> (String, Option<Value>) {
+    let Some(map) = result.as_object_mut() else { return (String::new(), Some(result)) };
+    map.remove("structuredContent");
+    map.remove("isError");
+    let mut texts = Vec::new();
+    if let Some(Value::Array(blocks)) = map.get_mut("content") {
+        blocks.retain_mut(|block| {
+            if block.get("type").and_then(Value::as_str) != Some("text") {
+                return true;
+            }
+            match block.get_mut("text") {
+                Some(Value::String(text)) => {
+                    texts.push(std::mem::take(text));
+                    false
+                }
+                _ => true,
+            }
+        });
+        if blocks.is_empty() {
+            map.remove("content");
+        }
+    }
+    let rest = (!map.is_empty()).then_some(result);
+    (texts.join("\n"), rest)
 }
 
 async fn prompt(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
