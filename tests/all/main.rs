@@ -8,6 +8,7 @@ mod databases;
 mod disclosure;
 mod docs;
 mod faces;
+mod fuzzing;
 mod guests;
 mod load;
 mod openapi;

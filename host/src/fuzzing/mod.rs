@@ -13,7 +13,7 @@ mod sql;
 
 use std::path::Path;
 
-pub use sql::{SqlHarness, sql};
+pub use sql::{HIDDEN, MARKERS, SCHEMA, SqlHarness, sql};
 
 use crate::load::Manifest;
 

@@ -46,9 +46,14 @@ pub struct SqlHarness {
     runtime: tokio::runtime::Runtime,
     /// The SQLite file (and its folder), for the checksum.
     file: Option<(tempfile::TempDir, PathBuf)>,
-    /// A statement run natively that digests every table (PostgreSQL).
-    checksum: Option<Box<dyn Fn() -> String + Send + Sync>>,
+    /// A native connection that digests every table (PostgreSQL).
+    native: Option<tokio_postgres::Client>,
 }
+
+/// A digest of every row of [`SCHEMA`], read natively (PostgreSQL).
+const CHECKSUM: &str = "SELECT md5(string_agg(r, ',' ORDER BY r)) FROM (SELECT a::text AS r FROM artist a \
+     UNION ALL SELECT b::text FROM album b UNION ALL SELECT c::text FROM customer c \
+     UNION ALL SELECT s::text FROM secrets s) all_rows";
 
 fn settings(url: String, password_file: Option<&Path>) -> DatabaseSettings {
     let raw = RawDatabase {
@@ -73,27 +78,31 @@ impl SqlHarness {
         connection.execute_batch(SCHEMA).expect("load the schema");
         drop(connection);
         let database = Database::open(settings(format!("sqlite:{}", file.display()), None)).expect("open");
-        SqlHarness { database, runtime: runtime(), file: Some((dir, file)), checksum: None }
+        SqlHarness { database, runtime: runtime(), file: Some((dir, file)), native: None }
     }
 
-    /// A PostgreSQL database at `url` that already holds [`SCHEMA`];
-    /// `checksum` digests its tables, natively.
-    pub fn postgres(
-        url: &str,
-        password_file: &Path,
-        checksum: impl Fn() -> String + Send + Sync + 'static,
-    ) -> SqlHarness {
+    /// A PostgreSQL database at `url` (no TLS) that already holds [`SCHEMA`].
+    pub fn postgres(url: &str, password_file: &Path) -> SqlHarness {
         let database = Database::open(settings(url.to_owned(), Some(password_file))).expect("open");
-        SqlHarness { database, runtime: runtime(), file: None, checksum: Some(Box::new(checksum)) }
+        let runtime = runtime();
+        let mut config: tokio_postgres::Config = url.parse().expect("a PostgreSQL URL");
+        config.password(std::fs::read_to_string(password_file).expect("the password").trim());
+        let (client, connection) =
+            runtime.block_on(config.connect(tokio_postgres::NoTls)).expect("connect natively for the checksum");
+        runtime.spawn(connection);
+        SqlHarness { database, runtime, file: None, native: Some(client) }
     }
 
     fn digest(&self) -> String {
-        match (&self.file, &self.checksum) {
+        match (&self.file, &self.native) {
             (Some((_, file)), _) => {
                 use sha2::{Digest, Sha256};
                 hex::encode(Sha256::digest(std::fs::read(file).expect("read the SQLite file")))
             }
-            (None, Some(checksum)) => checksum(),
+            (None, Some(client)) => {
+                let row = self.runtime.block_on(client.query_one(CHECKSUM, &[])).expect("the checksum");
+                row.get::<_, Option<String>>(0).unwrap_or_default()
+            }
             (None, None) => unreachable!("a harness has an engine"),
         }
     }

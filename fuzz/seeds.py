@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Write the fuzz targets' seed corpora (fuzz/corpus/<target>/seed-*) from the
+repository's own inputs: the README's and the tests' configuration snippets,
+the test skills, the bundled plugins' stub and manifest sections, and the SQL
+the policy's tests send. Deterministic; run it from the repository root after
+`cargo build` (it reads the bundled components the build wrote). Entries the
+fuzzer finds are added beside the seeds by `fuzz/run.sh` (minimised)."""
+
+import glob, hashlib, os, re, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "fuzz", "corpus")
+
+
+def write(target, data):
+    if isinstance(data, str):
+        data = data.encode()
+    folder = os.path.join(CORPUS, target)
+    os.makedirs(folder, exist_ok=True)
+    name = "seed-" + hashlib.sha256(data).hexdigest()[:16]
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)
+
+
+def read(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return f.read()
+
+
+def leb(n):
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def custom_sections(wasm):
+    """(name, payload) of the custom sections at the component's top level
+    and in its core modules (one level deep is enough for bundled plugins)."""
+    found = []
+
+    def walk(data, start):
+        i = start
+        while i < len(data):
+            sid = data[i]
+            i += 1
+            size = 0
+            shift = 0
+            while True:
+                b = data[i]
+                i += 1
+                size |= (b & 0x7F) << shift
+                shift += 7
+                if not b & 0x80:
+                    break
+            body = data[i:i + size]
+            if sid == 0:
+                n, j, shift = 0, 0, 0
+                while True:
+                    b = body[j]
+                    j += 1
+                    n |= (b & 0x7F) << shift
+                    shift += 7
+                    if not b & 0x80:
+                        break
+                found.append((body[j:j + n].decode("utf-8", "replace"), body[j + n:]))
+            elif sid == 1 and body[:4] == b"\0asm":
+                walk(body, 8)
+            i += size
+
+    walk(wasm, 8)
+    return found
+
+
+def component_with(section_name, payload):
+    name = section_name.encode()
+    body = leb(len(name)) + name + payload
+    return b"\0asm\x0d\x00\x01\x00" + b"\x00" + leb(len(body)) + body
+
+
+def configs():
+    blocks = re.findall(r"```toml\n(.*?)```", read("README.md"), re.S)
+    docs = [line[4:] if line.startswith("//! ") else "" for line in read("host/src/config.rs").splitlines() if line.startswith("//!")]
+    blocks += re.findall(r"```toml\n(.*?)```", "\n".join(docs), re.S)
+    for block in blocks:
+        write("config", block)
+    write("config", '[agents.reader]\naccess = { "*" = "read" }\ncategories = ["builtin"]\n[disclosure]\nselection_threshold = 3\n')
+
+
+def skills():
+    for path in glob.glob(os.path.join(ROOT, "tests/data/*skills/*/SKILL.md")):
+        with open(path, "rb") as f:
+            write("skill", f.read())
+    write("skill", "---\nname: fuzz-skill\ndescription: >\n  Folded\n  text.\n---\n# Body\n")
+
+
+def sections():
+    components = sorted(glob.glob(os.path.join(ROOT, "target/debug/build/quiver-bundled-*/out/*.wasm")))
+    if not components:
+        sys.exit("no bundled components under target/debug/build: run `cargo build` first")
+    seen = set()
+    for path in components:
+        base = os.path.basename(path)
+        if base in seen:
+            continue
+        seen.add(base)
+        with open(path, "rb") as f:
+            wasm = f.read()
+        for name, payload in custom_sections(wasm):
+            if name == "quiver:stub":
+                write("stub", b"\x01" + payload)
+                write("stub", b"\x00" + component_with(name, payload))
+            elif name == "quiver:manifest":
+                write("manifest", payload)
+
+
+def sql():
+    sources = read("host/src/sandbox/sql/policy/tests.rs") + read("tests/all/databases.rs")
+    statements = set()
+    for literal in re.findall(r'"((?:SELECT|WITH|VALUES|EXPLAIN|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|TRUNCATE|ATTACH|PRAGMA|COPY|SET|BEGIN|DO|GRANT|TABLE|MERGE|LISTEN|PREPARE|RESET|VACUUM|DETACH)(?:[^"\\]|\\.)*)"', sources):
+        unescaped = re.sub(r'\\(["\\n])', lambda m: {"n": "\n"}.get(m.group(1), m.group(1)), literal)
+        statements.add(re.sub(r"\\\n\s*", "", unescaped))
+    for statement in sorted(statements):
+        for level in (0, 1, 2):
+            write("sql", bytes([level]) + statement.encode())
+
+
+if __name__ == "__main__":
+    configs()
+    skills()
+    sections()
+    sql()
+    for target in sorted(os.listdir(CORPUS)):
+        print(target, len(os.listdir(os.path.join(CORPUS, target))))

@@ -1,0 +1,76 @@
+//! Every fuzz target's committed corpus and every crash a campaign found
+//! (`fuzz/corpus/<target>`, `fuzz/regressions/<target>`), replayed through
+//! the same functions the fuzzer calls, in the plain build: a crash fixed
+//! once stays fixed. The SQL corpus also runs on PostgreSQL.
+
+use std::path::{Path, PathBuf};
+
+use quiver::contract::Access;
+use quiver::fuzzing::{SCHEMA, SqlHarness};
+
+fn fuzz_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
+}
+
+/// The committed inputs of `target`: its corpus and its regressions.
+fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut inputs = Vec::new();
+    for folder in ["corpus", "regressions"] {
+        let Ok(entries) = std::fs::read_dir(fuzz_dir().join(folder).join(target)) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            inputs.push((path.clone(), std::fs::read(&path).expect("read a corpus entry")));
+        }
+    }
+    inputs.sort();
+    inputs
+}
+
+fn replay(target: &str, run: impl Fn(&[u8])) {
+    let inputs = inputs(target);
+    assert!(!inputs.is_empty(), "fuzz/corpus/{target} is empty: run fuzz/seeds.py");
+    for (path, data) in inputs {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&data)));
+        assert!(result.is_ok(), "{target}: {} fails again", path.display());
+    }
+}
+
+#[test]
+fn config_corpus_replays() {
+    replay("config", quiver::fuzzing::config);
+}
+
+#[test]
+fn skill_corpus_replays() {
+    replay("skill", quiver::fuzzing::skill);
+}
+
+#[test]
+fn stub_corpus_replays() {
+    replay("stub", quiver::fuzzing::stub);
+}
+
+#[test]
+fn manifest_corpus_replays() {
+    replay("manifest", quiver::fuzzing::manifest);
+}
+
+/// The SQL corpus on SQLite (as the fuzzer runs it), then every statement
+/// on a throwaway PostgreSQL at `read` access with the same oracle.
+#[test]
+fn sql_corpus_replays_on_sqlite_and_postgresql() {
+    replay("sql", quiver::fuzzing::sql);
+    let server = quiver_tests::postgres::Postgres::start();
+    server.create("fuzz", SCHEMA);
+    let harness = SqlHarness::postgres(&server.url("postgres", "fuzz"), &server.password_file());
+    let mut seen = std::collections::BTreeSet::new();
+    for (path, data) in inputs("sql") {
+        let Some((_, text)) = data.split_first() else { continue };
+        let Ok(sql) = std::str::from_utf8(text) else { continue };
+        if !seen.insert(sql.to_owned()) {
+            continue;
+        }
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| harness.check(sql, Access::Read)));
+        assert!(result.is_ok(), "sql on PostgreSQL: {} fails", path.display());
+    }
+}
