@@ -9,6 +9,7 @@ mod disclosure;
 mod docs;
 mod faces;
 mod guests;
+mod hostile_http;
 mod load;
 mod openapi;
 mod preinit;

@@ -22,7 +22,6 @@ use super::mcp::{ErrorReply, McpServer, NoExtras};
 use super::sessions::CappedSessions;
 use crate::error::{Error, Result};
 use crate::host::Host;
-use serde_json::value::RawValue;
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone)]
@@ -262,10 +261,10 @@ impl Guard {
     }
 }
 
-/// A JSON `POST` to `/mcp` that is not JSON, or not a JSON-RPC message, is
-/// answered here as JSON-RPC asks (`-32700` parse error, `-32600` invalid
-/// request, with HTTP 400); rmcp would answer 415 with plain text, which a
-/// client cannot tell from a wrong content type. So is an `initialize`
+/// A JSON `POST` to `/mcp` that rmcp cannot read is answered here as
+/// JSON-RPC asks (`-32700` parse error, `-32600` invalid request, with HTTP
+/// 400; see [`envelope`](super::envelope)); rmcp would answer 415 with
+/// plain text, which a client cannot tell from a wrong content type. So is an `initialize`
 /// when every session slot is taken (HTTP 503, `Retry-After`). The rest
 /// goes on to rmcp. A session's `DELETE` is answered 200, not rmcp's 202:
 /// the spec leaves the code open, and the official Python SDK takes
@@ -291,53 +290,19 @@ async fn check_envelope(request: Request, next: Next, max_body: usize, sessions:
         Ok(bytes) => bytes,
         Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, format!("the body is over {max_body} bytes")).into_response(),
     };
-    let envelope = match Envelope::read(&bytes) {
-        Ok(envelope) => envelope,
-        Err((code, message)) => {
-            return (StatusCode::BAD_REQUEST, axum::Json(ErrorReply::new(None, code, &message))).into_response();
+    let message = match super::envelope::check(&bytes) {
+        Ok(message) => message,
+        Err(refused) => {
+            let reply = ErrorReply::new(refused.id.as_deref(), refused.code, &refused.message);
+            return (StatusCode::BAD_REQUEST, axum::Json(reply)).into_response();
         }
     };
-    if envelope.method.is_some_and(|m| m.get() == "\"initialize\"") && sessions.full() {
-        let message = super::sessions::SessionsError::Full(sessions.max()).to_string();
-        let reply = axum::Json(ErrorReply::new(envelope.id, -32000, &message));
+    if message.initialize && sessions.full() {
+        let text = super::sessions::SessionsError::Full(sessions.max()).to_string();
+        let reply = axum::Json(ErrorReply::new(message.id.as_deref(), -32000, &text));
         return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], reply).into_response();
     }
     next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
-}
-
-/// The parts of a JSON-RPC message that tell what it is, borrowed.
-#[derive(serde::Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow)]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    method: Option<&'a RawValue>,
-    #[serde(borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow)]
-    error: Option<&'a RawValue>,
-}
-
-impl<'a> Envelope<'a> {
-    /// `body` as one JSON-RPC 2.0 message, else why not: (code, message).
-    fn read(body: &'a [u8]) -> std::result::Result<Envelope<'a>, (i32, String)> {
-        let value = serde_json::from_slice::<&RawValue>(body)
-            .map_err(|e| (-32700, format!("Parse error: the body is not JSON: {e}")))?;
-        let invalid = |why: &str| (-32600, format!("Invalid Request: {why}"));
-        let envelope = serde_json::from_str::<Envelope<'_>>(value.get())
-            .map_err(|_| invalid("a message is one JSON-RPC 2.0 object (batches are not part of MCP)"))?;
-        if envelope.jsonrpc.is_none_or(|v| v.get() != "\"2.0\"") {
-            return Err(invalid("`jsonrpc` must be \"2.0\""));
-        }
-        if envelope.method.is_none() && envelope.result.is_none() && envelope.error.is_none() {
-            return Err(invalid(
-                "a message has a `method` (request, notification), or a `result` or `error` (response)",
-            ));
-        }
-        Ok(envelope)
-    }
 }
 
 /// Whether the `Host` header `value` names one of `allowed` (`name`: any
@@ -396,18 +361,6 @@ mod tests {
         assert!(!origin_matches("http://localhost:*", "https://localhost:3000"));
         assert!(origin_matches("https://app.example.com", "https://app.example.com"));
         assert!(!origin_matches("https://app.example.com", "https://app.example.com.evil"));
-    }
-
-    #[test]
-    fn envelopes_that_are_not_json_rpc_are_named() {
-        let code = |body: &[u8]| Envelope::read(body).err().map(|f| f.0);
-        assert_eq!(code(b"{bad"), Some(-32700));
-        assert_eq!(code(b""), Some(-32700));
-        assert_eq!(code(b"[{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}]"), Some(-32600));
-        assert_eq!(code(b"{\"hello\":1}"), Some(-32600));
-        assert_eq!(code(b"{\"jsonrpc\":\"1.0\",\"method\":\"ping\",\"id\":1}"), Some(-32600));
-        assert_eq!(code(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}"), None);
-        assert_eq!(code(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"), None);
     }
 
     #[test]
