@@ -1,7 +1,8 @@
 //! The HTTP face against clients that do not play by the rules, over real
-//! loopback sockets: messages rmcp itself cannot read. Each wait is for an
-//! outcome (an answer), bounded generously; none is a sleep or a timing
-//! assertion.
+//! loopback sockets: connections that never send a request head (or only
+//! the start of one), kept-alive connections left idle, and messages rmcp
+//! itself cannot read. Each wait is for an outcome (an answer, an end of
+//! stream), bounded generously; none is a sleep or a timing assertion.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -49,6 +50,15 @@ impl Server {
     }
 }
 
+/// Read until the server closes the connection; what it sent.
+async fn until_closed(stream: &mut TcpStream, what: &str) -> Vec<u8> {
+    let mut rest = Vec::new();
+    match tokio::time::timeout(OUTCOME, stream.read_to_end(&mut rest)).await {
+        Ok(_) => rest,
+        Err(_) => panic!("{what}: the server never closed the connection"),
+    }
+}
+
 /// Read one HTTP/1.1 response with a `content-length` (the connection
 /// stays open); its status line and body.
 async fn response(stream: &mut TcpStream) -> (String, Vec<u8>) {
@@ -77,6 +87,72 @@ async fn response(stream: &mut TcpStream) -> (String, Vec<u8>) {
         (head.lines().next().unwrap_or_default().to_owned(), bytes[head_end..head_end + length].to_vec())
     };
     tokio::time::timeout(OUTCOME, read).await.expect("a response")
+}
+
+/// Finding H1: connections that send nothing, `P`, or half the HTTP/2
+/// preface (what hyper-util reads before it picks a protocol) are closed
+/// from accept, whatever they send, so they cannot keep every slot; a real
+/// request waiting in the backlog is then served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_never_send_a_request_head_are_closed() {
+    let t = TestHost::builder().build();
+    let options = HttpOptions {
+        header_timeout: Duration::from_millis(300),
+        idle_timeout: Duration::from_millis(300),
+        max_connections: 3,
+        ..Default::default()
+    };
+    let server = Server::start(&t.host, options).await;
+    let mut silent = Vec::new();
+    for opening in [&b""[..], b"P", b"PRI * HTTP/2.0\r\n"] {
+        let mut stream = server.connect().await;
+        stream.write_all(opening).await.unwrap();
+        silent.push((opening, stream));
+    }
+    // Every slot is taken: this one waits in the backlog until they go.
+    let mut real = server.connect().await;
+    real.write_all(b"GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").await.unwrap();
+    for (opening, stream) in &mut silent {
+        let sent =
+            until_closed(stream, &format!("a connection that sent {:?}", String::from_utf8_lossy(opening))).await;
+        assert!(!String::from_utf8_lossy(&sent).contains(" 200 "), "it was answered as a request");
+    }
+    let answer = String::from_utf8(until_closed(&mut real, "the real request").await).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    server.stop().await;
+}
+
+/// Finding H1: a kept-alive connection with nothing in flight is closed
+/// after `idle_timeout`; a call in flight for longer is not cut (the
+/// plugin's own time limit, five times the idle timeout, ends it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_connection_is_closed_and_a_call_in_flight_is_not() {
+    let t = TestHost::builder().fixture("misbehave").config("[plugins.misbehave]\ntimeout_ms = 1500").build();
+    let options = HttpOptions {
+        header_timeout: Duration::from_millis(300),
+        idle_timeout: Duration::from_millis(300),
+        ..Default::default()
+    };
+    let server = Server::start(&t.host, options).await;
+
+    let mut kept = server.connect().await;
+    kept.write_all(b"GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
+    let (status, _) = response(&mut kept).await;
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert!(until_closed(&mut kept, "an idle kept-alive connection").await.is_empty());
+
+    let mut slow = server.connect().await;
+    let body = "{}";
+    let request = format!(
+        "POST /v1/tools/misbehave__spin/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    slow.write_all(request.as_bytes()).await.unwrap();
+    let (status, body) = response(&mut slow).await;
+    let answer: Value = serde_json::from_slice(&body).unwrap();
+    assert!(status.starts_with("HTTP/1.1 "), "{status}");
+    assert_eq!(answer["error_kind"], "Timeout", "the call ran to its own limit: {answer}");
+    server.stop().await;
 }
 
 /// Finding L9: what rmcp itself cannot read (nesting past serde_json's

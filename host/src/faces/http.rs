@@ -4,7 +4,9 @@
 //! Safe defaults: loopback bind; `Host` and `Origin` checked against
 //! loopback names (DNS-rebinding protection) unless the operator lists
 //! others; a bearer token required for a non-loopback bind; a request body
-//! limit; graceful shutdown (running calls finish).
+//! limit; a capped number of connections, none held without a request in
+//! flight past its timeout ([`connections`](super::connections)); graceful
+//! shutdown (running calls finish).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -39,9 +41,13 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// The agent profile whose disclosure policy applies.
     pub agent: Option<String>,
-    /// Longest a client may take to send a request's headers (and, on a
-    /// kept-alive connection, to start the next one) before it is closed.
+    /// Longest a connection may go from accept to a complete request head,
+    /// whatever it sends, before it is closed.
     pub header_timeout: std::time::Duration,
+    /// Longest a connection may stay open with no request in flight after
+    /// a response (a kept-alive connection waiting for, or slowly sending,
+    /// its next request). A response in flight is never cut.
+    pub idle_timeout: std::time::Duration,
     /// Connections served at once; more wait in the listen backlog.
     pub max_connections: usize,
     /// MCP sessions (2025-11-25) open at once; past it `initialize` is
@@ -59,6 +65,7 @@ impl Default for HttpOptions {
             max_body_bytes: 4 * 1024 * 1024,
             agent: None,
             header_timeout: std::time::Duration::from_secs(10),
+            idle_timeout: std::time::Duration::from_secs(60),
             max_connections: 1024,
             max_sessions: 1024,
         }
@@ -152,68 +159,13 @@ pub async fn serve_with<E: ServerHandler>(
     let addr = listener.local_addr().map_err(|e| Error::internal("HTTP server", e))?;
     tracing::info!(%addr, "serving MCP at /mcp and REST at /v1");
     bound(addr);
-    accept(listener, router, options, shutdown).await;
+    let limits = super::connections::Limits {
+        header_timeout: options.header_timeout,
+        idle_timeout: options.idle_timeout,
+        max_connections: options.max_connections,
+    };
+    super::connections::accept(listener, router, limits, shutdown).await;
     Ok(())
-}
-
-/// Serve each connection of `listener` until `shutdown`; then stop
-/// accepting and let the connections finish their requests. At most
-/// `max_connections` are served at once (more wait in the backlog), and a
-/// client that does not send its headers within `header_timeout` is cut
-/// off, so half-sent requests cannot hold the server.
-async fn accept(
-    listener: tokio::net::TcpListener,
-    router: axum::Router,
-    options: &HttpOptions,
-    shutdown: CancellationToken,
-) {
-    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-    use hyper_util::server::conn::auto::Builder;
-    use hyper_util::service::TowerToHyperService;
-
-    let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1)));
-    let mut connections = tokio::task::JoinSet::new();
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder.http1().timer(TokioTimer::new()).header_read_timeout(options.header_timeout);
-    loop {
-        while connections.try_join_next().is_some() {}
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
-            () = shutdown.cancelled() => break,
-        };
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(error) => {
-                    // Out of file descriptors, say: wait a moment, not spin.
-                    tracing::warn!(%error, "cannot accept a connection");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = shutdown.cancelled() => break,
-        };
-        // Answers are small and go out at once: without TCP_NODELAY, an
-        // answer written in two pieces waits for the client's delayed ACK.
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "cannot set TCP_NODELAY");
-        }
-        let (builder, service, shutdown) =
-            (builder.clone(), TowerToHyperService::new(router.clone()), shutdown.clone());
-        connections.spawn(async move {
-            let _slot = slot;
-            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-            let mut connection = std::pin::pin!(connection);
-            tokio::select! {
-                _ = connection.as_mut() => {}
-                () = shutdown.cancelled() => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = connection.await;
-                }
-            }
-        });
-    }
-    while connections.join_next().await.is_some() {}
 }
 
 struct Guard {
