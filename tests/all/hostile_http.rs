@@ -1,8 +1,9 @@
 //! The HTTP face against clients that do not play by the rules, over real
 //! loopback sockets: connections that never send a request head (or only
-//! the start of one), kept-alive connections left idle, and messages rmcp
-//! itself cannot read. Each wait is for an outcome (an answer, an end of
-//! stream), bounded generously; none is a sleep or a timing assertion.
+//! the start of one), kept-alive connections left idle, requests without a
+//! `Host`, and messages rmcp itself cannot read. Each wait is for an
+//! outcome (an answer, an end of stream), bounded generously; none is a
+//! sleep or a timing assertion.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -154,6 +155,35 @@ async fn an_idle_connection_is_closed_and_a_call_in_flight_is_not() {
     assert_eq!(answer["error_kind"], "Timeout", "the call ran to its own limit: {answer}");
     server.stop().await;
 }
+
+/// Finding I3: a request without a `Host` (HTTP/1.0 allows it) is refused
+/// with 400 on REST as on `/mcp`.
+#[tokio::test]
+async fn a_request_without_host_is_refused_on_every_route() {
+    let t = TestHost::builder().build();
+    let server = Server::start(&t.host, HttpOptions::default()).await;
+    for request in [
+        "GET /v1/status HTTP/1.0\r\n\r\n".to_owned(),
+        "GET /v1/tools HTTP/1.0\r\n\r\n".to_owned(),
+        format!(
+            "POST /mcp HTTP/1.0\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{}",
+            PING.len(),
+            PING
+        ),
+    ] {
+        let mut stream = server.connect().await;
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let answer = String::from_utf8_lossy(&until_closed(&mut stream, "HTTP/1.0").await).into_owned();
+        assert!(answer.starts_with("HTTP/1.0 400") || answer.starts_with("HTTP/1.1 400"), "{request}\n→ {answer}");
+    }
+    let mut stream = server.connect().await;
+    stream.write_all(b"GET /v1/status HTTP/1.0\r\nHost: localhost\r\n\r\n").await.unwrap();
+    let answer = String::from_utf8_lossy(&until_closed(&mut stream, "HTTP/1.0 with a Host").await).into_owned();
+    assert!(answer.contains(" 200 "), "{answer}");
+    server.stop().await;
+}
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 
 /// Finding L9: what rmcp itself cannot read (nesting past serde_json's
 /// limit, an `id` out of range, a batch) gets a JSON-RPC error with HTTP

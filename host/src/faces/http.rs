@@ -3,10 +3,11 @@
 //!
 //! Safe defaults: loopback bind; `Host` and `Origin` checked against
 //! loopback names (DNS-rebinding protection) unless the operator lists
-//! others; a bearer token required for a non-loopback bind; a request body
-//! limit; a capped number of connections, none held without a request in
-//! flight past its timeout ([`connections`](super::connections)); graceful
-//! shutdown (running calls finish).
+//! others; a `Host` required on every route; a bearer token required for a
+//! non-loopback bind; a request body limit; a capped number of connections,
+//! none held without a request in flight past its timeout
+//! ([`connections`](super::connections)); graceful shutdown (running calls
+//! finish).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -177,6 +178,11 @@ struct Guard {
 
 impl Guard {
     async fn check(&self, request: Request, next: Next) -> Response {
+        // HTTP/1.0 may leave out `Host`; every route needs it (the
+        // DNS-rebinding check reads it), so none is served without it.
+        if !request.headers().contains_key(header::HOST) && request.uri().authority().is_none() {
+            return (StatusCode::BAD_REQUEST, "a Host header is required").into_response();
+        }
         if let Some(token) = &self.token {
             let presented = request
                 .headers()
