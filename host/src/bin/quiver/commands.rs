@@ -6,7 +6,7 @@ use quiver::catalog::printable;
 use quiver::disclosure::tokens::Cost;
 use quiver::{Config, Host, Result};
 
-use crate::{Cli, Command};
+use crate::{Cli, Command, call};
 
 pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
     // Writing a project needs no host.
@@ -14,6 +14,11 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
         return crate::new::create(*language, name, dir.as_deref(), sdk.as_deref());
     }
     let host = build_host(&cli)?;
+    // Every command takes `--agent`: a profile that does not exist is an
+    // error, never the operator's view in silence.
+    if let Some(agent) = cli.agent.as_deref() {
+        host.policy(Some(agent))?;
+    }
     match cli.command {
         Command::List { json } => list(&host, json),
         Command::Prompt { json } => prompt(&host, cli.agent.as_deref(), json),
@@ -43,19 +48,15 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Call { plugin, action, input } => {
-            let output = match action {
-                Some(action) if !action.trim_start().starts_with('{') => {
-                    host.call(&plugin, &action, input.as_deref().unwrap_or("{}")).await?
-                }
-                // `call calc__evaluate '{...}'`: the name models see.
-                json => {
-                    let catalog = host.catalog();
-                    let tool = catalog.tool(&plugin).ok_or_else(|| quiver::Error::UnknownTool {
-                        name: plugin.clone(),
-                        hint: "give PLUGIN ACTION, or a tool name `quiver list` shows".into(),
-                    })?;
-                    host.call(&tool.origin, &tool.action, json.as_deref().unwrap_or("{}")).await?
-                }
+            // `call calc__evaluate '{...}'`: the name models see.
+            let (action, input) = match action {
+                Some(action) if !action.trim_start().starts_with('{') => (Some(action), input),
+                json => (None, json),
+            };
+            let input = input.as_deref().unwrap_or("{}");
+            let output = match cli.agent.as_deref() {
+                Some(agent) => call::as_agent(&host, agent, &plugin, action.as_deref(), input).await?,
+                None => call::as_operator(&host, &plugin, action.as_deref(), input).await?,
             };
             print_json(&output);
             Ok(ExitCode::SUCCESS)

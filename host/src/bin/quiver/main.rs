@@ -1,6 +1,7 @@
 //! `quiver`: the command-line face of the host. Parses arguments, builds a
 //! [`quiver::Host`], runs one command, maps errors to exit codes.
 
+mod call;
 mod commands;
 mod new;
 
