@@ -409,3 +409,28 @@ fn call_with_an_agent_goes_through_its_session() {
         assert!(stderr(&out).contains("no agent profile `nobody`"), "{command:?}: {}", stderr(&out));
     }
 }
+
+/// Finding L3: what a guest wrote reaches the terminal escaped (its error,
+/// its panic message, its log lines, its output): no escape sequence,
+/// bell, carriage return, bidirectional override or C1 control is written
+/// raw, and a log line cannot be split in two.
+#[test]
+fn guest_text_reaches_the_terminal_escaped() {
+    let cli = Cli::new();
+    let hostile = "\u{1b}[2J\u{1b}]0;pwned\u{7}\rforged\nWARN quiver: forged line\u{202e}\u{9b}31m";
+    for action in ["missing", "panic", "log", "echo"] {
+        let input = serde_json::json!({ "text": hostile }).to_string();
+        let out = cli.run(&["call", "misbehave", action, &input]);
+        for (stream, text) in [("stdout", stdout(&out)), ("stderr", stderr(&out))] {
+            let raw: Vec<char> = text
+                .chars()
+                .filter(|&c| c != '\n' && quiver_contract::text::unsafe_char(c, quiver_contract::text::Shape::Lines))
+                .collect();
+            assert!(raw.is_empty(), "{action}: {stream} holds {raw:?}: {text}");
+            assert!(
+                !text.lines().any(|l| l.starts_with("WARN quiver: forged")),
+                "{action}: {stream} forged a line: {text}"
+            );
+        }
+    }
+}

@@ -4,6 +4,7 @@
 mod call;
 mod commands;
 mod new;
+mod output;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -172,9 +173,10 @@ fn main() -> ExitCode {
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error}");
+            // An error can quote a guest, an upstream server or a file.
+            eprintln!("error: {}", output::shown(&error.to_string()));
             if let Some(remedy) = error.remedy() {
-                eprintln!("fix: {remedy}");
+                eprintln!("fix: {}", output::shown(&remedy));
             }
             ExitCode::FAILURE
         }
