@@ -9,6 +9,7 @@
 
 #![allow(missing_docs, clippy::all)]
 
+pub use quiver_contract::text::unsafe_char;
 pub use quiver_contract::{
     Access, CONTRACT, INIT_EXPORT, INITIALIZED_SECTION, Kind, MANIFEST_SECTION, MAX_ACTION_NAME, MAX_ACTIONS,
     MAX_OUTSIDE_NAME, MAX_PLUGIN_NAME, MAX_SUMMARY_CHARS, MAX_TOOL_NAME, NAME_SEPARATOR, STUB_FORMAT, STUB_SECTION,

@@ -348,3 +348,89 @@ fn upstream_servers_stop_with_quiver_on_sigterm() {
     assert!(!quiver_tests::mcp_servers::alive(upstream[0]), "the upstream server outlived Quiver");
     drop(stdin);
 }
+
+/// Finding A1: with `--agent`, `call` goes through that agent's session,
+/// as every face does: the profile's access ceiling refuses a write
+/// before anything runs (the typed error a face gives), and a plugin the
+/// profile does not show is not there; without `--agent` the operator
+/// calls as before. An unknown profile is an error for every command.
+#[test]
+fn call_with_an_agent_goes_through_its_session() {
+    use quiver_tests::servers::JsonServer;
+    let server = JsonServer::start(&serde_json::json!({ "books": [{ "id": 1, "title": "Piranesi" }] }), "s3cret");
+    let cli = Cli::new();
+    std::fs::copy(fixtures::CONNECTOR, cli.plugins.path().join("connector.wasm")).unwrap();
+    let token = cli.cache.path().join("token");
+    std::fs::write(&token, "s3cret\n").unwrap();
+    let config = cli.cache.path().join("quiver.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[connectors.books]\nplugin = \"fixture-connector\"\nbase_url = \"{}\"\naccess = \"write\"\n\
+             auth = {{ kind = \"bearer\", token_file = \"{}\" }}\n\n\
+             [agents.reader]\naccess = {{ books = \"read\" }}\n\n[agents.mathy]\nplugin_categories = [\"math\"]\n",
+            server.url,
+            token.display()
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let create = r#"{"path": "/books", "body": {"title": "Kindred"}}"#;
+    let titles = |agent: &[&str]| {
+        let out =
+            cli.run(&[&["--config", config], agent, &["call", "books", "read", r#"{"path": "/books"}"#]].concat());
+        assert!(out.status.success(), "{}", stderr(&out));
+        let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let books: serde_json::Value = serde_json::from_str(answer["body"].as_str().unwrap()).unwrap();
+        books.as_array().unwrap().iter().map(|b| b["title"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+    };
+
+    let out = cli.run(&["--config", config, "--agent", "reader", "call", "books", "create", create]);
+    assert_eq!(out.status.code(), Some(1), "the reader's write ran: {}", stdout(&out));
+    assert!(stderr(&out).contains("agent `reader`") && stderr(&out).contains("`write`"), "{}", stderr(&out));
+    // The name models see goes the same way.
+    let out = cli.run(&["--config", config, "--agent", "reader", "call", "books__create", create]);
+    assert_eq!(out.status.code(), Some(1), "the reader's write ran: {}", stdout(&out));
+    assert_eq!(titles(&["--agent", "reader"]), ["Piranesi"], "nothing was written, and reading is allowed");
+
+    let out = cli.run(&["--config", config, "--agent", "mathy", "call", "misbehave", "echo", r#"{"text": "hi"}"#]);
+    assert_eq!(out.status.code(), Some(1), "a plugin the profile hides was called: {}", stdout(&out));
+    let out =
+        cli.run(&["--config", config, "--agent", "mathy", "call", "calc", "evaluate", r#"{"expression": "6 * 7"}"#]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let out = cli.run(&["--config", config, "call", "books", "create", create]);
+    assert!(out.status.success(), "the operator's write: {}", stderr(&out));
+    assert_eq!(titles(&[]), ["Piranesi", "Kindred"]);
+
+    for command in [&["call", "calc", "evaluate", r#"{"expression": "1"}"#][..], &["list"], &["describe", "calc"]] {
+        let out = cli.run(&[&["--config", config, "--agent", "nobody"], command].concat());
+        assert_eq!(out.status.code(), Some(1), "{command:?} with an unknown profile: {}", stdout(&out));
+        assert!(stderr(&out).contains("no agent profile `nobody`"), "{command:?}: {}", stderr(&out));
+    }
+}
+
+/// Finding L3: what a guest wrote reaches the terminal escaped (its error,
+/// its panic message, its log lines, its output): no escape sequence,
+/// bell, carriage return, bidirectional override or C1 control is written
+/// raw, and a log line cannot be split in two.
+#[test]
+fn guest_text_reaches_the_terminal_escaped() {
+    let cli = Cli::new();
+    let hostile = "\u{1b}[2J\u{1b}]0;pwned\u{7}\rforged\nWARN quiver: forged line\u{202e}\u{9b}31m";
+    for action in ["missing", "panic", "log", "echo"] {
+        let input = serde_json::json!({ "text": hostile }).to_string();
+        let out = cli.run(&["call", "misbehave", action, &input]);
+        for (stream, text) in [("stdout", stdout(&out)), ("stderr", stderr(&out))] {
+            let raw: Vec<char> = text
+                .chars()
+                .filter(|&c| c != '\n' && quiver_contract::text::unsafe_char(c, quiver_contract::text::Shape::Lines))
+                .collect();
+            assert!(raw.is_empty(), "{action}: {stream} holds {raw:?}: {text}");
+            assert!(
+                !text.lines().any(|l| l.starts_with("WARN quiver: forged")),
+                "{action}: {stream} forged a line: {text}"
+            );
+        }
+    }
+}

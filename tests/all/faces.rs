@@ -265,7 +265,12 @@ async fn get(app: &axum::Router, path: &str, headers: &[(&str, &str)]) -> (Statu
     send(app, request.body(Body::empty()).unwrap()).await
 }
 
-async fn send(app: &axum::Router, request: Request<Body>) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+/// Send `request` as an HTTP/1.1 client would: with a `Host` (localhost)
+/// unless it names one.
+async fn send(app: &axum::Router, mut request: Request<Body>) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    if !request.headers().contains_key(header::HOST) {
+        request.headers_mut().insert(header::HOST, "localhost".parse().unwrap());
+    }
     let response = app.clone().oneshot(request).await.unwrap();
     let (parts, body) = response.into_parts();
     (parts.status, parts.headers, body.collect().await.unwrap().to_bytes().to_vec())

@@ -10,6 +10,7 @@ mod docs;
 mod faces;
 mod fuzzing;
 mod guests;
+mod hostile_http;
 mod load;
 mod openapi;
 mod preinit;

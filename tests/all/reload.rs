@@ -313,3 +313,30 @@ async fn a_new_plugin_is_compiled_on_arrival() {
     host.call("second-pl", "build", "{}").await.unwrap();
     assert_eq!(host.load_stats().compiled(), 2);
 }
+
+/// Finding M3: a connector plugin used by two instances (named to sort
+/// before and after it) keeps the plugin and both instances across
+/// rescans: an unchanged file is matched to the plugin read from it, never
+/// to an instance that shares its origin.
+#[tokio::test]
+async fn a_plugin_used_by_two_instances_survives_rescans() {
+    let config = "[connectors.alpha]\nplugin = \"fixture-connector\"\nbase_url = \"http://127.0.0.1:9\"\n\n\
+                  [connectors.zeta]\nplugin = \"fixture-connector\"\nbase_url = \"http://127.0.0.1:9\"\n";
+    let t = TestHost::builder().fixture("connector").config(config).build();
+    let host = &t.host;
+    let served = |host: &quiver::Host| {
+        let catalog = host.catalog();
+        let names: Vec<String> = catalog.plugins().map(|p| p.name().to_owned()).collect();
+        let rejected: Vec<String> = catalog.rejected().iter().map(|r| r.error.to_string()).collect();
+        (names, rejected)
+    };
+    let first = served(host);
+    assert_eq!(first.0, ["alpha", "fixture-connector", "zeta"], "{first:?}");
+    let plugin = host.catalog().get("fixture-connector").unwrap().clone();
+    for round in 0..3 {
+        host.reload().await.unwrap();
+        assert_eq!(served(host), first, "after rescan {round}");
+        let kept = host.catalog().get("fixture-connector").unwrap().clone();
+        assert!(Arc::ptr_eq(&kept, &plugin), "the unchanged plugin is kept as it was (rescan {round})");
+    }
+}

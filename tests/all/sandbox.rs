@@ -217,7 +217,28 @@ async fn long_error_and_panic_texts_are_cut() {
     for action in ["missing", "panic"] {
         let error = call_error(&t.host, action, &serde_json::json!({ "text": long }).to_string()).await;
         let text = error.to_string();
-        assert!(text.len() < 6_000 && text.contains("more bytes left out"), "{action}: {} bytes", text.len());
+        assert!(text.len() < 6_000 && text.contains("more bytes"), "{action}: {} bytes", text.len());
+    }
+}
+
+/// A guest's error and panic texts pass the one sanitiser on their way to
+/// a host error: control characters (escape sequences, a carriage return,
+/// a bell), bidirectional overrides and C1 controls are escaped; line
+/// breaks and tabs stay.
+#[tokio::test]
+async fn guest_error_and_panic_texts_are_escaped() {
+    let t = host_with("");
+    let hostile = "first\n\tsecond\r\u{1b}[2J\u{1b}]0;pwned\u{7}\u{202e}\u{9b}";
+    for action in ["missing", "panic"] {
+        let error = call_error(&t.host, action, &serde_json::json!({ "text": hostile }).to_string()).await;
+        let message = match &error {
+            quiver::Error::Guest { message, .. } | quiver::Error::Trap { message, .. } => message.clone(),
+            other => panic!("{action}: not the guest's error: {other}"),
+        };
+        let raw: Vec<char> =
+            message.chars().filter(|&c| quiver::contract::unsafe_char(c, quiver::contract::Shape::Lines)).collect();
+        assert!(raw.is_empty(), "{action}: {raw:?} raw in {message:?}");
+        assert!(message.contains("first\n\tsecond\\r\\u{1b}[2J"), "{action}: {message:?}");
     }
 }
 

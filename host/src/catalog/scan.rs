@@ -89,10 +89,13 @@ impl Catalog {
         let mut catalog = Catalog::default();
         let present = |dir: &Path| previous.is_none() || dir.is_dir();
         for (file_name, bytes) in sources.embedded {
+            // Instances (a database's adapter, an OpenAPI connector) share
+            // their plugin's origin: only the plugin itself is this file.
             let reused = previous.and_then(|p| {
-                p.plugins
-                    .values()
-                    .find(|plugin| matches!(plugin.origin(), Origin::Embedded { file_name: f, .. } if f == file_name))
+                p.plugins.values().find(|plugin| {
+                    !plugin.is_instance()
+                        && matches!(plugin.origin(), Origin::Embedded { file_name: f, .. } if f == file_name)
+                })
             });
             match reused {
                 Some(plugin) => catalog.insert(plugin.clone(), false),
@@ -392,10 +395,16 @@ impl Catalog {
     }
 
     /// The plugin (served, or a failed candidate) that was read from
-    /// `path` when it had these stamps.
+    /// `path` when it had these stamps: entries are keyed by origin and
+    /// instance, and the file is the plugin, never one of the connector
+    /// instances that share its origin.
     fn version_of(&self, path: &Path, stamp: FileStamp, sidecar: Option<FileStamp>) -> Option<Arc<Plugin>> {
         let candidates = self.stale.values().filter_map(|s| s.candidate.as_ref());
-        self.plugins.values().chain(candidates).find(|p| p.origin().is_file_version(path, stamp, sidecar)).cloned()
+        self.plugins
+            .values()
+            .chain(candidates)
+            .find(|p| !p.is_instance() && p.origin().is_file_version(path, stamp, sidecar))
+            .cloned()
     }
 
     fn add(

@@ -3,8 +3,11 @@
 //!
 //! Safe defaults: loopback bind; `Host` and `Origin` checked against
 //! loopback names (DNS-rebinding protection) unless the operator lists
-//! others; a bearer token required for a non-loopback bind; a request body
-//! limit; graceful shutdown (running calls finish).
+//! others; a `Host` required on every route; a bearer token required for a
+//! non-loopback bind; a request body limit; a capped number of connections,
+//! none held without a request in flight past its timeout
+//! ([`connections`](super::connections)); graceful shutdown (running calls
+//! finish).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,7 +25,6 @@ use super::mcp::{ErrorReply, McpServer, NoExtras};
 use super::sessions::CappedSessions;
 use crate::error::{Error, Result};
 use crate::host::Host;
-use serde_json::value::RawValue;
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone)]
@@ -40,9 +42,13 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// The agent profile whose disclosure policy applies.
     pub agent: Option<String>,
-    /// Longest a client may take to send a request's headers (and, on a
-    /// kept-alive connection, to start the next one) before it is closed.
+    /// Longest a connection may go from accept to a complete request head,
+    /// whatever it sends, before it is closed.
     pub header_timeout: std::time::Duration,
+    /// Longest a connection may stay open with no request in flight after
+    /// a response (a kept-alive connection waiting for, or slowly sending,
+    /// its next request). A response in flight is never cut.
+    pub idle_timeout: std::time::Duration,
     /// Connections served at once; more wait in the listen backlog.
     pub max_connections: usize,
     /// MCP sessions (2025-11-25) open at once; past it `initialize` is
@@ -60,6 +66,7 @@ impl Default for HttpOptions {
             max_body_bytes: 4 * 1024 * 1024,
             agent: None,
             header_timeout: std::time::Duration::from_secs(10),
+            idle_timeout: std::time::Duration::from_secs(60),
             max_connections: 1024,
             max_sessions: 1024,
         }
@@ -153,68 +160,13 @@ pub async fn serve_with<E: ServerHandler>(
     let addr = listener.local_addr().map_err(|e| Error::internal("HTTP server", e))?;
     tracing::info!(%addr, "serving MCP at /mcp and REST at /v1");
     bound(addr);
-    accept(listener, router, options, shutdown).await;
+    let limits = super::connections::Limits {
+        header_timeout: options.header_timeout,
+        idle_timeout: options.idle_timeout,
+        max_connections: options.max_connections,
+    };
+    super::connections::accept(listener, router, limits, shutdown).await;
     Ok(())
-}
-
-/// Serve each connection of `listener` until `shutdown`; then stop
-/// accepting and let the connections finish their requests. At most
-/// `max_connections` are served at once (more wait in the backlog), and a
-/// client that does not send its headers within `header_timeout` is cut
-/// off, so half-sent requests cannot hold the server.
-async fn accept(
-    listener: tokio::net::TcpListener,
-    router: axum::Router,
-    options: &HttpOptions,
-    shutdown: CancellationToken,
-) {
-    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-    use hyper_util::server::conn::auto::Builder;
-    use hyper_util::service::TowerToHyperService;
-
-    let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1)));
-    let mut connections = tokio::task::JoinSet::new();
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder.http1().timer(TokioTimer::new()).header_read_timeout(options.header_timeout);
-    loop {
-        while connections.try_join_next().is_some() {}
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
-            () = shutdown.cancelled() => break,
-        };
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(error) => {
-                    // Out of file descriptors, say: wait a moment, not spin.
-                    tracing::warn!(%error, "cannot accept a connection");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = shutdown.cancelled() => break,
-        };
-        // Answers are small and go out at once: without TCP_NODELAY, an
-        // answer written in two pieces waits for the client's delayed ACK.
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "cannot set TCP_NODELAY");
-        }
-        let (builder, service, shutdown) =
-            (builder.clone(), TowerToHyperService::new(router.clone()), shutdown.clone());
-        connections.spawn(async move {
-            let _slot = slot;
-            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-            let mut connection = std::pin::pin!(connection);
-            tokio::select! {
-                _ = connection.as_mut() => {}
-                () = shutdown.cancelled() => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = connection.await;
-                }
-            }
-        });
-    }
-    while connections.join_next().await.is_some() {}
 }
 
 struct Guard {
@@ -226,6 +178,11 @@ struct Guard {
 
 impl Guard {
     async fn check(&self, request: Request, next: Next) -> Response {
+        // HTTP/1.0 may leave out `Host`; every route needs it (the
+        // DNS-rebinding check reads it), so none is served without it.
+        if !request.headers().contains_key(header::HOST) && request.uri().authority().is_none() {
+            return (StatusCode::BAD_REQUEST, "a Host header is required").into_response();
+        }
         if let Some(token) = &self.token {
             let presented = request
                 .headers()
@@ -262,10 +219,10 @@ impl Guard {
     }
 }
 
-/// A JSON `POST` to `/mcp` that is not JSON, or not a JSON-RPC message, is
-/// answered here as JSON-RPC asks (`-32700` parse error, `-32600` invalid
-/// request, with HTTP 400); rmcp would answer 415 with plain text, which a
-/// client cannot tell from a wrong content type. So is an `initialize`
+/// A JSON `POST` to `/mcp` that rmcp cannot read is answered here as
+/// JSON-RPC asks (`-32700` parse error, `-32600` invalid request, with HTTP
+/// 400; see [`envelope`](super::envelope)); rmcp would answer 415 with
+/// plain text, which a client cannot tell from a wrong content type. So is an `initialize`
 /// when every session slot is taken (HTTP 503, `Retry-After`). The rest
 /// goes on to rmcp. A session's `DELETE` is answered 200, not rmcp's 202:
 /// the spec leaves the code open, and the official Python SDK takes
@@ -291,53 +248,19 @@ async fn check_envelope(request: Request, next: Next, max_body: usize, sessions:
         Ok(bytes) => bytes,
         Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, format!("the body is over {max_body} bytes")).into_response(),
     };
-    let envelope = match Envelope::read(&bytes) {
-        Ok(envelope) => envelope,
-        Err((code, message)) => {
-            return (StatusCode::BAD_REQUEST, axum::Json(ErrorReply::new(None, code, &message))).into_response();
+    let message = match super::envelope::check(&bytes) {
+        Ok(message) => message,
+        Err(refused) => {
+            let reply = ErrorReply::new(refused.id.as_deref(), refused.code, &refused.message);
+            return (StatusCode::BAD_REQUEST, axum::Json(reply)).into_response();
         }
     };
-    if envelope.method.is_some_and(|m| m.get() == "\"initialize\"") && sessions.full() {
-        let message = super::sessions::SessionsError::Full(sessions.max()).to_string();
-        let reply = axum::Json(ErrorReply::new(envelope.id, -32000, &message));
+    if message.initialize && sessions.full() {
+        let text = super::sessions::SessionsError::Full(sessions.max()).to_string();
+        let reply = axum::Json(ErrorReply::new(message.id.as_deref(), -32000, &text));
         return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], reply).into_response();
     }
     next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
-}
-
-/// The parts of a JSON-RPC message that tell what it is, borrowed.
-#[derive(serde::Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow)]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    method: Option<&'a RawValue>,
-    #[serde(borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow)]
-    error: Option<&'a RawValue>,
-}
-
-impl<'a> Envelope<'a> {
-    /// `body` as one JSON-RPC 2.0 message, else why not: (code, message).
-    fn read(body: &'a [u8]) -> std::result::Result<Envelope<'a>, (i32, String)> {
-        let value = serde_json::from_slice::<&RawValue>(body)
-            .map_err(|e| (-32700, format!("Parse error: the body is not JSON: {e}")))?;
-        let invalid = |why: &str| (-32600, format!("Invalid Request: {why}"));
-        let envelope = serde_json::from_str::<Envelope<'_>>(value.get())
-            .map_err(|_| invalid("a message is one JSON-RPC 2.0 object (batches are not part of MCP)"))?;
-        if envelope.jsonrpc.is_none_or(|v| v.get() != "\"2.0\"") {
-            return Err(invalid("`jsonrpc` must be \"2.0\""));
-        }
-        if envelope.method.is_none() && envelope.result.is_none() && envelope.error.is_none() {
-            return Err(invalid(
-                "a message has a `method` (request, notification), or a `result` or `error` (response)",
-            ));
-        }
-        Ok(envelope)
-    }
 }
 
 /// Whether the `Host` header `value` names one of `allowed` (`name`: any
@@ -396,18 +319,6 @@ mod tests {
         assert!(!origin_matches("http://localhost:*", "https://localhost:3000"));
         assert!(origin_matches("https://app.example.com", "https://app.example.com"));
         assert!(!origin_matches("https://app.example.com", "https://app.example.com.evil"));
-    }
-
-    #[test]
-    fn envelopes_that_are_not_json_rpc_are_named() {
-        let code = |body: &[u8]| Envelope::read(body).err().map(|f| f.0);
-        assert_eq!(code(b"{bad"), Some(-32700));
-        assert_eq!(code(b""), Some(-32700));
-        assert_eq!(code(b"[{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}]"), Some(-32600));
-        assert_eq!(code(b"{\"hello\":1}"), Some(-32600));
-        assert_eq!(code(b"{\"jsonrpc\":\"1.0\",\"method\":\"ping\",\"id\":1}"), Some(-32600));
-        assert_eq!(code(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}"), None);
-        assert_eq!(code(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"), None);
     }
 
     #[test]

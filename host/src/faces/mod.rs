@@ -5,6 +5,8 @@
 //! and cloned per request) and the host's public API; they parse, call and
 //! map results to their protocol, nothing more.
 
+mod connections;
+pub mod envelope;
 pub mod http;
 pub mod mcp;
 pub mod rest;

@@ -1,12 +1,16 @@
 //! MCP over stdin/stdout: rmcp's server on the process's pipes, with one
 //! thing added. JSON-RPC asks for a reply to input that is not JSON
-//! (`-32700`, id `null`) and rmcp drops such a line in silence, so a
-//! client that sent a broken line would wait forever. Each line is checked
-//! as rmcp reads it ([`CheckedLines`]); one that is not JSON (or is over
-//! the length limit) is answered here and never reaches rmcp. Replies go
-//! out between rmcp's messages ([`SharedOutput`]): written by rmcp's own
-//! next write, or by a small task when rmcp has nothing to write. Good
-//! lines pay a check and a copy, never a hop between tasks.
+//! (`-32700`, id `null`) or not a request it can read (`-32600`, the id
+//! if it can be read, else `null`); rmcp drops the first in silence and
+//! answers the second without any `id`, so a client that sent a broken
+//! line would wait forever, or get a reply it cannot match. Each line is
+//! checked as rmcp reads it ([`CheckedLines`], through
+//! [`envelope::check`](super::envelope::check)); one rmcp cannot read (or
+//! over the length limit) is answered here and never reaches rmcp, except
+//! a notification, which JSON-RPC never answers. Replies go out between
+//! rmcp's messages ([`SharedOutput`]): written by rmcp's own next write,
+//! or by a small task when rmcp has nothing to write. Good lines pay a
+//! check and a copy, never a hop between tasks.
 //!
 //! Against an echo loop with a peer that answers replies with garbage,
 //! only the first [`MAX_REPLIES_IN_A_ROW`] bad lines in a row are
@@ -62,7 +66,7 @@ where
     result
 }
 
-/// The reading side: the lines of `input` that are JSON, for rmcp; the
+/// The reading side: the lines of `input` rmcp can read, for rmcp; the
 /// others answered through `output`.
 pub struct CheckedLines<R, W> {
     input: R,
@@ -105,7 +109,7 @@ impl<R, W> CheckedLines<R, W> {
             if self.skipping || self.partial.len() + line.len() > self.max {
                 self.skipping = false;
                 self.partial.clear();
-                self.refuse(&format!("a message over {} bytes was skipped", self.max));
+                self.refuse_long();
             } else if self.partial.is_empty() {
                 self.check(line);
             } else {
@@ -129,7 +133,7 @@ impl<R, W> CheckedLines<R, W> {
     fn finish(&mut self) {
         if self.skipping {
             self.skipping = false;
-            self.refuse(&format!("a message over {} bytes was skipped", self.max));
+            self.refuse_long();
         } else if !self.partial.is_empty() {
             let mut last = std::mem::take(&mut self.partial);
             last.push(b'\n');
@@ -137,30 +141,45 @@ impl<R, W> CheckedLines<R, W> {
         }
     }
 
-    /// Pass `line` on if it is JSON (as rmcp reads it: a byte-order mark
-    /// and blank lines are allowed), else answer it.
+    /// Pass `line` on if rmcp can read it (a byte-order mark and blank
+    /// lines are allowed, as rmcp allows them), else answer it; a
+    /// notification rmcp cannot read is only logged (JSON-RPC never answers
+    /// a notification).
     fn check(&mut self, line: &[u8]) {
         let text = line.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(line).trim_ascii();
         if text.is_empty() {
             return;
         }
-        match serde_json::from_slice::<&RawValue>(text) {
+        match super::envelope::check(text) {
             Ok(_) => {
                 self.bad_in_a_row = 0;
                 self.checked.extend_from_slice(line);
             }
-            Err(e) => self.refuse(&format!("the line is not JSON: {e}")),
+            Err(refused) if refused.notification => {
+                tracing::debug!(fault = %refused.message, "a notification MCP cannot read was dropped");
+            }
+            Err(refused) => {
+                let reply = error_line(refused.id.as_deref(), refused.code, &refused.message);
+                self.refuse(&refused.message, reply);
+            }
         }
     }
 
-    fn refuse(&mut self, fault: &str) {
+    /// Answer a bad line with `reply`, unless too many came in a row.
+    fn refuse(&mut self, fault: &str, reply: Vec<u8>) {
         self.bad_in_a_row += 1;
         if self.bad_in_a_row > MAX_REPLIES_IN_A_ROW {
             tracing::debug!(%fault, "bad line not answered (too many in a row)");
             return;
         }
-        tracing::debug!(%fault, "bad line answered with a parse error");
-        self.output.reply(parse_error(fault));
+        tracing::debug!(%fault, "bad line answered with an error");
+        self.output.reply(reply);
+    }
+
+    /// A line over the length limit was skipped.
+    fn refuse_long(&mut self) {
+        let fault = format!("Parse error: a message over {} bytes was skipped", self.max);
+        self.refuse(&fault, error_line(None, -32700, &fault));
     }
 }
 
@@ -317,16 +336,16 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for SharedOutput<W> {
     }
 }
 
-/// A JSON-RPC parse error (`-32700`, id `null`), as one line.
-fn parse_error(message: &str) -> Vec<u8> {
-    let message = format!("Parse error: {message}");
-    let mut line = serde_json::to_vec(&ErrorReply::new(None, -32700, &message)).unwrap_or_default();
+/// A JSON-RPC error reply (`id` `null` when there is none), as one line.
+fn error_line(id: Option<&RawValue>, code: i32, message: &str) -> Vec<u8> {
+    let mut line = serde_json::to_vec(&ErrorReply::new(id, code, message)).unwrap_or_default();
     line.push(b'\n');
     line
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
     use tokio::io::AsyncReadExt;
 
     use super::*;
@@ -349,20 +368,42 @@ mod tests {
         (String::from_utf8(passed).unwrap(), replies)
     }
 
+    const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
     #[tokio::test]
     async fn good_lines_pass_whole_and_bad_ones_are_answered() {
-        let (passed, replies) = checked(b"{}\n{bad\n\n[1]\r\n\xEF\xBB\xBF{\"a\":1}", 100).await;
-        assert_eq!(passed, "{}\n[1]\r\n\u{feff}{\"a\":1}\n");
-        assert_eq!(replies.len(), 1);
-        assert_eq!((&replies[0]["id"], &replies[0]["error"]["code"]), (&serde_json::Value::Null, &(-32700).into()));
+        let input =
+            format!("{PING}\n{{bad\n\n[1,2,3]\r\n\u{feff}{PING}\n{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":5}}");
+        let (passed, replies) = checked(input.as_bytes(), 100).await;
+        assert_eq!(passed, format!("{PING}\n\u{feff}{PING}\n"));
+        assert_eq!(replies.len(), 3, "{replies:?}");
+        let codes: Vec<_> = replies.iter().map(|r| (r["id"].clone(), r["error"]["code"].clone())).collect();
+        assert_eq!(
+            codes,
+            [(Value::Null, (-32700).into()), (Value::Null, (-32600).into()), (9.into(), (-32600).into())]
+        );
+        assert!(replies.iter().all(|r| r.as_object().unwrap().contains_key("id")), "{replies:?}");
+    }
+
+    /// JSON-RPC never answers a notification, even one that cannot be read.
+    #[tokio::test]
+    async fn a_notification_rmcp_cannot_read_gets_no_reply() {
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let (passed, replies) = checked(format!("{deep}\n{PING}\n").as_bytes(), 1 << 12).await;
+        assert_eq!((passed, replies.len()), (format!("{PING}\n"), 0));
     }
 
     #[tokio::test]
     async fn a_line_over_the_limit_is_skipped_to_its_end() {
-        let (passed, replies) = checked(b"[1,2,3,4,5,6,7,8]\n[1]\n[1,2,3,4,5,6,7,8]", 8).await;
-        assert_eq!(passed, "[1]\n");
+        let long = format!("{PING}{}", " ".repeat(8));
+        let (passed, replies) = checked(format!("{long}\n{PING}\n{long}").as_bytes(), PING.len() + 1).await;
+        assert_eq!(passed, format!("{PING}\n"));
         assert_eq!(replies.len(), 2, "{replies:?}");
-        assert!(replies[0]["error"]["message"].as_str().unwrap().contains("over 8 bytes"));
+        assert!(replies[0]["error"]["message"].as_str().unwrap().contains(&format!("over {} bytes", PING.len() + 1)));
     }
 
     /// A peer that answers every reply with garbage gets a bounded number
@@ -370,9 +411,9 @@ mod tests {
     #[tokio::test]
     async fn bad_lines_in_a_row_get_a_bounded_number_of_replies() {
         let mut input = "garbage\n".repeat(MAX_REPLIES_IN_A_ROW as usize + 10);
-        input.push_str("{\"ok\":1}\nagain\n");
+        input.push_str(&format!("{PING}\nagain\n"));
         let (passed, replies) = checked(input.as_bytes(), 1 << 10).await;
-        assert_eq!(passed, "{\"ok\":1}\n");
+        assert_eq!(passed, format!("{PING}\n"));
         assert_eq!(replies.len(), MAX_REPLIES_IN_A_ROW as usize + 1);
     }
 

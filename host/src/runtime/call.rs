@@ -9,13 +9,14 @@
 use wasmtime::{Engine, Store, Trap};
 
 use crate::contract::tool::ToolPre;
-use crate::contract::{Access, guest_error};
+use crate::contract::{Access, Shape, guest_error, sanitize, sanitize_cut};
 use crate::error::{Error, Result};
 use crate::load::{Manifest, Plugin};
 use crate::sandbox::{self, GuestState};
 
 /// Longest error or crash text a guest may hand a model (a model needs
-/// the reason, not a dump); longer texts are cut with a note.
+/// the reason, not a dump); longer texts are cut with a note. Every such
+/// text passes the one sanitiser ([`guest_text`]).
 pub(crate) const MAX_ERROR_BYTES: usize = 4096;
 
 /// Extra wall-clock time past the CPU deadline before the call is dropped
@@ -58,7 +59,7 @@ pub(crate) async fn invoke(
     .await;
     let output = settle(&mut store, plugin, action, outcome)?.map_err(|e| {
         let (kind, message) = guest_error(e);
-        let message = capped(message, MAX_ERROR_BYTES.min(limits.output_bytes()));
+        let message = guest_text(&message, MAX_ERROR_BYTES.min(limits.output_bytes()));
         Error::Guest { plugin: plugin.name().to_owned(), action: action.to_owned(), kind, message }
     })?;
     if output.len() > limits.output_bytes() {
@@ -111,36 +112,29 @@ fn settle<T>(
         .or_else(|| trap.is_some().then_some(ending.last.stderr).flatten())
         .or_else(|| trap.map(|t| t.to_string()))
         .unwrap_or_else(|| format!("{error:#}"));
-    let message = capped(message, MAX_ERROR_BYTES.min(limits.output_bytes()));
-    // The reason at warn; wasmtime's whole report (a wasm backtrace, many
-    // lines) only with -vv.
-    tracing::warn!(plugin = plugin.name(), action, reason = %message, "guest call failed");
-    tracing::debug!(plugin = plugin.name(), action, error = %capped(format!("{error:#}"), MAX_ERROR_BYTES), "guest trap");
+    let message = guest_text(&message, MAX_ERROR_BYTES.min(limits.output_bytes()));
+    // The reason at warn, on one line; wasmtime's whole report (a wasm
+    // backtrace, many lines) only with -vv.
+    tracing::warn!(plugin = plugin.name(), action, reason = %sanitize(&message, Shape::Line), "guest call failed");
+    let report = sanitize_cut(&format!("{error:#}"), Shape::Line, MAX_ERROR_BYTES);
+    tracing::debug!(plugin = plugin.name(), action, error = %report, "guest trap");
     Err(Error::Trap { plugin: plugin.name().to_owned(), action: action.to_owned(), message })
 }
 
-/// `text` cut to at most `max` bytes (at a character boundary), saying
-/// how much was left out.
-pub(super) fn capped(mut text: String, max: usize) -> String {
-    if text.len() <= max {
-        return text;
-    }
-    let total = text.len();
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    text.push_str(&format!("… ({} more bytes left out)", total - end));
-    text
+/// A guest's error or crash `text` as the host passes it on (to a model,
+/// a terminal, a log): through the one sanitiser, keeping its lines and
+/// tabs (escaping every other control character), cut to at most `max`
+/// bytes at a character boundary with a note of what was left out.
+pub(super) fn guest_text(text: &str, max: usize) -> String {
+    sanitize_cut(text, Shape::Lines, max)
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn long_texts_are_cut_at_a_character() {
-        assert_eq!(super::capped("short".into(), 10), "short");
-        let cut = super::capped("é".repeat(10), 5);
-        assert_eq!(cut, "éé… (16 more bytes left out)");
+    fn guest_texts_are_escaped_and_cut_at_a_character() {
+        assert_eq!(super::guest_text("short", 10), "short");
+        assert_eq!(super::guest_text("é".repeat(10).as_str(), 5), "éé… (16 more bytes)");
+        assert_eq!(super::guest_text("a\n\tb\r\u{1b}[2J", 100), "a\n\tb\\r\\u{1b}[2J");
     }
 }

@@ -156,7 +156,7 @@ async fn initialize(
                 .or_else(|| trap.map(|t| t.to_string()))
                 .unwrap_or_else(|| format!("{error:#}"));
             tracing::debug!(plugin, error = %format!("{error:#}"), "pre-initialisation trapped");
-            return Err(super::call::capped(reason, super::call::MAX_ERROR_BYTES));
+            return Err(super::call::guest_text(&reason, super::call::MAX_ERROR_BYTES));
         }
     };
     // Reading the state back runs only the instrumentation's accessors.

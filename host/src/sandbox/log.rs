@@ -4,7 +4,8 @@
 //! Grant: the budget (`max_log_kb`). Per-call state: [`GuestLog`], which
 //! also keeps what the host needs to explain a crash (the panic message the
 //! SDK's hook reported, the last stderr line). Nothing a guest writes ever
-//! reaches the host's stdout, which carries MCP on stdio.
+//! reaches the host's stdout, which carries MCP on stdio, and what reaches
+//! the log passes the one sanitiser on one line (`Shape::Line`).
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -16,6 +17,7 @@ use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
 use crate::contract::tool::quiver::plugin::log;
+use crate::contract::{Shape, sanitize};
 
 /// Add the `log` import to `linker`; `state` finds the call's [`LogState`].
 pub(crate) fn link<T: 'static>(linker: &mut Linker<T>, state: fn(&mut T) -> &mut LogState) -> wasmtime::Result<()> {
@@ -101,12 +103,14 @@ impl GuestLog {
 
     fn emit(&mut self, stream: Stream) {
         let line = String::from_utf8_lossy(&std::mem::take(&mut self.partial[stream as usize])).into_owned();
+        // One host log line per guest line, whatever it holds.
+        let shown = sanitize(&line, Shape::Line);
         match stream {
             Stream::Stdout => {
-                tracing::info!(target: "quiver::guest", plugin = %self.plugin, stream = "stdout", "{line}")
+                tracing::info!(target: "quiver::guest", plugin = %self.plugin, stream = "stdout", "{shown}")
             }
             Stream::Stderr => {
-                tracing::warn!(target: "quiver::guest", plugin = %self.plugin, stream = "stderr", "{line}");
+                tracing::warn!(target: "quiver::guest", plugin = %self.plugin, stream = "stderr", "{shown}");
                 if !line.trim().is_empty() {
                     self.last_stderr = Some(line);
                 }
@@ -178,13 +182,20 @@ impl log::Host for LogState {
             return Ok(());
         }
         let plugin = guest.plugin.clone();
-        let fields = fields.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+        // The message and each field on the record's one line: a guest
+        // cannot forge a host log line nor drive a terminal.
+        let message = sanitize(&message, Shape::Line);
+        let fields = fields
+            .iter()
+            .map(|(k, v)| format!("{}={}", sanitize(k, Shape::Line), sanitize(v, Shape::Line)))
+            .collect::<Vec<_>>()
+            .join(" ");
         match level {
-            log::Level::Trace => tracing::trace!(target: "quiver::guest", %plugin, fields, "{message}"),
-            log::Level::Debug => tracing::debug!(target: "quiver::guest", %plugin, fields, "{message}"),
-            log::Level::Info => tracing::info!(target: "quiver::guest", %plugin, fields, "{message}"),
-            log::Level::Warn => tracing::warn!(target: "quiver::guest", %plugin, fields, "{message}"),
-            log::Level::Error => tracing::error!(target: "quiver::guest", %plugin, fields, "{message}"),
+            log::Level::Trace => tracing::trace!(target: "quiver::guest", %plugin, %fields, "{message}"),
+            log::Level::Debug => tracing::debug!(target: "quiver::guest", %plugin, %fields, "{message}"),
+            log::Level::Info => tracing::info!(target: "quiver::guest", %plugin, %fields, "{message}"),
+            log::Level::Warn => tracing::warn!(target: "quiver::guest", %plugin, %fields, "{message}"),
+            log::Level::Error => tracing::error!(target: "quiver::guest", %plugin, %fields, "{message}"),
         }
         Ok(())
     }
@@ -274,6 +285,62 @@ mod tests {
         let last = guest.finish();
         assert_eq!(last.stderr.as_deref(), Some("seco"), "the cut-off rest of the second line");
         assert!(last.panic.is_none());
+    }
+
+    /// Log lines written while `f` runs on this thread.
+    fn logged(f: impl FnOnce()) -> String {
+        #[derive(Clone, Default)]
+        struct Lines(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Lines {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .with_max_level(tracing::Level::TRACE)
+            .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        String::from_utf8(lines.0.lock().unwrap().clone()).unwrap()
+    }
+
+    /// Finding L2: a guest's log message, its fields and its stdout and
+    /// stderr lines cannot forge a host log line or drive a terminal:
+    /// every control character is escaped, each record stays one line.
+    #[test]
+    fn guest_log_lines_cannot_forge_host_lines() {
+        let forged = "ok\r\n2026-01-01T00:00:00Z  WARN quiver: forged \u{1b}[2J\u{7}\u{202e}";
+        let log = logged(|| {
+            let mut guest = LogState::new(Arc::from("p"), 1 << 16);
+            let fields = vec![("key\nWARN".to_owned(), forged.to_owned())];
+            log::Host::log(&mut guest, log::Level::Warn, forged.into(), fields).unwrap();
+            guest.pipe(Stream::Stdout).push(format!("{forged}\n").as_bytes());
+            guest.pipe(Stream::Stderr).push(forged.as_bytes());
+            guest.finish();
+        });
+        // One record from `log`, two lines each from stdout and stderr
+        // (split at the guest's `\n`): every line is the host's own record.
+        assert_eq!(log.lines().count(), 5, "{log}");
+        for line in log.lines() {
+            let record = line.split_once("Z ").map(|(_, rest)| rest.trim_start());
+            assert!(
+                record.is_some_and(|r| r.starts_with("WARN quiver::guest: ") || r.starts_with("INFO quiver::guest: ")),
+                "a forged line: {line}"
+            );
+        }
+        let raw: Vec<char> = log
+            .chars()
+            .filter(|&c| c != '\n' && crate::contract::unsafe_char(c, crate::contract::Shape::Lines))
+            .collect();
+        assert!(raw.is_empty(), "raw control characters {raw:?} in {log}");
+        assert!(log.contains("ok\\r\\n2026") && log.contains("key\\nWARN"), "{log}");
     }
 
     #[test]

@@ -6,7 +6,8 @@ use quiver::catalog::printable;
 use quiver::disclosure::tokens::Cost;
 use quiver::{Config, Host, Result};
 
-use crate::{Cli, Command};
+use crate::output::{print_json, shown};
+use crate::{Cli, Command, call};
 
 pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
     // Writing a project needs no host.
@@ -14,6 +15,11 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
         return crate::new::create(*language, name, dir.as_deref(), sdk.as_deref());
     }
     let host = build_host(&cli)?;
+    // Every command takes `--agent`: a profile that does not exist is an
+    // error, never the operator's view in silence.
+    if let Some(agent) = cli.agent.as_deref() {
+        host.policy(Some(agent))?;
+    }
     match cli.command {
         Command::List { json } => list(&host, json),
         Command::Prompt { json } => prompt(&host, cli.agent.as_deref(), json),
@@ -43,19 +49,15 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Call { plugin, action, input } => {
-            let output = match action {
-                Some(action) if !action.trim_start().starts_with('{') => {
-                    host.call(&plugin, &action, input.as_deref().unwrap_or("{}")).await?
-                }
-                // `call calc__evaluate '{...}'`: the name models see.
-                json => {
-                    let catalog = host.catalog();
-                    let tool = catalog.tool(&plugin).ok_or_else(|| quiver::Error::UnknownTool {
-                        name: plugin.clone(),
-                        hint: "give PLUGIN ACTION, or a tool name `quiver list` shows".into(),
-                    })?;
-                    host.call(&tool.origin, &tool.action, json.as_deref().unwrap_or("{}")).await?
-                }
+            // `call calc__evaluate '{...}'`: the name models see.
+            let (action, input) = match action {
+                Some(action) if !action.trim_start().starts_with('{') => (Some(action), input),
+                json => (None, json),
+            };
+            let input = input.as_deref().unwrap_or("{}");
+            let output = match cli.agent.as_deref() {
+                Some(agent) => call::as_agent(&host, agent, &plugin, action.as_deref(), input).await?,
+                None => call::as_operator(&host, &plugin, action.as_deref(), input).await?,
             };
             print_json(&output);
             Ok(ExitCode::SUCCESS)
@@ -164,15 +166,15 @@ fn list(host: &Host, json: bool) -> Result<ExitCode> {
                 1 => "1 action ".to_owned(),
                 n => format!("{n} actions"),
             };
+            // What a file says about itself is escaped: it cannot drive the terminal.
             println!(
                 "{:<16} {:<9} {:<8} {actions:>10}  {}",
                 stub.name,
                 stub.kind.as_str(),
-                stub.version,
-                stub.description
+                printable(&stub.version),
+                printable(&stub.description)
             );
         }
-        // What a file says about itself is escaped: it cannot drive the terminal.
         for rejection in catalog.rejected() {
             println!("rejected: {}", printable(&rejection.error.to_string()));
         }
@@ -211,10 +213,11 @@ async fn watch(host: &Host) -> Result<ExitCode> {
         changes.extend(before.plugins().filter(|p| now.get(p.name()).is_none()).map(|p| format!("-{}", p.name())));
         println!("v{}: {} plugins; {}", now.version(), now.len(), changes.join(" "));
         for rejection in now.rejected() {
-            println!("  rejected: {}", rejection.error);
+            println!("  rejected: {}", printable(&rejection.error.to_string()));
         }
         for (name, stale) in now.stale() {
-            println!("  stale: {name} serves its last good version; {}: {}", stale.origin, stale.error);
+            let why = printable(&format!("{}: {}", stale.origin, stale.error));
+            println!("  stale: {name} serves its last good version; {why}");
         }
         before = now;
     }
@@ -252,9 +255,11 @@ async fn search(
         return Ok(ExitCode::SUCCESS);
     }
     for hit in hits.as_array().into_iter().flatten() {
-        let name = hit.as_str().or_else(|| hit["name"].as_str()).unwrap_or_default();
+        let name = printable(hit.as_str().or_else(|| hit["name"].as_str()).unwrap_or_default());
         match hit.get("summary").and_then(|s| s.as_str()) {
-            Some(summary) => println!("{name:<40} {:<9} {summary}", hit["kind"].as_str().unwrap_or_default()),
+            Some(summary) => {
+                println!("{name:<40} {:<9} {}", hit["kind"].as_str().unwrap_or_default(), printable(summary))
+            }
             None => println!("{name}"),
         }
         if let Some(definition) = hit.get("definition") {
@@ -281,7 +286,7 @@ fn print_parameters(definition: &serde_json::Value) {
         };
         let need = if required.contains(&name.as_str()) { ", required" } else { "" };
         let about = property["description"].as_str().and_then(|d| d.lines().next()).unwrap_or_default();
-        println!("    {name} ({kind}{need}) {}", printable(about));
+        println!("    {} ({}{need}) {}", printable(name), printable(&kind), printable(about));
     }
 }
 
@@ -347,16 +352,16 @@ async fn check(host: &Host, file: &std::path::Path) -> Result<ExitCode> {
             println!(
                 "ok: {} {} ({}), {count}: {}",
                 manifest.name,
-                manifest.version,
+                printable(&manifest.version),
                 manifest.kind,
                 manifest.actions.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")
             );
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
-            println!("rejected: {error}");
+            println!("rejected: {}", shown(&error.to_string()));
             if let Some(remedy) = error.remedy() {
-                println!("fix: {remedy}");
+                println!("fix: {}", shown(&remedy));
             }
             Ok(ExitCode::FAILURE)
         }
@@ -367,16 +372,16 @@ async fn package(host: &Host, file: &std::path::Path, output: Option<&std::path:
     let packaged = match host.package(file).await {
         Ok(packaged) => packaged,
         Err(error) => {
-            println!("rejected: {error}");
+            println!("rejected: {}", shown(&error.to_string()));
             if let Some(remedy) = error.remedy() {
-                println!("fix: {remedy}");
+                println!("fix: {}", shown(&remedy));
             }
             return Ok(ExitCode::FAILURE);
         }
     };
     let output = output.unwrap_or(file);
     let m = &packaged.manifest;
-    let what = format!("{} {} ({}), {}", m.name, m.version, m.kind, count(m.actions.len(), "action"));
+    let what = format!("{} {} ({}), {}", m.name, printable(&m.version), m.kind, count(m.actions.len(), "action"));
     if !packaged.changed && output == file {
         println!("ok: {what}: already packaged");
         return Ok(ExitCode::SUCCESS);
@@ -410,7 +415,7 @@ async fn precompile(host: &Host) -> Result<ExitCode> {
         bar.set_message(plugin.name().to_owned());
         if let Err(e) = result {
             failed += 1;
-            bar.println(format!("failed: {e}"));
+            bar.println(format!("failed: {}", shown(&e.to_string())));
         }
     })
     .await;
@@ -423,10 +428,6 @@ async fn precompile(host: &Host) -> Result<ExitCode> {
         stats.cache_hits()
     );
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
-}
-
-fn print_json(value: &impl serde::Serialize) {
-    println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
 }
 
 /// Ctrl-C (SIGINT) or SIGTERM, whichever comes first.

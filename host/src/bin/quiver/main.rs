@@ -1,8 +1,10 @@
 //! `quiver`: the command-line face of the host. Parses arguments, builds a
 //! [`quiver::Host`], runs one command, maps errors to exit codes.
 
+mod call;
 mod commands;
 mod new;
+mod output;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -171,9 +173,10 @@ fn main() -> ExitCode {
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error}");
+            // An error can quote a guest, an upstream server or a file.
+            eprintln!("error: {}", output::shown(&error.to_string()));
             if let Some(remedy) = error.remedy() {
-                eprintln!("fix: {remedy}");
+                eprintln!("fix: {}", output::shown(&remedy));
             }
             ExitCode::FAILURE
         }

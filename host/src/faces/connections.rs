@@ -1,0 +1,228 @@
+//! The HTTP server's connections: at most `max_connections` served at once
+//! (more wait in the listen backlog), and each one watched, so that no
+//! client can hold a slot without a request in flight.
+//!
+//! A watchdog per connection knows how many requests are in flight (from
+//! the moment a request head is complete until its response body has ended
+//! or was dropped) and since when none has been. It closes the connection
+//! (graceful shutdown, then drop) once it has gone `header_timeout` from
+//! accept without a complete request head, whatever the client sent (hyper
+//! reads up to 24 bytes to choose HTTP/1 or HTTP/2 before its own header
+//! timer can start: a client that sends nothing, `P` or part of the
+//! HTTP/2 preface stays there), or `idle_timeout` with nothing in flight
+//! after its last response (a kept-alive connection waiting for, or
+//! slowly sending, its next request). A response in flight (a slow call, a
+//! server-sent event stream on `GET /mcp`) is never cut.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, Response};
+use hyper::body::Incoming;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How long connections may take, and how many are served at once.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    /// From accept to a complete first request head.
+    pub(super) header_timeout: Duration,
+    /// With nothing in flight, after a response.
+    pub(super) idle_timeout: Duration,
+    /// Connections served at once.
+    pub(super) max_connections: usize,
+}
+
+/// Serve each connection of `listener` with `router` until `shutdown`;
+/// then stop accepting and let the connections finish their requests.
+pub(super) async fn accept(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    limits: Limits,
+    shutdown: CancellationToken,
+) {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::server::conn::auto::Builder;
+
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let mut connections = tokio::task::JoinSet::new();
+    let builder = Builder::new(TokioExecutor::new());
+    loop {
+        while connections.try_join_next().is_some() {}
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+            () = shutdown.cancelled() => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    // Out of file descriptors, say: wait a moment, not spin.
+                    tracing::warn!(%error, "cannot accept a connection");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => break,
+        };
+        // Answers are small and go out at once: without TCP_NODELAY, an
+        // answer written in two pieces waits for the client's delayed ACK.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+        let activity = Arc::new(Activity::new(Instant::now() + limits.header_timeout, limits.idle_timeout));
+        let service = Tracked { router: router.clone(), activity: activity.clone() };
+        let (builder, shutdown) = (builder.clone(), shutdown.clone());
+        connections.spawn(async move {
+            let _slot = slot;
+            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => return,
+                () = shutdown.cancelled() => {}
+                () = activity.expired() => tracing::debug!("idle connection closed"),
+            }
+            // Requests in flight finish; a connection with none left gets
+            // one more `header_timeout` to close itself, then is dropped.
+            connection.as_mut().graceful_shutdown();
+            activity.restart(Instant::now() + limits.header_timeout);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = activity.expired() => {}
+            }
+        });
+    }
+    while connections.join_next().await.is_some() {}
+}
+
+/// What one connection is doing, as its watchdog sees it.
+struct Activity {
+    state: Mutex<State>,
+    /// Told when the last request in flight ends.
+    changed: Notify,
+    /// How long the connection may stay idle after a response.
+    idle_timeout: Duration,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct State {
+    /// Requests whose response body has not ended.
+    in_flight: usize,
+    /// When the connection is closed if nothing is in flight by then.
+    deadline: Instant,
+}
+
+impl Activity {
+    /// A connection that must have a request in flight by `deadline`.
+    fn new(deadline: Instant, idle_timeout: Duration) -> Activity {
+        Activity { state: Mutex::new(State { in_flight: 0, deadline }), changed: Notify::new(), idle_timeout }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A request head is complete: it is in flight until the guard drops.
+    fn start(self: &Arc<Self>) -> InFlight {
+        self.state().in_flight += 1;
+        InFlight(self.clone())
+    }
+
+    /// Nothing in flight must last past `deadline` from now on.
+    fn restart(&self, deadline: Instant) {
+        self.state().deadline = deadline;
+    }
+
+    /// Wait until the connection has had nothing in flight past its
+    /// deadline.
+    async fn expired(&self) {
+        loop {
+            // Asked for before the state is read, so that an end in
+            // between is not missed (`notify_one` keeps a permit).
+            let notified = self.changed.notified();
+            let State { in_flight, deadline } = *self.state();
+            if in_flight > 0 {
+                notified.await;
+            } else if Instant::now() >= deadline {
+                return;
+            } else {
+                tokio::select! {
+                    () = tokio::time::sleep_until(deadline) => {}
+                    () = notified => {}
+                }
+            }
+        }
+    }
+}
+
+/// One request in flight on a connection; its drop (the response body
+/// ended, or was dropped with the connection) counts it out.
+struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut state = self.0.state();
+        state.in_flight -= 1;
+        if state.in_flight == 0 {
+            state.deadline = Instant::now() + self.0.idle_timeout;
+            drop(state);
+            self.0.changed.notify_one();
+        }
+    }
+}
+
+/// The router as one connection's service: each request counts as in
+/// flight from its call until its response body is done.
+#[derive(Clone)]
+struct Tracked {
+    router: axum::Router,
+    activity: Arc<Activity>,
+}
+
+impl hyper::service::Service<Request<Incoming>> for Tracked {
+    type Response = Response<TrackedBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
+        let in_flight = self.activity.start();
+        let router = hyper_util::service::TowerToHyperService::new(self.router.clone());
+        let call = hyper::service::Service::call(&router, request);
+        Box::pin(async move {
+            let response = call.await?;
+            Ok(response.map(|body| TrackedBody { body, _in_flight: in_flight }))
+        })
+    }
+}
+
+/// A response body that keeps its request in flight until it is dropped.
+struct TrackedBody {
+    body: Body,
+    _in_flight: InFlight,
+}
+
+impl http_body::Body for TrackedBody {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
