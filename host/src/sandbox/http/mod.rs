@@ -39,6 +39,7 @@ use wasmtime_wasi_http::{
     WasiHttpView,
 };
 
+use crate::contract::CREDENTIAL_REFUSAL;
 use credentials::NotApplied;
 pub use credentials::{Credential, RawAuth};
 pub use grant::{AllowedHost, HttpGrant};
@@ -145,7 +146,7 @@ impl WasiHttpHooks for HttpPolicy {
                     Ok(()) => {}
                     Err(NotApplied::Refused(why)) => {
                         tracing::info!(uri = %request.uri().path(), why, "outbound request refused");
-                        return Err(HttpError::HttpRequestDenied);
+                        return Err(HttpError::InternalError(Some(format!("{CREDENTIAL_REFUSAL}{why}"))));
                     }
                     Err(NotApplied::Unavailable(why)) => {
                         tracing::warn!(%why, "no credential for an outbound request");

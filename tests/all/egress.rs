@@ -1,0 +1,82 @@
+//! Connector egress under attack, against real servers on loopback: a
+//! document's token URL outside the allow-list, token answers with odd
+//! lifetimes, a guest that spells the credential's query parameter another
+//! way, and an API that echoes the host's credentials back.
+
+use serde_json::{Value, json};
+
+use quiver::GuestErrorKind;
+use quiver_tests::TestHost;
+use quiver_tests::servers::Hostile;
+
+use crate::connectors::{call, guest_error, secret_file};
+
+const TOKEN: &str = "s3cret-books-token";
+
+fn guest_error_of(result: quiver::Result<Value>) -> (GuestErrorKind, String) {
+    match result {
+        Err(error) => {
+            let (kind, message) = guest_error(&error);
+            (kind, message.to_owned())
+        }
+        Ok(answer) => panic!("the call succeeded: {answer}"),
+    }
+}
+
+/// A guest may put any query parameter on a request except the one that
+/// carries the connector's credential, in any spelling the API may read
+/// as that one: `;` as a separator, `api_key[]`, case and `-`/`.`
+/// variants, percent-encoded (once or twice). Refused as `denied`, saying
+/// that the host sets that parameter itself (not "not in the allow-list");
+/// the same goes for a header spelt like the key's (`x_api_key`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_set_credential_parameter_is_refused_in_every_spelling() {
+    let api = Hostile::start();
+    let dir = tempfile::tempdir().unwrap();
+    let key = secret_file(&dir, "key", TOKEN);
+    let config = format!(
+        "[connectors.by_query]\nplugin = \"fixture-connector\"\nbase_url = \"{url}\"\n\
+         auth = {{ kind = \"api_key\", query = \"api_key\", key_file = \"{key}\" }}\n\
+         [connectors.by_header]\nplugin = \"fixture-connector\"\nbase_url = \"{url}\"\n\
+         auth = {{ kind = \"api_key\", header = \"X-API-Key\", key_file = \"{key}\" }}\n",
+        url = api.url
+    );
+    let t = TestHost::builder().fixture("connector").config(&config).build();
+    let fetch = |instance: &'static str, query: &str, headers: Value| {
+        let input = json!({ "url": format!("{}/echo?{query}", api.url), "headers": headers });
+        let t = &t;
+        async move { call(t, instance, "fetch", input).await }
+    };
+    for query in [
+        "api_key=mine",
+        "a=1;api_key=mine",
+        "api_key[]=mine",
+        "api_key[0]=mine",
+        "API_KEY=mine",
+        "Api-Key=mine",
+        "api.key=mine",
+        "apikey=mine",
+        "api%5Fkey=mine",
+        "api%255Fkey=mine",
+        "api_key%00=mine",
+        "api%20key=mine",
+        "api+key=mine",
+    ] {
+        let (kind, message) = guest_error_of(fetch("by_query", query, json!([])).await);
+        assert_eq!(kind, GuestErrorKind::Denied, "{query}: {message}");
+        assert!(
+            message.contains("`api_key`") && message.contains("the host adds") && !message.contains("allow-list"),
+            "{query}: {message}"
+        );
+    }
+    // Other parameters pass, also ones that merely contain the name.
+    for query in ["q=api_key", "api_keys=2&page=1", "my_api_key_id=3", "a=1;b=2"] {
+        let answer = fetch("by_query", query, json!([])).await.unwrap();
+        assert_eq!(answer["status"], 200, "{query}: {answer}");
+    }
+    for header in ["x_api_key", "X_API_KEY", "x.api.key"] {
+        let (kind, message) = guest_error_of(fetch("by_header", "", json!([[header, "mine"]])).await);
+        assert_eq!(kind, GuestErrorKind::Denied, "{header}: {message}");
+    }
+    assert_eq!(fetch("by_header", "", json!([["x-api-keys", "2"]])).await.unwrap()["status"], 200);
+}
