@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use quiver::GuestErrorKind;
 use quiver_tests::TestHost;
-use quiver_tests::servers::Hostile;
+use quiver_tests::servers::{Hostile, JsonServer, TokenEndpoint};
 
-use crate::connectors::{call, guest_error, secret_file};
+use crate::connectors::{call, guest_error, library, secret_file};
 
 const TOKEN: &str = "s3cret-books-token";
 
@@ -20,6 +20,49 @@ fn guest_error_of(result: quiver::Result<Value>) -> (GuestErrorKind, String) {
             (kind, message.to_owned())
         }
         Ok(answer) => panic!("the call succeeded: {answer}"),
+    }
+}
+
+/// A token endpoint's `expires_in` is outside text: huge (u64::MAX, 2^64,
+/// 1e300), negative, zero, fractional, a string, null or missing, the
+/// host never panics, clamps what it cannot use, and every call of every
+/// connector gets its token, its answer and its audit line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odd_token_lifetimes_never_panic() {
+    let server = JsonServer::start(&library(), TOKEN);
+    let endpoint = TokenEndpoint::start("quiver", "client-s3cret", TOKEN);
+    let dir = tempfile::tempdir().unwrap();
+    let client = secret_file(&dir, "client", "client-s3cret");
+    let lifetimes = [
+        "18446744073709551615",
+        "18446744073709551616",
+        "1e300",
+        "-1",
+        "-18446744073709551616",
+        "0",
+        "0.5",
+        "%2236000%22",
+        "%22soon%22",
+        "true",
+        "null",
+        "none",
+    ];
+    let mut config = format!("[audit]\npath = \"{}\"\n", dir.path().join("audit.jsonl").display());
+    for (i, lifetime) in lifetimes.iter().enumerate() {
+        config += &format!(
+            "[connectors.c{i}]\nplugin = \"fixture-connector\"\nbase_url = \"{}\"\nauth = {{ kind = \"oauth2\", \
+             token_url = \"{}?expires_in={lifetime}\", client_id = \"quiver\", client_secret_file = \"{client}\" }}\n",
+            server.url, endpoint.url
+        );
+    }
+    let t = TestHost::builder().fixture("connector").config(&config).build();
+    for (i, lifetime) in lifetimes.iter().enumerate() {
+        for _ in 0..2 {
+            let answer = call(&t, &format!("c{i}"), "read", json!({ "path": "/books/7" })).await;
+            assert_eq!(answer.as_ref().map(|a| a["status"].clone()).ok(), Some(json!(200)), "{lifetime}: {answer:?}");
+        }
+        let records = t.host.audit(10, Some(&format!("c{i}")));
+        assert_eq!(records.iter().filter(|r| r.outcome == "ok").count(), 2, "{lifetime}: {records:?}");
     }
 }
 

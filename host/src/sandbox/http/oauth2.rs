@@ -13,8 +13,11 @@ use crate::sandbox::secrets::Secret;
 
 /// A token is asked for again this long before it expires.
 const REFRESH_MARGIN: Duration = Duration::from_secs(30);
-/// Lifetime of a token whose answer gives none.
+/// Lifetime of a token whose answer gives none (or none that reads as
+/// seconds).
 const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);
+/// Longest a token is kept, whatever its answer says.
+const MAX_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 /// Longest the token endpoint may take.
 const TOKEN_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -42,8 +45,28 @@ struct TokenAnswer {
     access_token: String,
     #[serde(default)]
     token_type: Option<String>,
+    /// Outside text: any JSON value (see [`lifetime`]).
     #[serde(default)]
-    expires_in: Option<u64>,
+    expires_in: Option<serde_json::Value>,
+}
+
+/// How long a token lives, from its answer's `expires_in`: seconds as a
+/// number or a numeric string (some endpoints send `"3600"`), clamped to
+/// [`MAX_LIFETIME`]; zero or less means it is used once; missing or
+/// unreadable means [`DEFAULT_LIFETIME`].
+fn lifetime(expires_in: Option<&serde_json::Value>) -> Duration {
+    use serde_json::Value;
+    let seconds = match expires_in {
+        Some(Value::Number(number)) => number.as_f64(),
+        Some(Value::String(text)) => text.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    match seconds {
+        Some(seconds) if seconds.is_nan() => DEFAULT_LIFETIME,
+        Some(seconds) if seconds <= 0.0 => Duration::ZERO,
+        Some(seconds) => Duration::try_from_secs_f64(seconds).map_or(MAX_LIFETIME, |d| d.min(MAX_LIFETIME)),
+        None => DEFAULT_LIFETIME,
+    }
 }
 
 impl ClientCredentials {
@@ -88,7 +111,7 @@ impl ClientCredentials {
         let asked = Instant::now();
         let (token, lifetime) = self.fetch().await?;
         let header = Secret::new(format!("Bearer {}", token.expose()));
-        *cached = Some((token, asked + lifetime));
+        *cached = Some((token, asked.checked_add(lifetime).unwrap_or(asked)));
         Ok(header)
     }
 
@@ -120,7 +143,29 @@ impl ClientCredentials {
         if token.token_type.as_deref().is_some_and(|t| !t.eq_ignore_ascii_case("bearer")) {
             return Err(format!("{where_} gave a token that is not a bearer token"));
         }
-        let lifetime = token.expires_in.map_or(DEFAULT_LIFETIME, Duration::from_secs);
-        Ok((Secret::new(token.access_token), lifetime))
+        Ok((Secret::new(token.access_token), lifetime(token.expires_in.as_ref())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_expires_in_gives_a_lifetime_within_bounds() {
+        let of = |text: &str| lifetime(serde_json::from_str::<Option<serde_json::Value>>(text).unwrap().as_ref());
+        assert_eq!(of("3600"), Duration::from_secs(3600));
+        assert_eq!(of("\"3600\""), Duration::from_secs(3600));
+        assert_eq!(of("1.5"), Duration::from_millis(1500));
+        for huge in ["18446744073709551615", "18446744073709551616", "1e300", "\"inf\""] {
+            assert_eq!(of(huge), MAX_LIFETIME, "{huge}");
+        }
+        for spent in ["0", "-1", "-18446744073709551616", "\"-5\""] {
+            assert_eq!(of(spent), Duration::ZERO, "{spent}");
+        }
+        for unreadable in ["null", "true", "\"soon\"", "\"NaN\"", "{}", "[1]"] {
+            assert_eq!(of(unreadable), DEFAULT_LIFETIME, "{unreadable}");
+        }
+        assert!(Instant::now().checked_add(MAX_LIFETIME).is_some());
     }
 }
