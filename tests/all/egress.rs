@@ -3,6 +3,8 @@
 //! lifetimes, a guest that spells the credential's query parameter another
 //! way, and an API that echoes the host's credentials back.
 
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Value, json};
 
 use quiver::GuestErrorKind;
@@ -12,6 +14,87 @@ use quiver_tests::servers::{Hostile, JsonServer, TokenEndpoint};
 use crate::connectors::{call, guest_error, library, secret_file};
 
 const TOKEN: &str = "s3cret-books-token";
+
+/// A listener on `address` (a loopback address) that records the first
+/// bytes of every connection and answers 401: a token endpoint nobody
+/// allowed. It stops with the test's runtime.
+async fn recording_listener(address: &str) -> (u16, Arc<Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind((address, 0)).await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut buffer = vec![0; 4096];
+            let read = stream.read(&mut buffer).await.unwrap_or(0);
+            record.lock().unwrap().push(String::from_utf8_lossy(&buffer[..read]).into_owned());
+            let answer = b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+            let _ = stream.write_all(answer).await;
+        }
+    });
+    (port, seen)
+}
+
+/// An OpenAPI document with one operation, `echo` (`GET /echo`), behind an
+/// OAuth2 client-credentials scheme whose token URL is `token_url`.
+fn echo_document(dir: &tempfile::TempDir, name: &str, token_url: &str) -> String {
+    let path = dir.path().join(name);
+    let document = format!(
+        "openapi: 3.0.3\ninfo: {{ title: Echo, version: '1' }}\npaths:\n  /echo:\n    get:\n      operationId: echo\n      \
+         security: [{{ client: [] }}]\n      responses: {{ '200': {{ description: ok }} }}\ncomponents:\n  \
+         securitySchemes:\n    client:\n      type: oauth2\n      flows:\n        clientCredentials:\n          \
+         tokenUrl: {token_url}\n          scopes: {{}}\n"
+    );
+    std::fs::write(&path, document).unwrap();
+    path.display().to_string()
+}
+
+/// A document's `tokenUrl` is outside text: the host asks it for a token
+/// only when the allow-list lets it (or the operator wrote `token_url`
+/// itself), with the same address checks as every connector request. One
+/// on 127.0.0.2, not allowed, gets no connection (so no client secret),
+/// and the call is a typed error naming the rule and the fix; the same
+/// document with its token URL allowed gets its token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_token_url_outside_the_allow_list_gets_no_secret() {
+    let api = Hostile::start();
+    let (port, seen) = recording_listener("127.0.0.2").await;
+    let endpoint = TokenEndpoint::start("quiver", "client-s3cret", TOKEN);
+    let dir = tempfile::tempdir().unwrap();
+    let client = secret_file(&dir, "client", "client-s3cret");
+    let outside = echo_document(&dir, "outside.yaml", &format!("http://127.0.0.2:{port}/token"));
+    let allowed = echo_document(&dir, "allowed.yaml", &endpoint.url);
+    let token_origin = endpoint.url.trim_end_matches("/token");
+    let section = |name: &str, document: &str, more: &str| {
+        format!(
+            "[connectors.{name}]\nopenapi = \"{document}\"\nbase_url = \"{}\"\n{more}\nauth = {{ kind = \"oauth2\", \
+             client_id = \"quiver\", client_secret_file = \"{client}\" }}\n",
+            api.url
+        )
+    };
+    let config =
+        section("outside", &outside, "") + &section("allowed", &allowed, &format!("allow_http = [\"{token_origin}\"]"));
+    let t = TestHost::builder().config(&config).build();
+
+    let (kind, message) = guest_error_of(call(&t, "outside", "echo", json!({})).await);
+    let received = seen.lock().unwrap().clone();
+    assert!(received.is_empty(), "the token URL outside the allow-list was sent: {received:?}");
+    assert_eq!(kind, GuestErrorKind::Unavailable, "{message}");
+    assert!(
+        message.contains(&format!("http://127.0.0.2:{port}/token"))
+            && message.contains("not in this connector's allow-list")
+            && message.contains("allow_http")
+            && message.contains("token_url"),
+        "{message}"
+    );
+    assert!(!message.contains("client-s3cret"), "{message}");
+
+    let answer = call(&t, "allowed", "echo", json!({})).await.unwrap();
+    assert!(answer["headers"]["authorization"].as_str().is_some_and(|a| a.starts_with("Bearer ")), "{answer}");
+    assert_eq!(endpoint.issued(), 1);
+    assert!(seen.lock().unwrap().is_empty());
+}
 
 fn guest_error_of(result: quiver::Result<Value>) -> (GuestErrorKind, String) {
     match result {

@@ -11,6 +11,8 @@ use http::HeaderName;
 use http::header::{AUTHORIZATION, COOKIE, HOST, PROXY_AUTHORIZATION};
 use serde::Deserialize;
 
+use super::grant::HttpGrant;
+use super::guard::Resolve;
 use super::oauth2::ClientCredentials;
 use crate::error::{Error, Result};
 use crate::sandbox::secrets::Secret;
@@ -63,6 +65,11 @@ pub enum RawAuth {
         client_secret_file: Option<String>,
         /// The scope to ask for, if any.
         scope: Option<String>,
+        /// Set by the OpenAPI importer when `token_url` comes from the
+        /// document (never from the config file): outside text, so the
+        /// host asks it for tokens only if the allow-list has its origin.
+        #[serde(skip)]
+        token_url_from_document: bool,
     },
     /// `Authorization: Basic base64(username:password)`.
     Basic {
@@ -156,13 +163,27 @@ impl Credential {
                 let value = Source::Fixed(Secret::new(format!("Basic {encoded}")));
                 Credential { carrier: Carrier::Header(AUTHORIZATION), value, secret: password }
             }
-            RawAuth::Oauth2 { token_url, client_id, client_secret_env, client_secret_file, scope, .. } => {
+            RawAuth::Oauth2 {
+                token_url,
+                client_id,
+                client_secret_env,
+                client_secret_file,
+                scope,
+                token_url_from_document,
+                ..
+            } => {
                 let Some(token_url) = token_url else {
                     return Err(Error::config(section, "auth: an oauth2 credential needs its `token_url`"));
                 };
                 let client_secret = secret(client_secret_env, client_secret_file, "client_secret")?;
-                let client =
-                    ClientCredentials::new(section, token_url, client_id, client_secret.clone(), scope.clone())?;
+                let client = ClientCredentials::new(
+                    section,
+                    token_url,
+                    *token_url_from_document,
+                    client_id,
+                    client_secret.clone(),
+                    scope.clone(),
+                )?;
                 Credential {
                     carrier: Carrier::Header(AUTHORIZATION),
                     value: Source::OAuth2(client),
@@ -214,12 +235,27 @@ impl Credential {
         }
     }
 
-    /// Add the credential to `request`. A query parameter the guest already
-    /// set under the credential's name is refused, not overwritten silently.
-    pub(crate) async fn apply<B>(&self, request: &mut http::Request<B>) -> std::result::Result<(), NotApplied> {
+    /// The OAuth2 client of this credential, if it is one.
+    pub(crate) fn oauth2(&self) -> Option<&ClientCredentials> {
+        match &self.value {
+            Source::OAuth2(client) => Some(client),
+            Source::Fixed(_) => None,
+        }
+    }
+
+    /// Add the credential to `request` (a token is asked for through
+    /// `grant`'s guard, resolving with `resolver`). A query parameter the
+    /// guest already set under the credential's name is refused, not
+    /// overwritten silently.
+    pub(crate) async fn apply<B>(
+        &self,
+        request: &mut http::Request<B>,
+        grant: &HttpGrant,
+        resolver: &dyn Resolve,
+    ) -> std::result::Result<(), NotApplied> {
         let value = match &self.value {
             Source::Fixed(value) => value.clone(),
-            Source::OAuth2(client) => client.authorization().await.map_err(NotApplied::Unavailable)?,
+            Source::OAuth2(client) => client.authorization(grant, resolver).await.map_err(NotApplied::Unavailable)?,
         };
         self.put(&value, request)
     }

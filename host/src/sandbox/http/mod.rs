@@ -14,7 +14,8 @@
 //! 2. [`guard`]: the allow-list, then one DNS lookup whose every answer is
 //!    checked against loopback, private, link-local and metadata ranges;
 //! 3. [`credentials`]: added only when the request's origin is the
-//!    connector's own;
+//!    connector's own (an OAuth2 token is asked for by the host, through
+//!    the same guard: see [`oauth2`]);
 //! 4. [`send`]: to the checked address, within the limits.
 //!
 //! A refusal reaches the guest as a typed WASI error
@@ -142,7 +143,7 @@ impl WasiHttpHooks for HttpPolicy {
                 }
             };
             for credential in grant.credentials_for(request.uri()) {
-                match credential.apply(&mut request).await {
+                match credential.apply(&mut request, &grant, resolver.as_ref()).await {
                     Ok(()) => {}
                     Err(NotApplied::Refused(why)) => {
                         tracing::info!(uri = %request.uri().path(), why, "outbound request refused");
