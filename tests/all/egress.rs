@@ -206,3 +206,63 @@ async fn a_guest_set_credential_parameter_is_refused_in_every_spelling() {
     }
     assert_eq!(fetch("by_header", "", json!([["x-api-keys", "2"]])).await.unwrap()["status"], 200);
 }
+
+/// An API that echoes what it received (headers in its body and in its own
+/// response headers, the URL with the query key) hands back the host's
+/// credentials: the host redacts every form it sent (the token, the key as
+/// sent in the URL, `base64(user:password)`, the OAuth2 access token)
+/// before the guest sees the response, also when the body arrives in
+/// 3-byte chunks that split every value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn echoed_credentials_are_redacted_before_the_guest_sees_them() {
+    let api = Hostile::start();
+    let endpoint = TokenEndpoint::start("quiver", "client-s3cret", "issued-0auth-token");
+    let dir = tempfile::tempdir().unwrap();
+    let token = secret_file(&dir, "token", TOKEN);
+    let key = secret_file(&dir, "key", "k3y&with=odd chars");
+    let password = secret_file(&dir, "password", "open-sesame");
+    let client = secret_file(&dir, "client", "client-s3cret");
+    let section = |name: &str, auth: String| {
+        format!(
+            "[connectors.{name}]\nplugin = \"fixture-connector\"\nbase_url = \"{}\"\nauth = {{ {auth} }}\n",
+            api.url
+        )
+    };
+    let config = [
+        section("bearer", format!("kind = \"bearer\", token_file = \"{token}\"")),
+        section("query", format!("kind = \"api_key\", query = \"api_key\", key_file = \"{key}\"")),
+        section("basic", format!("kind = \"basic\", username = \"ann\", password_file = \"{password}\"")),
+        section(
+            "oauth",
+            format!(
+                "kind = \"oauth2\", token_url = \"{}\", client_id = \"quiver\", client_secret_file = \"{client}\"",
+                endpoint.url
+            ),
+        ),
+    ]
+    .join("");
+    let t = TestHost::builder().fixture("connector").config(&config).build();
+    // base64("ann:open-sesame"), as HTTP basic sends it.
+    let basic = "YW5uOm9wZW4tc2VzYW1l";
+    for (instance, secrets) in [
+        ("bearer", vec![TOKEN.to_owned()]),
+        ("query", vec!["k3y".to_owned(), "k3y%26with%3Dodd%20chars".to_owned(), "odd chars".to_owned()]),
+        ("basic", vec![basic.to_owned(), "open-sesame".to_owned()]),
+        ("oauth", vec!["issued-0auth-token".to_owned(), "client-s3cret".to_owned()]),
+    ] {
+        for chunk in [0, 3] {
+            let answer = call(&t, instance, "read", json!({ "path": format!("/echo?chunk={chunk}") })).await.unwrap();
+            assert_eq!(answer["status"], 200, "{instance}: {answer}");
+            let shown = answer.to_string();
+            for secret in &secrets {
+                assert!(!shown.contains(secret.as_str()), "{instance} (chunk {chunk}) shows `{secret}`: {shown}");
+            }
+            assert!(shown.contains("[redacted]"), "{instance}: {shown}");
+            let body: Value = serde_json::from_str(answer["body"].as_str().unwrap()).unwrap();
+            if instance != "query" {
+                let scheme = if instance == "basic" { "Basic" } else { "Bearer" };
+                assert_eq!(body["headers"]["authorization"], format!("{scheme} [redacted]"), "{instance}: {body}");
+            }
+        }
+    }
+}

@@ -244,20 +244,52 @@ impl Credential {
     }
 
     /// Add the credential to `request` (a token is asked for through
-    /// `grant`'s guard, resolving with `resolver`). A query parameter the
-    /// guest already set under the credential's name is refused, not
-    /// overwritten silently.
+    /// `grant`'s guard, resolving with `resolver`); the value it sent. A
+    /// query parameter the guest already set under the credential's name is
+    /// refused, not overwritten silently.
     pub(crate) async fn apply<B>(
         &self,
         request: &mut http::Request<B>,
         grant: &HttpGrant,
         resolver: &dyn Resolve,
-    ) -> std::result::Result<(), NotApplied> {
+    ) -> std::result::Result<Secret, NotApplied> {
         let value = match &self.value {
             Source::Fixed(value) => value.clone(),
             Source::OAuth2(client) => client.authorization(grant, resolver).await.map_err(NotApplied::Unavailable)?,
         };
-        self.put(&value, request)
+        self.put(&value, request)?;
+        Ok(value)
+    }
+
+    /// The forms of this credential a response may echo back, for the
+    /// host to redact: the secret as the operator keeps it; what was sent
+    /// (`sent`, or the fixed value), for `Authorization` without its
+    /// scheme (the token, `base64(user:password)`); a query key as the URL
+    /// carries it (percent-encoded); and each as a JSON string spells it.
+    pub(crate) fn echoed_forms(&self, sent: Option<&Secret>) -> Vec<Secret> {
+        let mut forms = vec![self.secret.expose().to_owned()];
+        let sent = match (sent, &self.value) {
+            (Some(sent), _) | (None, Source::Fixed(sent)) => Some(sent.expose()),
+            (None, Source::OAuth2(_)) => None,
+        };
+        match (&self.carrier, sent) {
+            (Carrier::Header(name), Some(sent)) if *name == AUTHORIZATION => {
+                forms.push(sent.split_once(' ').map_or(sent, |(_, credential)| credential).to_owned());
+            }
+            (Carrier::Query(_), _) => {
+                forms.push(percent_encoding::utf8_percent_encode(self.secret.expose(), QUERY).to_string());
+            }
+            _ => {}
+        }
+        let json: Vec<String> = forms
+            .iter()
+            .filter_map(|form| serde_json::to_string(form).ok())
+            .map(|quoted| quoted[1..quoted.len() - 1].to_owned())
+            .collect();
+        forms.extend(json);
+        forms.sort_unstable();
+        forms.dedup();
+        forms.into_iter().map(Secret::new).collect()
     }
 
     fn put<B>(&self, value: &Secret, request: &mut http::Request<B>) -> std::result::Result<(), NotApplied> {
@@ -427,6 +459,28 @@ mod tests {
         for name in ["x-api-keys", "accept", "x-request-id", "content-type"] {
             assert!(!forbids(name), "{name}");
         }
+    }
+
+    #[test]
+    fn the_forms_a_response_may_echo_are_known() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pw"), "open \"sesame\"").unwrap();
+        std::fs::write(dir.path().join("key"), "k&y=1").unwrap();
+        let forms = |raw: &str| {
+            let credential = Credential::resolve(&auth(raw), "[connectors.x]", dir.path()).unwrap();
+            let mut forms: Vec<String> = credential.echoed_forms(None).iter().map(|s| s.expose().to_owned()).collect();
+            forms.sort();
+            forms
+        };
+        // base64("ann:open \"sesame\"") is what an echo of the header shows.
+        assert_eq!(
+            forms(r#"auth = { kind = "basic", username = "ann", password_file = "pw" }"#),
+            ["YW5uOm9wZW4gInNlc2FtZSI=", "open \"sesame\"", "open \\\"sesame\\\""]
+        );
+        assert_eq!(
+            forms(r#"auth = { kind = "api_key", query = "api_key", key_file = "key" }"#),
+            ["k%26y%3D1", "k&y=1"]
+        );
     }
 
     #[test]

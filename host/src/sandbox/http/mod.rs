@@ -16,7 +16,10 @@
 //! 3. [`credentials`]: added only when the request's origin is the
 //!    connector's own (an OAuth2 token is asked for by the host, through
 //!    the same guard: see [`oauth2`]);
-//! 4. [`send`]: to the checked address, within the limits.
+//! 4. [`send`]: to the checked address, within the limits;
+//! 5. [`redact`]: every form of the credentials the host holds taken out
+//!    of the response (headers and streaming body) before the guest reads
+//!    it, for an API that echoes its request.
 //!
 //! A refusal reaches the guest as a typed WASI error
 //! (`HTTP-request-denied`, `destination-IP-prohibited`,
@@ -26,6 +29,7 @@ mod credentials;
 mod grant;
 mod guard;
 mod oauth2;
+mod redact;
 mod send;
 mod settings;
 
@@ -41,6 +45,7 @@ use wasmtime_wasi_http::{
 };
 
 use crate::contract::CREDENTIAL_REFUSAL;
+use crate::sandbox::secrets::{Redaction, Secret};
 use credentials::NotApplied;
 pub use credentials::{Credential, RawAuth};
 pub use grant::{AllowedHost, HttpGrant};
@@ -142,9 +147,12 @@ impl WasiHttpHooks for HttpPolicy {
                     return Err(refusal.to_wasi());
                 }
             };
+            // What a response may echo of the credentials, to be redacted:
+            // every credential's fixed forms, and what this request carries.
+            let mut echoed: Vec<Secret> = grant.credentials().iter().flat_map(|c| c.echoed_forms(None)).collect();
             for credential in grant.credentials_for(request.uri()) {
                 match credential.apply(&mut request, &grant, resolver.as_ref()).await {
-                    Ok(()) => {}
+                    Ok(sent) => echoed.extend(credential.echoed_forms(Some(&sent))),
                     Err(NotApplied::Refused(why)) => {
                         tracing::info!(uri = %request.uri().path(), why, "outbound request refused");
                         return Err(HttpError::InternalError(Some(format!("{CREDENTIAL_REFUSAL}{why}"))));
@@ -159,7 +167,13 @@ impl WasiHttpHooks for HttpPolicy {
             if let (Ok((response, _)), Some(exchanges)) = (&sent, &exchanges) {
                 exchanges.push(response.status().as_u16());
             }
-            sent
+            let redaction = Redaction::new(&echoed);
+            match sent {
+                Ok((response, driver)) if !redaction.is_empty() => {
+                    Ok((redact::response(response, Arc::new(redaction)), driver))
+                }
+                other => other,
+            }
         })
     }
 }
