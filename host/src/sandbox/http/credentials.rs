@@ -95,7 +95,7 @@ pub struct Credential {
 #[derive(Debug, PartialEq)]
 enum Source {
     Fixed(Secret),
-    OAuth2(ClientCredentials),
+    OAuth2(Box<ClientCredentials>),
 }
 
 /// Why a credential could not be added.
@@ -186,7 +186,7 @@ impl Credential {
                 )?;
                 Credential {
                     carrier: Carrier::Header(AUTHORIZATION),
-                    value: Source::OAuth2(client),
+                    value: Source::OAuth2(Box::new(client)),
                     secret: client_secret,
                 }
             }
@@ -451,7 +451,8 @@ mod tests {
             value: Source::Fixed(Secret::new("k3y-value".into())),
             secret: Secret::new("k3y-value".into()),
         });
-        let forbids = |name: &str| Credential::forbids(&[key.clone()], &HeaderName::try_from(name).unwrap());
+        let forbids =
+            |name: &str| Credential::forbids(std::slice::from_ref(&key), &HeaderName::try_from(name).unwrap());
         for name in ["x-api-key", "X_API_KEY", "x.api.key", "xapikey", "authorization", "proxy_authorization", "cookie"]
         {
             assert!(forbids(name), "{name}");
