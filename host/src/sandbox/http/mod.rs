@@ -45,7 +45,7 @@ use wasmtime_wasi_http::{
 };
 
 use crate::contract::CREDENTIAL_REFUSAL;
-use crate::sandbox::secrets::{Redaction, Secret};
+use crate::sandbox::secrets::Secret;
 use credentials::NotApplied;
 pub use credentials::{Credential, RawAuth};
 pub use grant::{AllowedHost, HttpGrant};
@@ -167,10 +167,15 @@ impl WasiHttpHooks for HttpPolicy {
             if let (Ok((response, _)), Some(exchanges)) = (&sent, &exchanges) {
                 exchanges.push(response.status().as_u16());
             }
-            let redaction = Redaction::new(&echoed);
+            // One list whatever the request's origin, so that the cached
+            // redaction serves every request of the connector.
+            echoed.sort_unstable_by(|a, b| a.expose().cmp(b.expose()));
+            echoed.dedup();
             match sent {
-                Ok((response, driver)) if !redaction.is_empty() => {
-                    Ok((redact::response(response, Arc::new(redaction)), driver))
+                Ok((response, driver)) if !echoed.is_empty() => {
+                    let redaction = grant.echoes.redaction(echoed);
+                    let response = if redaction.is_empty() { response } else { redact::response(response, redaction) };
+                    Ok((response, driver))
                 }
                 other => other,
             }
