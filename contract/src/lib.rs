@@ -74,6 +74,13 @@ pub const MAX_TOOL_NAME: usize = 64;
 /// the split is unambiguous, and `30 + 2 + 32` fits [`MAX_TOOL_NAME`].
 pub const NAME_SEPARATOR: &str = "__";
 
+/// How the host begins the `internal-error` text of a connector request it
+/// refuses because the guest set, itself, what carries a credential the
+/// host adds (the API key's query parameter, in any spelling). The SDK
+/// reports such a refusal as `denied`, with the rest of the text, which
+/// names the parameter.
+pub const CREDENTIAL_REFUSAL: &str = "credential refused: ";
+
 /// What kind of plugin this is; decides its world and its meta-tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

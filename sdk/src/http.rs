@@ -3,7 +3,9 @@
 //! Only plugins of kind `connector` may use this: the host refuses to load
 //! a tool that imports `wasi:http`. The host checks every request against
 //! the operator's allow-list (a refused request is [`ToolError::Denied`])
-//! and adds credentials itself, so a plugin never holds secrets.
+//! and adds credentials itself, so a plugin never holds secrets: a request
+//! that sets one (a credential header, or the API key's query parameter in
+//! any spelling) is [`ToolError::Denied`] too, saying that the host sets it.
 //!
 //! ```ignore
 //! let response = quiver_sdk::http::get("https://api.example.com/v1/items")?;
@@ -230,9 +232,13 @@ fn http_error(url: &str, error: ErrorCode) -> ToolError {
         ErrorCode::ConnectionRefused | ErrorCode::ConnectionTimeout | ErrorCode::DestinationUnavailable => {
             ToolError::unavailable(format!("cannot connect to `{url}`: {error:?}"))
         }
-        // The host's own reason, e.g. its credential for the request could
-        // not be had.
-        ErrorCode::InternalError(Some(reason)) => ToolError::unavailable(format!("request to `{url}`: {reason}")),
+        // The host's own reason: the guest set what carries a credential
+        // the host adds itself (a refusal the model can act on), or the
+        // credential could not be had (the token endpoint failed).
+        ErrorCode::InternalError(Some(reason)) => match reason.strip_prefix(quiver_contract::CREDENTIAL_REFUSAL) {
+            Some(why) => ToolError::denied(format!("request to `{url}`: {why}")),
+            None => ToolError::unavailable(format!("request to `{url}`: {reason}")),
+        },
         other => ToolError::failed(format!("request to `{url}` failed: {other:?}")),
     }
 }

@@ -7,6 +7,7 @@ mod connectors;
 mod databases;
 mod disclosure;
 mod docs;
+mod egress;
 mod faces;
 mod fuzzing;
 mod guests;

@@ -2,6 +2,11 @@
 cases: redirects anywhere, answers slowly or never, sends an endless body,
 and echoes the headers it received. Binds 127.0.0.1 on a free port and
 prints that port on its first line of output (the tests' readiness signal).
+
+`/echo` answers `{"path", "headers"}` (what it received) and repeats each
+request header as an `x-echo-NAME` response header; `?chunk=N` sends the
+body in chunks of N bytes (chunked transfer coding), so that a value is
+split across the frames a client reads.
 """
 
 import json
@@ -26,8 +31,24 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
         elif url.path == "/echo":
-            body = json.dumps({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}})
-            self.reply(body.encode())
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            body = json.dumps({"path": self.path, "headers": headers}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            for name, value in headers.items():
+                self.send_header(f"x-echo-{name}", value)
+            size = int(query.get("chunk", ["0"])[0])
+            if size <= 0:
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for start in range(0, len(body), size):
+                piece = body[start : start + size]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")
         elif url.path == "/silent":
             time.sleep(60)
         elif url.path == "/slow":

@@ -2,8 +2,9 @@
 section 4.4), for the connector tests. Usage: oauth.py CLIENT_ID
 CLIENT_SECRET ACCESS_TOKEN. POST /token with HTTP basic client
 authentication and grant_type=client_credentials answers ACCESS_TOKEN,
-valid for ?expires_in=N seconds (default 3600); anything else is 401 or
-400. GET /issued says how many tokens it gave. Binds 127.0.0.1 on a free
+valid for ?expires_in=N seconds (default 3600); N is any JSON value, sent
+as is (`18446744073709551615`, `-1`, `1.5`, `"60"`, `null`), and `none`
+leaves `expires_in` out. Anything else is 401 or 400. GET /issued says how many tokens it gave. Binds 127.0.0.1 on a free
 port and prints that port on its first line of output.
 """
 
@@ -44,8 +45,11 @@ class Handler(BaseHTTPRequestHandler):
         if form.get("grant_type") != ["client_credentials"]:
             return self.reply(400, {"error": "unsupported_grant_type"})
         issued += 1
-        expires_in = int(parse_qs(url.query).get("expires_in", ["3600"])[0])
-        self.reply(200, {"access_token": ACCESS_TOKEN, "token_type": "Bearer", "expires_in": expires_in})
+        answer = {"access_token": ACCESS_TOKEN, "token_type": "Bearer"}
+        expires_in = parse_qs(url.query).get("expires_in", ["3600"])[0]
+        if expires_in != "none":
+            answer["expires_in"] = json.loads(expires_in)
+        self.reply(200, answer)
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

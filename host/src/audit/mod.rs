@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::contract::Access;
-use crate::sandbox::secrets::Secret;
+use crate::sandbox::secrets::{Redaction, Secret};
 
 /// Lines kept in memory.
 pub const KEPT: usize = 1_000;
@@ -65,7 +65,7 @@ pub struct AuditLog {
     file: Mutex<Option<std::fs::File>>,
     recent: Mutex<VecDeque<AuditRecord>>,
     /// Values redacted wherever they appear.
-    secrets: Vec<Secret>,
+    redaction: Redaction,
     /// Whether a write failure was logged already (once is enough).
     failed: AtomicBool,
 }
@@ -83,7 +83,7 @@ impl AuditLog {
             path,
             file: Mutex::new(None),
             recent: Mutex::new(VecDeque::new()),
-            secrets,
+            redaction: Redaction::new(&secrets),
             failed: AtomicBool::new(false),
         }
     }
@@ -95,7 +95,7 @@ impl AuditLog {
 
     /// Redact `params` as a record of this log would.
     pub fn redact(&self, params: &Value) -> Value {
-        redact::redact(params, &self.secrets)
+        redact::redact(params, &self.redaction)
     }
 
     /// Append `record`.

@@ -3,10 +3,8 @@
 
 use serde_json::Value;
 
-use crate::sandbox::secrets::Secret;
-
-/// What replaces a redacted value.
-pub const REDACTED: &str = "[redacted]";
+pub use crate::sandbox::secrets::REDACTED;
+use crate::sandbox::secrets::Redaction;
 
 /// Parts of a key (case-insensitive) that mark its value as a credential.
 const SECRET_KEYS: &[&str] = &[
@@ -33,31 +31,18 @@ pub fn secret_key(key: &str) -> bool {
 }
 
 /// `value` with every credential-named key's value, and every occurrence of
-/// one of `secrets` in a string, replaced by [`REDACTED`].
-pub fn redact(value: &Value, secrets: &[Secret]) -> Value {
+/// a secret of `redaction` in a string, replaced by [`REDACTED`].
+pub fn redact(value: &Value, redaction: &Redaction) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(k, v)| (k.clone(), if secret_key(k) { Value::from(REDACTED) } else { redact(v, secrets) }))
+                .map(|(k, v)| (k.clone(), if secret_key(k) { Value::from(REDACTED) } else { redact(v, redaction) }))
                 .collect(),
         ),
-        Value::Array(items) => Value::Array(items.iter().map(|v| redact(v, secrets)).collect()),
-        Value::String(text) => Value::String(scrub(text, secrets)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| redact(v, redaction)).collect()),
+        Value::String(text) => Value::String(redaction.scrub(text).into_owned()),
         other => other.clone(),
     }
-}
-
-/// `text` with every occurrence of one of `secrets` replaced.
-pub fn scrub(text: &str, secrets: &[Secret]) -> String {
-    let mut text = text.to_owned();
-    for secret in secrets {
-        let value = secret.expose();
-        // Short values would redact ordinary words; a credential is longer.
-        if value.len() >= 4 && text.contains(value) {
-            text = text.replace(value, REDACTED);
-        }
-    }
-    text
 }
 
 #[cfg(test)]
@@ -66,7 +51,7 @@ mod tests {
 
     #[test]
     fn credentials_are_redacted_by_key_and_by_value() {
-        let secrets = [Secret::new("hunter2-long".into())];
+        let secrets = Redaction::new(&[crate::sandbox::secrets::Secret::new("hunter2-long".into())]);
         let params = serde_json::json!({
             "query": "select 1 -- hunter2-long",
             "API-Key": "abc",

@@ -7,8 +7,17 @@
 //! record by accident; only the host's own capability code can read it
 //! ([`Secret::expose`] is crate-private), to inject it where the guest
 //! cannot see it. The memory is wiped when it is dropped (zeroize).
+//!
+//! [`Redaction`] is the host's one way of taking secret values out of text
+//! that leaves it: the audit log's parameters and the responses a
+//! connector's API sends back (which may echo the credential).
 
+use std::borrow::Cow;
+use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
+
+use aho_corasick::{AhoCorasick, MatchKind};
 
 use zeroize::Zeroizing;
 
@@ -68,6 +77,75 @@ impl Secret {
     }
 }
 
+/// What replaces a redacted value.
+pub const REDACTED: &str = "[redacted]";
+
+/// Shorter values are not redacted: they would redact ordinary words, and
+/// a credential is longer.
+const SHORTEST: usize = 4;
+
+/// Every occurrence of some secret values, found in one pass (the longest
+/// one where two start at the same place) and replaced by [`REDACTED`].
+#[derive(Clone, Default)]
+pub struct Redaction {
+    matcher: Option<Arc<AhoCorasick>>,
+    longest: usize,
+}
+
+impl std::fmt::Debug for Redaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Redaction(<redacted>)")
+    }
+}
+
+impl Redaction {
+    /// A redaction of `secrets` (values shorter than four bytes are left).
+    pub fn new<'a>(secrets: impl IntoIterator<Item = &'a Secret>) -> Redaction {
+        let values: Vec<&str> = secrets.into_iter().map(Secret::expose).filter(|v| v.len() >= SHORTEST).collect();
+        let longest = values.iter().map(|v| v.len()).max().unwrap_or(0);
+        let matcher = match values.is_empty() {
+            true => None,
+            false => AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&values).ok().map(Arc::new),
+        };
+        Redaction { longest: if matcher.is_some() { longest } else { 0 }, matcher }
+    }
+
+    /// Whether it redacts nothing.
+    pub fn is_empty(&self) -> bool {
+        self.matcher.is_none()
+    }
+
+    /// `text` with every secret replaced; borrowed when it holds none.
+    pub fn scrub<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match &self.matcher {
+            Some(matcher) if matcher.is_match(text) => {
+                Cow::Owned(matcher.replace_all(text, &vec![REDACTED; matcher.patterns_len()]))
+            }
+            _ => Cow::Borrowed(text),
+        }
+    }
+
+    /// `bytes` with every secret replaced; borrowed when they hold none.
+    pub(crate) fn scrub_bytes<'b>(&self, bytes: &'b [u8]) -> Cow<'b, [u8]> {
+        match &self.matcher {
+            Some(matcher) if matcher.is_match(bytes) => {
+                Cow::Owned(matcher.replace_all_bytes(bytes, &vec![REDACTED; matcher.patterns_len()]))
+            }
+            _ => Cow::Borrowed(bytes),
+        }
+    }
+
+    /// Where the secrets occur in `bytes`, in order, never overlapping.
+    pub(crate) fn occurrences<'b>(&'b self, bytes: &'b [u8]) -> impl Iterator<Item = Range<usize>> + 'b {
+        self.matcher.iter().flat_map(move |matcher| matcher.find_iter(bytes).map(|m| m.range()))
+    }
+
+    /// The length of the longest secret, in bytes (0 when empty).
+    pub(crate) fn longest(&self) -> usize {
+        self.longest
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,6 +156,18 @@ mod tests {
         assert_eq!(format!("{secret:?}"), "Secret(<redacted>)");
         assert_eq!(format!("{:?}", Some(secret.clone())), "Some(Secret(<redacted>))");
         assert_eq!(secret.expose(), "hunter2");
+    }
+
+    #[test]
+    fn a_redaction_replaces_every_occurrence_of_every_secret() {
+        let secrets = [Secret::new("hunter2-long".into()), Secret::new("hunter2".into()), Secret::new("abc".into())];
+        let redaction = Redaction::new(&secrets);
+        assert_eq!(redaction.scrub("a hunter2-long, a hunter2, an abc"), "a [redacted], a [redacted], an abc");
+        assert!(matches!(redaction.scrub("nothing here"), Cow::Borrowed(_)));
+        assert_eq!(&*redaction.scrub_bytes(b"xhunter2x"), b"x[redacted]x");
+        assert_eq!(redaction.longest(), 12);
+        assert_eq!(format!("{redaction:?}"), "Redaction(<redacted>)");
+        assert!(Redaction::new(&[Secret::new("abc".into())]).is_empty());
     }
 
     #[test]

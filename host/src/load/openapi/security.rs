@@ -3,9 +3,11 @@
 //! The operator says which kind of credential the connector holds and
 //! where its secret is kept; the document fills in what it already says:
 //! where an `apiKey` goes (header, query parameter or cookie, and its
-//! name) and the token URL of an `oauth2` client-credentials flow. Bearer
-//! tokens serve `http bearer`, `oauth2` (any flow: a token obtained
-//! elsewhere) and `openIdConnect` schemes; `basic` serves `http basic`.
+//! name) and the token URL of an `oauth2` client-credentials flow (marked
+//! as the document's: the host sends the client secret there only if the
+//! connector's allow-list has its origin). Bearer tokens serve `http
+//! bearer`, `oauth2` (any flow: a token obtained elsewhere) and
+//! `openIdConnect` schemes; `basic` serves `http basic`.
 
 use oas3::spec::SecurityScheme;
 
@@ -36,7 +38,7 @@ impl Api {
                     }
                 }
             }
-            RawAuth::Oauth2 { token_url, scheme, .. } if token_url.is_none() => {
+            RawAuth::Oauth2 { token_url, scheme, token_url_from_document, .. } if token_url.is_none() => {
                 let (_, found) = self.scheme(
                     scheme.as_deref(),
                     "oauth2 client-credentials",
@@ -46,7 +48,9 @@ impl Api {
                 if let SecurityScheme::OAuth2 { flows, .. } = found
                     && let Some(flow) = &flows.client_credentials
                 {
+                    // Outside text: asked only if the allow-list has it.
                     *token_url = Some(flow.token_url.to_string());
+                    *token_url_from_document = true;
                 }
             }
             RawAuth::Bearer { .. } | RawAuth::Basic { .. } => {

@@ -11,6 +11,8 @@ use http::HeaderName;
 use http::header::{AUTHORIZATION, COOKIE, HOST, PROXY_AUTHORIZATION};
 use serde::Deserialize;
 
+use super::grant::HttpGrant;
+use super::guard::Resolve;
 use super::oauth2::ClientCredentials;
 use crate::error::{Error, Result};
 use crate::sandbox::secrets::Secret;
@@ -63,6 +65,11 @@ pub enum RawAuth {
         client_secret_file: Option<String>,
         /// The scope to ask for, if any.
         scope: Option<String>,
+        /// Set by the OpenAPI importer when `token_url` comes from the
+        /// document (never from the config file): outside text, so the
+        /// host asks it for tokens only if the allow-list has its origin.
+        #[serde(skip)]
+        token_url_from_document: bool,
     },
     /// `Authorization: Basic base64(username:password)`.
     Basic {
@@ -88,14 +95,15 @@ pub struct Credential {
 #[derive(Debug, PartialEq)]
 enum Source {
     Fixed(Secret),
-    OAuth2(ClientCredentials),
+    OAuth2(Box<ClientCredentials>),
 }
 
 /// Why a credential could not be added.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum NotApplied {
-    /// The guest's request is in the credential's way.
-    Refused(&'static str),
+    /// The guest's request is in the credential's way: it set what carries
+    /// the credential (the text says what, for the guest and the model).
+    Refused(String),
     /// The credential is not available now (the token endpoint failed).
     Unavailable(String),
 }
@@ -155,16 +163,30 @@ impl Credential {
                 let value = Source::Fixed(Secret::new(format!("Basic {encoded}")));
                 Credential { carrier: Carrier::Header(AUTHORIZATION), value, secret: password }
             }
-            RawAuth::Oauth2 { token_url, client_id, client_secret_env, client_secret_file, scope, .. } => {
+            RawAuth::Oauth2 {
+                token_url,
+                client_id,
+                client_secret_env,
+                client_secret_file,
+                scope,
+                token_url_from_document,
+                ..
+            } => {
                 let Some(token_url) = token_url else {
                     return Err(Error::config(section, "auth: an oauth2 credential needs its `token_url`"));
                 };
                 let client_secret = secret(client_secret_env, client_secret_file, "client_secret")?;
-                let client =
-                    ClientCredentials::new(section, token_url, client_id, client_secret.clone(), scope.clone())?;
+                let client = ClientCredentials::new(
+                    section,
+                    token_url,
+                    *token_url_from_document,
+                    client_id,
+                    client_secret.clone(),
+                    scope.clone(),
+                )?;
                 Credential {
                     carrier: Carrier::Header(AUTHORIZATION),
-                    value: Source::OAuth2(client),
+                    value: Source::OAuth2(Box::new(client)),
                     secret: client_secret,
                 }
             }
@@ -188,14 +210,19 @@ impl Credential {
     }
 
     /// Headers a guest may never set on a connector: what carries
-    /// credentials or decides where a request goes. A guest that sets one
-    /// gets the `forbidden` header error; the host sets them itself.
+    /// credentials or decides where a request goes, in any spelling a
+    /// server may read as that header ([`same_name`]: `x_api_key` is
+    /// `X-API-Key` to a CGI-style server). A guest that sets one gets the
+    /// `forbidden` header error; the host sets them itself.
     pub(crate) fn forbids(credentials: &[std::sync::Arc<Credential>], name: &HeaderName) -> bool {
-        *name == AUTHORIZATION
-            || *name == PROXY_AUTHORIZATION
-            || *name == COOKIE
-            || *name == HOST
-            || credentials.iter().any(|c| matches!(&c.carrier, Carrier::Header(own) if own == name))
+        let own = credentials.iter().filter_map(|c| match &c.carrier {
+            Carrier::Header(own) => Some(own),
+            Carrier::Query(_) => None,
+        });
+        [AUTHORIZATION, PROXY_AUTHORIZATION, COOKIE, HOST]
+            .iter()
+            .chain(own)
+            .any(|n| same_name(n.as_str(), name.as_str()))
             || wasmtime_wasi_http::DEFAULT_FORBIDDEN_HEADERS.contains(name)
     }
 
@@ -208,32 +235,84 @@ impl Credential {
         }
     }
 
-    /// Add the credential to `request`. A query parameter the guest already
-    /// set under the credential's name is refused, not overwritten silently.
-    pub(crate) async fn apply<B>(&self, request: &mut http::Request<B>) -> std::result::Result<(), NotApplied> {
-        let value = match &self.value {
-            Source::Fixed(value) => value.clone(),
-            Source::OAuth2(client) => client.authorization().await.map_err(NotApplied::Unavailable)?,
-        };
-        self.put(&value, request).map_err(NotApplied::Refused)
+    /// The OAuth2 client of this credential, if it is one.
+    pub(crate) fn oauth2(&self) -> Option<&ClientCredentials> {
+        match &self.value {
+            Source::OAuth2(client) => Some(client),
+            Source::Fixed(_) => None,
+        }
     }
 
-    fn put<B>(&self, value: &Secret, request: &mut http::Request<B>) -> std::result::Result<(), &'static str> {
+    /// Add the credential to `request` (a token is asked for through
+    /// `grant`'s guard, resolving with `resolver`); the value it sent. A
+    /// query parameter the guest already set under the credential's name is
+    /// refused, not overwritten silently.
+    pub(crate) async fn apply<B>(
+        &self,
+        request: &mut http::Request<B>,
+        grant: &HttpGrant,
+        resolver: &dyn Resolve,
+    ) -> std::result::Result<Secret, NotApplied> {
+        let value = match &self.value {
+            Source::Fixed(value) => value.clone(),
+            Source::OAuth2(client) => client.authorization(grant, resolver).await.map_err(NotApplied::Unavailable)?,
+        };
+        self.put(&value, request)?;
+        Ok(value)
+    }
+
+    /// The forms of this credential a response may echo back, for the
+    /// host to redact: the secret as the operator keeps it; what was sent
+    /// (`sent`, or the fixed value), for `Authorization` without its
+    /// scheme (the token, `base64(user:password)`); a query key as the URL
+    /// carries it (percent-encoded); and each as a JSON string spells it.
+    pub(crate) fn echoed_forms(&self, sent: Option<&Secret>) -> Vec<Secret> {
+        let mut forms = vec![self.secret.expose().to_owned()];
+        let sent = match (sent, &self.value) {
+            (Some(sent), _) | (None, Source::Fixed(sent)) => Some(sent.expose()),
+            (None, Source::OAuth2(_)) => None,
+        };
+        match (&self.carrier, sent) {
+            (Carrier::Header(name), Some(sent)) if *name == AUTHORIZATION => {
+                forms.push(sent.split_once(' ').map_or(sent, |(_, credential)| credential).to_owned());
+            }
+            (Carrier::Query(_), _) => {
+                forms.push(percent_encoding::utf8_percent_encode(self.secret.expose(), QUERY).to_string());
+            }
+            _ => {}
+        }
+        let json: Vec<String> = forms
+            .iter()
+            .filter_map(|form| serde_json::to_string(form).ok())
+            .map(|quoted| quoted[1..quoted.len() - 1].to_owned())
+            .collect();
+        forms.extend(json);
+        forms.sort_unstable();
+        forms.dedup();
+        forms.into_iter().map(Secret::new).collect()
+    }
+
+    fn put<B>(&self, value: &Secret, request: &mut http::Request<B>) -> std::result::Result<(), NotApplied> {
+        let invalid = || NotApplied::Unavailable(format!("the credential for {} is not valid there", self.place()));
         match &self.carrier {
             Carrier::Header(name) => {
-                let mut value = http::HeaderValue::from_str(value.expose()).map_err(|_| "invalid credential")?;
+                let mut value = http::HeaderValue::from_str(value.expose()).map_err(|_| invalid())?;
                 value.set_sensitive(true);
                 request.headers_mut().insert(name.clone(), value);
             }
             Carrier::Query(name) => {
                 let uri = request.uri();
                 let query = uri.query().unwrap_or("");
-                let taken = query.split('&').any(|pair| {
-                    let key = pair.split('=').next().unwrap_or("");
-                    percent_encoding::percent_decode_str(key).decode_utf8_lossy() == name.as_str()
-                });
+                // What a guest may send: any parameter whose name is not
+                // the credential's, as a server may read names. Pairs are
+                // split on `;` as well as `&` (some servers do).
+                let taken = query.split(['&', ';']).any(|pair| same_name(pair.split('=').next().unwrap_or(""), name));
                 if taken {
-                    return Err("the guest set the credential's query parameter");
+                    return Err(NotApplied::Refused(format!(
+                        "the query parameter `{name}` carries the connector's credential, which the host adds \
+                         itself; send the request without it (in any spelling: case, `-`, `_` or `.`, `[]`, \
+                         percent-encoding)"
+                    )));
                 }
                 let encode = |s: &str| percent_encoding::utf8_percent_encode(s, QUERY).to_string();
                 let pair = format!("{}={}", encode(name), encode(value.expose()));
@@ -241,12 +320,44 @@ impl Credential {
                 let path_and_query =
                     if query.is_empty() { format!("{path}?{pair}") } else { format!("{path}?{query}&{pair}") };
                 let mut parts = uri.clone().into_parts();
-                parts.path_and_query = Some(path_and_query.parse().map_err(|_| "invalid credential")?);
-                *request.uri_mut() = http::Uri::from_parts(parts).map_err(|_| "invalid credential")?;
+                parts.path_and_query = Some(path_and_query.parse().map_err(|_| invalid())?);
+                *request.uri_mut() = http::Uri::from_parts(parts).map_err(|_| invalid())?;
             }
         }
         Ok(())
     }
+}
+
+/// Whether a server may read `a` and `b` as one name (of a query
+/// parameter or a header): the same once each is percent-decoded (as often
+/// as it decodes: a proxy may decode once more), cut at its first `[`
+/// (`api_key[]` is `api_key` to PHP and Rails) and reduced to its letters
+/// and digits, lower-cased (`API-Key`, `api_key`, `api.key`, `apikey`).
+/// Names with no letter or digit are compared decoded.
+pub(crate) fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (decoded(a), decoded(b));
+    match (skeleton(&a), skeleton(&b)) {
+        (x, y) if x.is_empty() || y.is_empty() => a == b,
+        (x, y) => x == y,
+    }
+}
+
+/// `name` percent-decoded until it no longer changes (at most 4 times).
+fn decoded(name: &str) -> String {
+    let mut name = name.to_owned();
+    for _ in 0..4 {
+        let once = percent_encoding::percent_decode_str(&name).decode_utf8_lossy().into_owned();
+        if once == name {
+            break;
+        }
+        name = once;
+    }
+    name
+}
+
+/// The letters and digits of `name` before its first `[`, lower-cased.
+fn skeleton(name: &str) -> String {
+    name.split('[').next().unwrap_or("").chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
 }
 
 /// What a query component must escape.
@@ -289,7 +400,25 @@ mod tests {
         let query = r#"auth = { kind = "api_key", query = "api_key", key_file = "key" }"#;
         assert_eq!(apply(query, "http://h/a?q=1").unwrap().uri(), "http://h/a?q=1&api_key=k%26y%3D1");
         assert_eq!(apply(query, "http://h/a").unwrap().uri(), "http://h/a?api_key=k%26y%3D1");
-        assert!(apply(query, "http://h/a?api%5Fkey=mine").is_err());
+        for taken in [
+            "api_key=mine",
+            "a=1;api_key=mine",
+            "api_key[]=mine",
+            "API_KEY=mine",
+            "api-key=mine",
+            "apikey=mine",
+            "api%5Fkey=mine",
+            "api%255Fkey=mine",
+            "api+key=mine",
+        ] {
+            match apply(query, &format!("http://h/a?{taken}")) {
+                Err(NotApplied::Refused(why)) => assert!(why.contains("`api_key`"), "{taken}: {why}"),
+                other => panic!("{taken}: {other:?}"),
+            }
+        }
+        for free in ["q=api_key", "api_keys=1", "my_api_key=1", "a=1;b=2"] {
+            assert!(apply(query, &format!("http://h/a?{free}")).is_ok(), "{free}");
+        }
         let cookie = r#"auth = { kind = "api_key", cookie = "session", key_file = "token" }"#;
         assert_eq!(apply(cookie, "http://h/a").unwrap().headers()["cookie"], "session=t0ken");
     }
@@ -313,6 +442,46 @@ mod tests {
             auth: RawAuth,
         }
         assert!(toml::from_str::<Wrapper>(typo).is_err());
+    }
+
+    #[test]
+    fn headers_a_server_may_read_as_a_credential_header_are_forbidden() {
+        let key = std::sync::Arc::new(Credential {
+            carrier: Carrier::Header(HeaderName::from_static("x-api-key")),
+            value: Source::Fixed(Secret::new("k3y-value".into())),
+            secret: Secret::new("k3y-value".into()),
+        });
+        let forbids =
+            |name: &str| Credential::forbids(std::slice::from_ref(&key), &HeaderName::try_from(name).unwrap());
+        for name in ["x-api-key", "X_API_KEY", "x.api.key", "xapikey", "authorization", "proxy_authorization", "cookie"]
+        {
+            assert!(forbids(name), "{name}");
+        }
+        for name in ["x-api-keys", "accept", "x-request-id", "content-type"] {
+            assert!(!forbids(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_forms_a_response_may_echo_are_known() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pw"), "open \"sesame\"").unwrap();
+        std::fs::write(dir.path().join("key"), "k&y=1").unwrap();
+        let forms = |raw: &str| {
+            let credential = Credential::resolve(&auth(raw), "[connectors.x]", dir.path()).unwrap();
+            let mut forms: Vec<String> = credential.echoed_forms(None).iter().map(|s| s.expose().to_owned()).collect();
+            forms.sort();
+            forms
+        };
+        // base64("ann:open \"sesame\"") is what an echo of the header shows.
+        assert_eq!(
+            forms(r#"auth = { kind = "basic", username = "ann", password_file = "pw" }"#),
+            ["YW5uOm9wZW4gInNlc2FtZSI=", "open \"sesame\"", "open \\\"sesame\\\""]
+        );
+        assert_eq!(
+            forms(r#"auth = { kind = "api_key", query = "api_key", key_file = "key" }"#),
+            ["k%26y%3D1", "k&y=1"]
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::time::Duration;
 use http::uri::Scheme;
 
 use super::credentials::Credential;
+use super::redact::Echoes;
 
 /// Longest a connection attempt may take, unless the operator says less.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -33,6 +34,8 @@ pub struct HttpGrant {
     /// Host names the operator marks internal: they may resolve to
     /// loopback or private addresses (never to a metadata address).
     internal: Arc<[String]>,
+    /// What responses may echo of the credentials, redacted (a cache).
+    pub(crate) echoes: Echoes,
 }
 
 impl Default for HttpGrant {
@@ -51,6 +54,7 @@ impl HttpGrant {
             byte_timeout: BYTE_TIMEOUT,
             max_response_bytes: MAX_RESPONSE_BYTES,
             internal: Arc::new([]),
+            echoes: Echoes::default(),
         }
     }
 

@@ -20,7 +20,7 @@ use std::pin::Pin;
 
 use http::uri::Scheme;
 
-use super::grant::HttpGrant;
+use super::grant::{AllowedHost, HttpGrant};
 
 /// Cloud metadata services: AWS, GCP, Azure (169.254.169.254), AWS ECS
 /// (169.254.170.2), Alibaba (100.100.100.200), Oracle (192.0.0.192), AWS
@@ -153,6 +153,29 @@ pub(crate) async fn destination(
     resolver: &dyn Resolve,
 ) -> Result<Vec<SocketAddr>, Refusal> {
     let entry = grant.entry_for(uri).ok_or(Refusal::NotAllowed)?;
+    checked(grant, entry, uri, resolver).await
+}
+
+/// Where the host's own OAuth2 token request for `uri` may be sent: as
+/// [`destination`], with the origin of the token URL the operator wrote
+/// (`operator`, if any) allowed as well. The addresses are checked alike.
+pub(crate) async fn token_destination(
+    grant: &HttpGrant,
+    operator: Option<&AllowedHost>,
+    uri: &http::Uri,
+    resolver: &dyn Resolve,
+) -> Result<Vec<SocketAddr>, Refusal> {
+    let entry = grant.entry_for(uri).or(operator.filter(|o| o.matches(uri))).ok_or(Refusal::NotAllowed)?;
+    checked(grant, entry, uri, resolver).await
+}
+
+/// The addresses of `uri`, allowed by `entry`, every one checked.
+async fn checked(
+    grant: &HttpGrant,
+    entry: &AllowedHost,
+    uri: &http::Uri,
+    resolver: &dyn Resolve,
+) -> Result<Vec<SocketAddr>, Refusal> {
     let https = uri.scheme() == Some(&Scheme::HTTPS);
     let authority = uri.authority().ok_or(Refusal::NotAllowed)?;
     let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
@@ -288,6 +311,38 @@ mod tests {
         }
         assert!(matches!(check(&all, "https://gone.example.com/", &resolver).await, Err(Refusal::Unresolved(_))));
         assert_eq!(check(&all, "https://elsewhere.example.com/", &resolver).await, Err(Refusal::NotAllowed));
+    }
+
+    #[tokio::test]
+    async fn token_requests_pass_the_same_guard_with_the_operators_token_url_allowed() {
+        let api = grant(&["https://api.example.com"]);
+        let resolver = Answers(HashMap::from([
+            ("api.example.com", vec![ip("93.184.215.14")]),
+            ("login.example.com", vec![ip("93.184.215.15")]),
+            ("rebound.example.com", vec![ip("169.254.169.254")]),
+        ]));
+        let token = |url: &str, operator: Option<&str>| {
+            let operator = operator.map(|o| AllowedHost::origin_of(o).unwrap());
+            let (api, resolver) = (&api, &resolver);
+            let uri: http::Uri = url.parse().unwrap();
+            async move { token_destination(api, operator.as_ref(), &uri, resolver).await }
+        };
+        // The API's own origin is allowed; another one only when the
+        // operator wrote it (a document's token URL is not).
+        assert!(token("https://api.example.com/oauth/token", None).await.is_ok());
+        assert_eq!(token("https://login.example.com/token", None).await, Err(Refusal::NotAllowed));
+        assert_eq!(token("http://127.0.0.2:8080/token", None).await, Err(Refusal::NotAllowed));
+        let login = Some("https://login.example.com/token");
+        assert!(token("https://login.example.com/token", login).await.is_ok());
+        assert_eq!(token("https://login.example.com:8443/token", login).await, Err(Refusal::NotAllowed));
+        // The operator's origin passes the allow-list, not the address checks.
+        let rebound = Some("https://rebound.example.com/token");
+        assert!(matches!(
+            token("https://rebound.example.com/token", rebound).await,
+            Err(Refusal::Prohibited { why: "a cloud metadata address", .. })
+        ));
+        let by_address = Some("http://127.0.0.2:8080/token");
+        assert!(token("http://127.0.0.2:8080/token", by_address).await.is_ok());
     }
 
     #[tokio::test]

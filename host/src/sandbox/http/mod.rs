@@ -14,8 +14,12 @@
 //! 2. [`guard`]: the allow-list, then one DNS lookup whose every answer is
 //!    checked against loopback, private, link-local and metadata ranges;
 //! 3. [`credentials`]: added only when the request's origin is the
-//!    connector's own;
-//! 4. [`send`]: to the checked address, within the limits.
+//!    connector's own (an OAuth2 token is asked for by the host, through
+//!    the same guard: see [`oauth2`]);
+//! 4. [`send`]: to the checked address, within the limits;
+//! 5. [`redact`]: every form of the credentials the host holds taken out
+//!    of the response (headers and streaming body) before the guest reads
+//!    it, for an API that echoes its request.
 //!
 //! A refusal reaches the guest as a typed WASI error
 //! (`HTTP-request-denied`, `destination-IP-prohibited`,
@@ -25,6 +29,7 @@ mod credentials;
 mod grant;
 mod guard;
 mod oauth2;
+mod redact;
 mod send;
 mod settings;
 
@@ -39,6 +44,8 @@ use wasmtime_wasi_http::{
     WasiHttpView,
 };
 
+use crate::contract::CREDENTIAL_REFUSAL;
+use crate::sandbox::secrets::Secret;
 use credentials::NotApplied;
 pub use credentials::{Credential, RawAuth};
 pub use grant::{AllowedHost, HttpGrant};
@@ -140,12 +147,15 @@ impl WasiHttpHooks for HttpPolicy {
                     return Err(refusal.to_wasi());
                 }
             };
+            // What a response may echo of the credentials, to be redacted:
+            // every credential's fixed forms, and what this request carries.
+            let mut echoed: Vec<Secret> = grant.credentials().iter().flat_map(|c| c.echoed_forms(None)).collect();
             for credential in grant.credentials_for(request.uri()) {
-                match credential.apply(&mut request).await {
-                    Ok(()) => {}
+                match credential.apply(&mut request, &grant, resolver.as_ref()).await {
+                    Ok(sent) => echoed.extend(credential.echoed_forms(Some(&sent))),
                     Err(NotApplied::Refused(why)) => {
                         tracing::info!(uri = %request.uri().path(), why, "outbound request refused");
-                        return Err(HttpError::HttpRequestDenied);
+                        return Err(HttpError::InternalError(Some(format!("{CREDENTIAL_REFUSAL}{why}"))));
                     }
                     Err(NotApplied::Unavailable(why)) => {
                         tracing::warn!(%why, "no credential for an outbound request");
@@ -157,7 +167,18 @@ impl WasiHttpHooks for HttpPolicy {
             if let (Ok((response, _)), Some(exchanges)) = (&sent, &exchanges) {
                 exchanges.push(response.status().as_u16());
             }
-            sent
+            // One list whatever the request's origin, so that the cached
+            // redaction serves every request of the connector.
+            echoed.sort_unstable_by(|a, b| a.expose().cmp(b.expose()));
+            echoed.dedup();
+            match sent {
+                Ok((response, driver)) if !echoed.is_empty() => {
+                    let redaction = grant.echoes.redaction(echoed);
+                    let response = if redaction.is_empty() { response } else { redact::response(response, redaction) };
+                    Ok((response, driver))
+                }
+                other => other,
+            }
         })
     }
 }

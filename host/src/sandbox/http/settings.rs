@@ -162,20 +162,33 @@ impl ConnectorSettings {
             allowed.push(entry.parse().map_err(|e| fail(format!("allow_http: {e}")))?);
         }
         let mut grant = HttpGrant::new(allowed);
-        if let Some(host) = raw.private_hosts.iter().find(|h| !grant.has_host(h)) {
-            return Err(fail(format!(
-                "private_hosts: `{host}` is not the host of `base_url` or an `allow_http` entry"
-            )));
-        }
-        grant.set_internal(raw.private_hosts.clone());
         let mut credentials: Vec<Arc<Credential>> = Vec::with_capacity(raw.auth.len());
         for auth in &raw.auth {
             let credential = Credential::resolve(auth, &section, base)?;
             if let Some(earlier) = credentials.iter().find(|c| c.place() == credential.place()) {
                 return Err(fail(format!("auth: two credentials go in {}", earlier.place())));
             }
+            if let Some(url) = credential.oauth2().and_then(|client| client.unlisted(&grant)) {
+                tracing::warn!(
+                    %section,
+                    token_url = %url,
+                    "the document's OAuth2 token URL is not in the allow-list: the host will not ask it for tokens \
+                     (add its origin to `allow_http`, or write `token_url` in `auth`)"
+                );
+            }
             credentials.push(Arc::new(credential));
         }
+        // Internal names: the API's, another allowed destination's, or the
+        // token endpoint's the operator wrote.
+        let token_host = |host: &str| {
+            credentials.iter().filter_map(|c| c.oauth2()?.operator_host()).any(|h| h.eq_ignore_ascii_case(host))
+        };
+        if let Some(host) = raw.private_hosts.iter().find(|h| !grant.has_host(h) && !token_host(h)) {
+            return Err(fail(format!(
+                "private_hosts: `{host}` is not the host of `base_url`, an `allow_http` entry or `auth.token_url`"
+            )));
+        }
+        grant.set_internal(raw.private_hosts.clone());
         if !credentials.is_empty() {
             grant.credentials = Some((origin, credentials.into()));
         }
@@ -249,6 +262,22 @@ mod tests {
         );
         let error = clash.unwrap_err().to_string();
         assert!(error.contains("two credentials go in the `authorization` header"), "{error}");
+    }
+
+    #[test]
+    fn private_hosts_may_name_the_operators_token_endpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s"), "client-secret").unwrap();
+        let resolve = |token_url: &str| {
+            let text = format!(
+                "plugin = \"p\"\nbase_url = \"https://api.example.com\"\nprivate_hosts = [\"sso.internal\"]\n\
+                 auth = {{ kind = \"oauth2\", token_url = \"{token_url}\", client_id = \"c\", client_secret_file = \"s\" }}"
+            );
+            ConnectorSettings::resolve("books", &toml::from_str(&text).unwrap(), dir.path())
+        };
+        assert!(resolve("https://sso.internal/token").is_ok());
+        let error = resolve("https://sso.example.com/token").unwrap_err().to_string();
+        assert!(error.contains("private_hosts: `sso.internal`"), "{error}");
     }
 
     #[test]
