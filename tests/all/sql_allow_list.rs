@@ -220,3 +220,34 @@ async fn the_schema_is_read_again_when_a_statement_names_something_new() {
     assert_eq!(kind, GuestErrorKind::Denied, "{message}");
     assert!(message.contains("no table `nowhere`") && message.contains("list_tables"), "{message}");
 }
+
+/// The red-team review's bypasses, on the real PostgreSQL through a
+/// session: each was accepted by the first allow-list and read a hidden
+/// column (or called an unlisted function) there; each is now a typed
+/// `denied`, and nothing changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reviews_bypasses_are_refused_on_postgresql() {
+    let db = TestDatabase::new(Engine::Postgres);
+    let t = TestHost::builder().config(&db.section("music", "access = \"write\"")).build();
+    let mut s = t.host.session(None).unwrap();
+    let before = db.checksum();
+    for sql in [
+        "SELECT x4 FROM customer AS c(x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12)",
+        "SELECT U&\"\\0065mail\" AS u, 0 AS \"\\0065mail\" FROM customer",
+        "SELECT c.* FROM customer c WHERE EXISTS (SELECT 1 FROM artist c)",
+        "SELECT (SELECT c::text FROM customer c LIMIT 1) FROM artist c",
+        "SELECT j.* FROM (customer JOIN invoice USING (customer_id)) AS j",
+        "SELECT r FROM customer c, LATERAL row_to_json(c.*) AS r",
+        "EXPLAIN VERBOSE SELECT a.name FROM customer c JOIN artist a ON a.name = c.first_name",
+        "SELECT current_role AS r, 1 AS \"current_role\"",
+        "SELECT s.pg_column_size FROM (SELECT 1 AS n) s, (SELECT 1 AS pg_column_size) z",
+        "UPDATE artist SET name = artist.name FROM customer RETURNING *",
+        "DELETE FROM artist USING customer WHERE false RETURNING *",
+        "SELECT nextval('genre_genre_id_seq')",
+    ] {
+        let (kind, message) = query(&mut s, sql).await.unwrap_err();
+        assert_eq!(kind, GuestErrorKind::Denied, "`{sql}`: {message}");
+        assert!(!message.contains("@") && !message.contains("quiver_reader"), "`{sql}`: {message}");
+    }
+    assert_eq!(db.checksum(), before);
+}

@@ -26,6 +26,7 @@ use std::time::Instant;
 use wasmtime::component::{HasSelf, Linker};
 
 pub use database::{Database, SHOWN_TABLES, TableList};
+#[cfg(feature = "fuzzing")]
 pub(crate) use engine::Outcome;
 pub use settings::{DatabaseSettings, RawDatabase};
 pub use snapshot::Privileges;

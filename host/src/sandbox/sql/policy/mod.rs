@@ -35,6 +35,7 @@ mod schema;
 mod scope;
 mod statement;
 mod walk;
+mod writes;
 
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
@@ -137,6 +138,9 @@ pub fn check(policy: &Policy<'_>, sql: &str) -> Result<Effect, Refusal> {
             "send a shorter statement (filter in SQL rather than listing values)",
         ));
     }
+    if policy.dialect == Dialect::Postgres {
+        lexemes(sql)?;
+    }
     let parsed = match policy.dialect {
         Dialect::Sqlite => Parser::parse_sql(&SQLiteDialect {}, sql),
         Dialect::Postgres => Parser::parse_sql(&PostgreSqlDialect {}, sql),
@@ -180,9 +184,15 @@ pub fn check(policy: &Policy<'_>, sql: &str) -> Result<Effect, Refusal> {
         names: scope::Names::of(statement, policy.dialect),
         depth: 0,
         function_names: BTreeSet::new(),
+        cte_scopes: Vec::new(),
+        ddl_targets: BTreeSet::new(),
     };
-    // The tables first, so that a refusal names a table before its columns.
+    // The tables first, so that a refusal names a table before its columns
+    // (a CTE's name is checked in its scope, by the visit).
     for relation in &checker.names.relations_named {
+        if checker.names.ctes.contains_key(&scope::last(relation)) {
+            continue;
+        }
         if let ControlFlow::Break(refusal) = checker.relation(relation) {
             return Err(refusal);
         }
@@ -191,6 +201,33 @@ pub fn check(policy: &Policy<'_>, sql: &str) -> Result<Effect, Refusal> {
         ControlFlow::Break(refusal) => Err(refusal),
         ControlFlow::Continue(()) => Ok(effect),
     }
+}
+
+/// Spellings PostgreSQL reads differently from the SQL parser: a
+/// Unicode-escaped identifier (`U&"\0065mail"` is `email` to the server,
+/// `U & "\0065mail"` to the parser) and a dollar-quote tag that starts with
+/// a digit (older servers read `$1a$` as a parameter and what follows as
+/// SQL). Refused before parsing.
+fn lexemes(sql: &str) -> Result<(), Refusal> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let Ok(tokens) = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize() else { return Ok(()) };
+    for pair in tokens.windows(3) {
+        if let [Token::Word(u), Token::Ampersand, Token::Word(quoted)] = pair
+            && u.quote_style.is_none()
+            && u.value.eq_ignore_ascii_case("u")
+            && quoted.quote_style == Some('"')
+        {
+            return Err(refuse("Unicode-escaped identifiers (U&\"…\") are not supported", "write the name plainly"));
+        }
+    }
+    for token in &tokens {
+        if let Token::DollarQuotedString(quoted) = token
+            && quoted.tag.as_deref().is_some_and(|tag| tag.starts_with(|c: char| c.is_ascii_digit()))
+        {
+            return Err(refuse("a dollar-quote tag may not start with a digit", "use $$…$$ or a tag like $a$"));
+        }
+    }
+    Ok(())
 }
 
 /// Whether `parts` (lower case) name a system catalog: its tables are the

@@ -1,6 +1,7 @@
 //! Name resolution for the second pass: every table the statement names,
 //! every column reference, every whole-row value and every `*`, against
-//! the visible schema and what the first pass ([`super::scope`]) found.
+//! the visible schema and what the first pass ([`super::scope`]) found. A
+//! name bound to several relations in the statement must pass for each.
 
 use std::ops::ControlFlow;
 
@@ -15,6 +16,11 @@ use super::{Dialect, Effect, Refusal, Why, refuse};
 
 /// SQLite's implicit row-id columns, readable on any table.
 const SQLITE_ROW_IDS: &[&str] = &["rowid", "oid", "_rowid_"];
+
+/// SQL keywords the parser reads as names but the engines answer with
+/// session or catalog information, whatever a column is called.
+const SESSION_KEYWORDS: &[&str] =
+    &["current_role", "current_schema", "current_user", "session_user", "user", "current_catalog", "system_user"];
 
 /// A name the schema does not have: the database's schema may have changed
 /// since it was read, so the caller reads it again before it gives up.
@@ -48,12 +54,12 @@ impl Checker<'_> {
         ident.value.to_lowercase()
     }
 
-    pub(super) fn row_id(&self, name: &str) -> bool {
+    fn row_id(&self, name: &str) -> bool {
         self.policy.dialect == Dialect::Sqlite && SQLITE_ROW_IDS.contains(&name)
     }
 
     /// Whether `name` is a visible column of a table the statement reads.
-    pub(super) fn read_column(&self, name: &str) -> bool {
+    fn read_column(&self, name: &str) -> bool {
         self.names.tables.iter().any(|t| self.policy.visible.column(t, name))
     }
 
@@ -62,7 +68,20 @@ impl Checker<'_> {
         self.names.tables.iter().map(String::as_str).find(|t| self.policy.hidden.column(t, name))
     }
 
-    pub(super) fn whole_row_refusal(table: &str) -> Refusal {
+    /// What `name` (an alias or a table's name) is bound to in the statement.
+    fn bindings(&self, name: &str) -> &[Relation] {
+        self.names.relations.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// A table with hidden columns that `name` is bound to.
+    fn bound_to_hidden(&self, name: &str) -> Option<&str> {
+        self.bindings(name).iter().find_map(|binding| match binding {
+            Relation::Table(table) if self.policy.hidden.has_columns(table) => Some(table.as_str()),
+            _ => None,
+        })
+    }
+
+    fn whole_row_refusal(table: &str) -> Refusal {
         refuse(
             format!("a whole-row reference to `{table}` would include columns that are not available"),
             "name the columns you need (qualify a column that shares the table's name: `t.column`)",
@@ -73,16 +92,22 @@ impl Checker<'_> {
     /// defines, or a whole row without hidden columns.
     pub(super) fn bare(&self, ident: &Ident) -> ControlFlow<Refusal> {
         let name = Self::lower(ident);
-        // `DEFAULT` in VALUES and SET is a keyword the parser reads as a name.
-        if ident.quote_style.is_none() && name == "default" && self.effect != Effect::Read {
-            return ControlFlow::Continue(());
+        if ident.quote_style.is_none() {
+            // `DEFAULT` in VALUES and SET is a keyword the parser reads as a name.
+            if name == "default" && self.effect != Effect::Read {
+                return ControlFlow::Continue(());
+            }
+            if SESSION_KEYWORDS.contains(&name.as_str()) {
+                return ControlFlow::Break(refuse(
+                    format!("`{}` is session information a query may not read", ident.value),
+                    "leave it out of the query",
+                ));
+            }
         }
         if self.hidden_column(&name).is_some() {
             return ControlFlow::Break(hidden_column(&ident.value));
         }
-        if let Some(Relation::Table(table)) = self.names.relations.get(&name)
-            && self.policy.hidden.has_columns(table)
-        {
+        if let Some(table) = self.bound_to_hidden(&name) {
             return ControlFlow::Break(Self::whole_row_refusal(table));
         }
         if self.read_column(&name)
@@ -95,8 +120,19 @@ impl Checker<'_> {
         ControlFlow::Break(no_column(&ident.value))
     }
 
+    /// Whether `column` may be read from a CTE called `name` (its own
+    /// columns where known).
+    fn cte_column(&self, name: &str, column: &str) -> bool {
+        match self.names.ctes.get(name) {
+            Some(Some(columns)) => columns.contains(column),
+            Some(None) => self.names.defined.contains(column) || self.read_column(column),
+            None => false,
+        }
+    }
+
     /// `q.x` or `schema.q.x`: `q` a relation of the statement, `x` one of
-    /// its visible columns (attribute notation, `t.function`, is refused).
+    /// its columns, for every relation `q` is bound to (attribute notation,
+    /// `t.function`, is refused).
     pub(super) fn qualified(&self, idents: &[Ident]) -> ControlFlow<Refusal> {
         let (qualifier, column) = match idents {
             [q, x] => (q, x),
@@ -113,29 +149,34 @@ impl Checker<'_> {
         if self.policy.hidden.table(&q) {
             return ControlFlow::Break(no_table(&qualifier.value));
         }
-        let defined = || self.names.defined.contains(&x);
-        let ok = match self.names.relations.get(&q) {
-            None => {
-                return ControlFlow::Break(unknown(
-                    format!("there is no table or alias `{}` in this statement", qualifier.value),
-                    "qualify columns with a table or alias of FROM",
-                ));
+        let bindings = self.bindings(&q);
+        if bindings.is_empty() {
+            return ControlFlow::Break(unknown(
+                format!("there is no table or alias `{}` in this statement", qualifier.value),
+                "qualify columns with a table or alias of FROM",
+            ));
+        }
+        for binding in bindings {
+            let ok = match binding {
+                Relation::Table(table) if self.policy.hidden.column(table, &x) => {
+                    return ControlFlow::Break(Refusal {
+                        why: Why::Denied,
+                        ..no_column_in(&column.value, &qualifier.value)
+                    });
+                }
+                Relation::Table(table) if self.policy.visible.table(table) => {
+                    self.policy.visible.column(table, &x) || self.row_id(&x) || self.cte_column(table, &x)
+                }
+                // A CTE, or a table made since the schema was read.
+                Relation::Table(table) if self.names.ctes.contains_key(table) => self.cte_column(table, &x),
+                Relation::Table(_) | Relation::Derived(None) => self.names.defined.contains(&x) || self.read_column(&x),
+                Relation::Derived(Some(columns)) => columns.contains(&x),
+            };
+            if !ok {
+                return ControlFlow::Break(no_column_in(&column.value, &qualifier.value));
             }
-            Some(Relation::Table(table)) if self.policy.hidden.column(table, &x) => {
-                return ControlFlow::Break(Refusal {
-                    why: Why::Denied,
-                    ..no_column_in(&column.value, &qualifier.value)
-                });
-            }
-            Some(Relation::Table(table)) if self.policy.visible.table(table) => {
-                self.policy.visible.column(table, &x)
-                    || self.row_id(&x)
-                    || (self.names.ctes.contains(table) && defined())
-            }
-            // A CTE, or a table made since the schema was read.
-            Some(Relation::Table(_)) | Some(Relation::Derived) => defined() || self.read_column(&x),
-        };
-        if ok { ControlFlow::Continue(()) } else { ControlFlow::Break(no_column_in(&column.value, &qualifier.value)) }
+        }
+        ControlFlow::Continue(())
     }
 
     /// `t.*`, `ROW(t.*)`, `f(t.*)`: every column of `t`.
@@ -146,17 +187,19 @@ impl Checker<'_> {
             [schema, t] if *schema == self.policy.visible.schema() => t,
             _ => return ControlFlow::Break(no_table(&name.to_string())),
         };
-        match self.names.relations.get(table) {
-            Some(Relation::Table(table)) if self.policy.hidden.has_columns(table) => {
-                ControlFlow::Break(Self::whole_row_refusal(table))
-            }
-            Some(_) => ControlFlow::Continue(()),
-            None if self.policy.hidden.table(table) => ControlFlow::Break(no_table(table)),
-            None => ControlFlow::Break(unknown(
-                format!("there is no table or alias `{table}` in this statement"),
-                "write `alias.*` for a table of FROM",
-            )),
+        if let Some(hidden) = self.bound_to_hidden(table) {
+            return ControlFlow::Break(Self::whole_row_refusal(hidden));
         }
+        if !self.bindings(table).is_empty() {
+            return ControlFlow::Continue(());
+        }
+        if self.policy.hidden.table(table) {
+            return ControlFlow::Break(no_table(table));
+        }
+        ControlFlow::Break(unknown(
+            format!("there is no table or alias `{table}` in this statement"),
+            "write `alias.*` for a table of FROM",
+        ))
     }
 
     /// `*` over `from`: refused if a table read directly has hidden columns.
@@ -193,16 +236,14 @@ impl Checker<'_> {
             match item {
                 SelectItem::Wildcard(_) => self.star(from)?,
                 SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), _) => {
-                    if let ControlFlow::Break(refusal) = self.whole_row(name) {
-                        let table = match &self.names.relations.get(&parts(name).pop().unwrap_or_default()) {
-                            Some(Relation::Table(table)) if refusal.rule.starts_with("a whole-row") => table.clone(),
-                            _ => return ControlFlow::Break(refusal),
-                        };
+                    let qualifier = parts(name).pop().unwrap_or_default();
+                    if let Some(table) = self.bound_to_hidden(&qualifier) {
                         return ControlFlow::Break(refuse(
                             format!("`{name}.*` would include columns of `{table}` that are not available"),
                             "name the columns you need",
                         ));
                     }
+                    self.whole_row(name)?
                 }
                 SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::Expr(_), _) => {
                     return ControlFlow::Break(refuse("`(expression).*` is not supported", "name the fields"));
@@ -213,30 +254,57 @@ impl Checker<'_> {
         ControlFlow::Continue(())
     }
 
-    /// A NATURAL join matches on every shared column, hidden ones too.
-    pub(super) fn natural(&self, from: &TableWithJoins) -> ControlFlow<Refusal> {
-        let natural = from.joins.iter().any(|j| match &j.join_operator {
-            JoinOperator::Join(c)
-            | JoinOperator::Inner(c)
-            | JoinOperator::Left(c)
-            | JoinOperator::LeftOuter(c)
-            | JoinOperator::Right(c)
-            | JoinOperator::RightOuter(c)
-            | JoinOperator::FullOuter(c) => matches!(c, JoinConstraint::Natural),
-            _ => false,
-        });
-        if natural && self.names.tables.iter().any(|t| self.policy.hidden.has_columns(t)) {
-            return ControlFlow::Break(refuse(
-                "a NATURAL join would match on columns that are not available",
-                "join with ON or USING and named columns",
-            ));
+    /// The joins of `from`: a NATURAL join matches on every shared column,
+    /// hidden ones too; a `USING` list names columns as a select list does.
+    pub(super) fn joins(&self, from: &TableWithJoins) -> ControlFlow<Refusal> {
+        for join in &from.joins {
+            let constraint = match &join.join_operator {
+                JoinOperator::Join(c)
+                | JoinOperator::Inner(c)
+                | JoinOperator::Left(c)
+                | JoinOperator::LeftOuter(c)
+                | JoinOperator::Right(c)
+                | JoinOperator::RightOuter(c)
+                | JoinOperator::FullOuter(c) => c,
+                _ => continue,
+            };
+            match constraint {
+                JoinConstraint::Natural if self.names.tables.iter().any(|t| self.policy.hidden.has_columns(t)) => {
+                    return ControlFlow::Break(refuse(
+                        "a NATURAL join would match on columns that are not available",
+                        "join with ON or USING and named columns",
+                    ));
+                }
+                JoinConstraint::Using(columns) => {
+                    for column in columns.iter().flat_map(|c| parts(c).pop()) {
+                        if self.hidden_column(&column).is_some() {
+                            return ControlFlow::Break(hidden_column(&column));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Columns written in `table` (INSERT, SET, ON CONFLICT, MERGE): none hidden.
+    pub(super) fn written<'i>(
+        &self,
+        table: &str,
+        columns: impl IntoIterator<Item = &'i Ident>,
+    ) -> ControlFlow<Refusal> {
+        for column in columns {
+            if self.policy.hidden.column(table, &column.value) {
+                return ControlFlow::Break(hidden_column(&column.value));
+            }
         }
         ControlFlow::Continue(())
     }
 
     /// A table the statement reads or writes: in this database's schema,
-    /// not a system catalog, not hidden, and known (or a CTE; or, in DDL,
-    /// a table the statement makes).
+    /// not a system catalog, not hidden, and known (or a CTE in scope; or,
+    /// in DDL, a table the statement makes).
     pub(super) fn relation(&self, relation: &ObjectName) -> ControlFlow<Refusal> {
         let parts = parts(relation);
         if super::system_relation(&parts) {
@@ -258,7 +326,8 @@ impl Checker<'_> {
         if self.policy.hidden.table(table) {
             return ControlFlow::Break(refuse(format!("there is no table `{relation}`"), "see list_tables"));
         }
-        if self.policy.visible.table(table) || self.names.ctes.contains(table) || self.effect == Effect::Admin {
+        let cte = parts.len() == 1 && self.cte_scopes.iter().any(|scope| scope.contains(table));
+        if self.policy.visible.table(table) || cte {
             return ControlFlow::Continue(());
         }
         ControlFlow::Break(no_table(&relation.to_string()))

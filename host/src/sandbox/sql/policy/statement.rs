@@ -29,9 +29,10 @@ const PERMITTED_STARTS: &[Keyword] = &[
 ];
 
 /// `EXPLAIN` options that only change how a plan is shown (PostgreSQL's
-/// `EXPLAIN (…)`); any other (`ANALYZE` in any form, `BUFFERS`,
-/// `SETTINGS`…) runs the statement or reads the server's state.
-const EXPLAIN_OPTIONS: &[&str] = &["format", "verbose", "costs"];
+/// `EXPLAIN (…)`); any other runs the statement (`ANALYZE` in any form),
+/// reads the server's state (`BUFFERS`, `SETTINGS`) or prints every column
+/// a scan outputs, hidden ones too (`VERBOSE`).
+const EXPLAIN_OPTIONS: &[&str] = &["format", "costs"];
 
 /// Why a statement that does not parse is refused: a statement kind no
 /// access level allows (`DO`, `PRAGMA x = ON`…) is denied as such; a
@@ -65,6 +66,12 @@ pub(super) fn effect_of(statement: &Statement) -> Result<Effect, Refusal> {
         Statement::Query(_) => Effect::Read,
         Statement::Explain { analyze: true, .. } => {
             return Err(refuse("EXPLAIN ANALYZE runs the statement", "use EXPLAIN without ANALYZE"));
+        }
+        Statement::Explain { verbose: true, .. } => {
+            return Err(refuse(
+                "EXPLAIN VERBOSE lists every column a scan reads, hidden ones too",
+                "use EXPLAIN without VERBOSE",
+            ));
         }
         Statement::Explain { statement, options, estimate, .. } if matches!(**statement, Statement::Query(_)) => {
             explain_options(options.as_deref().unwrap_or_default())?;

@@ -8,13 +8,12 @@ use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    AccessExpr, BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, MergeAction,
-    ObjectName, ObjectNamePart, Query, Select, SetExpr, Statement, TableFactor, TableObject, TableWithJoins,
-    UnaryOperator, Visitor,
+    AccessExpr, BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
+    ObjectNamePart, Query, Select, SetExpr, Statement, TableFactor, TableWithJoins, UnaryOperator, Visitor,
 };
 
 use super::allowed::cast_allowed;
-use super::resolve::{hidden_column, no_table};
+use super::resolve::no_table;
 use super::scope::{Names, parts};
 use super::{Dialect, Effect, Policy, Refusal, refuse};
 
@@ -27,7 +26,16 @@ pub(super) struct Checker<'a> {
     /// The names of FROM-clause functions (by address): checked as
     /// functions, not as tables.
     pub(super) function_names: BTreeSet<usize>,
+    /// The CTE names of each query being visited, outermost first: a CTE
+    /// name counts as a table only inside its query.
+    pub(super) cte_scopes: Vec<BTreeSet<String>>,
+    /// The names DDL makes (by address): the only ones that may be unknown.
+    pub(super) ddl_targets: BTreeSet<usize>,
 }
+
+/// PostgreSQL cuts identifiers to this many bytes: two names the policy
+/// tells apart could be one to the engine.
+const POSTGRES_NAME_BYTES: usize = 63;
 
 impl Checker<'_> {
     fn function(&self, function: &Function) -> ControlFlow<Refusal> {
@@ -56,15 +64,21 @@ impl Checker<'_> {
             return ControlFlow::Break(refused());
         }
         let FunctionArguments::List(list) = &function.args else { return ControlFlow::Continue(()) };
-        for arg in &list.args {
+        self.arguments(&function.name, &list.args)
+    }
+
+    /// A function's arguments, in an expression or in FROM: `t.*` is a
+    /// whole row; `*` is `count`'s only.
+    fn arguments(&self, function: &ObjectName, args: &[FunctionArg]) -> ControlFlow<Refusal> {
+        for arg in args {
             let (FunctionArg::Unnamed(arg) | FunctionArg::Named { arg, .. } | FunctionArg::ExprNamed { arg, .. }) = arg;
             match arg {
                 FunctionArgExpr::Expr(_) => {}
-                FunctionArgExpr::Wildcard if ident.value.eq_ignore_ascii_case("count") => {}
+                FunctionArgExpr::Wildcard if parts(function).last().is_some_and(|f| f == "count") => {}
                 FunctionArgExpr::QualifiedWildcard(name) => self.whole_row(name)?,
                 FunctionArgExpr::Wildcard | FunctionArgExpr::WildcardWithOptions(_) => {
                     return ControlFlow::Break(refuse(
-                        format!("`*` as an argument of `{}`", function.name),
+                        format!("`*` as an argument of `{function}`"),
                         "pass named columns (only count(*) takes `*`)",
                     ));
                 }
@@ -154,57 +168,7 @@ impl Visitor for Checker<'_> {
                 "read with a plain query",
             ));
         }
-        let target_hidden = |name: &ObjectName| {
-            let table = parts(name).pop().unwrap_or_default();
-            self.policy.hidden.has_columns(&table).then_some(table)
-        };
-        let positional = |table: String| {
-            ControlFlow::Break(refuse(
-                format!("`{table}` has columns that are not available, and this names none"),
-                "name the columns you write (INSERT INTO t (a, b) …)",
-            ))
-        };
-        match statement {
-            Statement::Insert(insert) => {
-                if let TableObject::TableName(name) = &insert.table
-                    && insert.columns.is_empty()
-                    && let Some(table) = target_hidden(name)
-                {
-                    return positional(table);
-                }
-                if let (Some(items), TableObject::TableName(name)) = (&insert.returning, &insert.table) {
-                    let from = [TableWithJoins { relation: table_named(name), joins: Vec::new() }];
-                    self.items(items, &from)?;
-                }
-            }
-            Statement::Update(update) => {
-                if let Some(items) = &update.returning {
-                    self.items(items, std::slice::from_ref(&update.table))?;
-                }
-            }
-            Statement::Delete(delete) => {
-                if let Some(items) = &delete.returning {
-                    let from: Vec<TableWithJoins> = delete
-                        .tables
-                        .iter()
-                        .map(|name| TableWithJoins { relation: table_named(name), joins: Vec::new() })
-                        .collect();
-                    let (sqlparser::ast::FromTable::WithFromKeyword(more)
-                    | sqlparser::ast::FromTable::WithoutKeyword(more)) = &delete.from;
-                    self.items(items, &[from, more.clone()].concat())?;
-                }
-            }
-            Statement::Merge(merge) => {
-                if let TableFactor::Table { name, .. } = &merge.table
-                    && let Some(table) = target_hidden(name)
-                    && merge.clauses.iter().any(|c| matches!(&c.action, MergeAction::Insert(i) if i.columns.is_empty()))
-                {
-                    return positional(table);
-                }
-            }
-            _ => {}
-        }
-        ControlFlow::Continue(())
+        self.statement(statement)
     }
 
     fn post_visit_statement(&mut self, _statement: &Statement) -> ControlFlow<Refusal> {
@@ -213,10 +177,17 @@ impl Visitor for Checker<'_> {
     }
 
     fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<Refusal> {
+        let names = query.with.iter().flat_map(|with| &with.cte_tables);
+        self.cte_scopes.push(names.map(|cte| cte.alias.name.value.to_lowercase()).collect());
         if self.effect == Effect::Read && !query.locks.is_empty() {
             return ControlFlow::Break(refuse("locking clauses (FOR UPDATE, FOR SHARE…)", "drop the FOR clause"));
         }
         self.set_expr(&query.body)
+    }
+
+    fn post_visit_query(&mut self, _query: &Query) -> ControlFlow<Refusal> {
+        self.cte_scopes.pop();
+        ControlFlow::Continue(())
     }
 
     fn pre_visit_select(&mut self, select: &Select) -> ControlFlow<Refusal> {
@@ -224,14 +195,25 @@ impl Visitor for Checker<'_> {
             return ControlFlow::Break(refuse("SELECT … INTO creates a table", "select without INTO"));
         }
         for from in &select.from {
-            self.natural(from)?;
+            self.joins(from)?;
         }
         self.items(&select.projection, &select.from)
     }
 
     fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<Refusal> {
         let alias = match factor {
-            TableFactor::Table { args: None, alias, .. } => alias,
+            TableFactor::Table { name, args: None, alias, .. } => {
+                // `t AS a(x, y)` renames a table's columns by position.
+                if alias.as_ref().is_some_and(|a| !a.columns.is_empty())
+                    && let Some(table) = parts(name).pop().filter(|t| self.policy.hidden.has_columns(t))
+                {
+                    return ControlFlow::Break(refuse(
+                        format!("`{table}` has columns that are not available: its columns may not be renamed"),
+                        "alias the table without a column list, and name the columns you need",
+                    ));
+                }
+                alias
+            }
             TableFactor::Table { name, args: Some(_), alias, .. } | TableFactor::Function { name, alias, .. } => {
                 self.function_names.insert(name as *const ObjectName as usize);
                 let allowed = match name.0.as_slice() {
@@ -244,13 +226,19 @@ impl Visitor for Checker<'_> {
                         "read tables, subqueries, or functions of the SQL allow-list (see the README)",
                     ));
                 }
+                let args = match factor {
+                    TableFactor::Table { args: Some(args), .. } => args.args.as_slice(),
+                    TableFactor::Function { args, .. } => args.as_slice(),
+                    _ => &[],
+                };
+                self.arguments(name, args)?;
                 alias
             }
             TableFactor::Derived { alias, .. }
             | TableFactor::UNNEST { alias, .. }
             | TableFactor::TableFunction { alias, .. } => alias,
             TableFactor::NestedJoin { table_with_joins, alias } => {
-                self.natural(table_with_joins)?;
+                self.joins(table_with_joins)?;
                 alias
             }
             other => {
@@ -271,20 +259,35 @@ impl Visitor for Checker<'_> {
     }
 
     fn pre_visit_relation(&mut self, relation: &ObjectName) -> ControlFlow<Refusal> {
-        if self.function_names.contains(&(relation as *const ObjectName as usize)) {
+        let address = relation as *const ObjectName as usize;
+        if self.function_names.contains(&address) {
+            return ControlFlow::Continue(());
+        }
+        if self.ddl_targets.contains(&address) {
+            // A name DDL makes: never a system catalog's or a hidden table's.
+            let table = parts(relation).pop().unwrap_or_default();
+            if super::system_relation(&parts(relation)) || self.policy.hidden.table(&table) {
+                return ControlFlow::Break(refuse(
+                    format!("`{relation}` may not be made or renamed to"),
+                    "pick another name",
+                ));
+            }
             return ControlFlow::Continue(());
         }
         self.relation(relation)
     }
 
     fn pre_visit_ident(&mut self, ident: &Ident) -> ControlFlow<Refusal> {
-        // Whatever the position (USING lists, conflict targets, DDL, MERGE
-        // columns): a hidden column's name is never written.
-        let name = Self::lower(ident);
-        match self.hidden_column(&name) {
-            Some(_) => ControlFlow::Break(hidden_column(&ident.value)),
-            None => ControlFlow::Continue(()),
+        if self.policy.dialect == Dialect::Postgres && ident.value.len() > POSTGRES_NAME_BYTES {
+            return ControlFlow::Break(refuse(
+                format!(
+                    "the name `{}…` is longer than PostgreSQL's {POSTGRES_NAME_BYTES} bytes",
+                    ident.value.chars().take(40).collect::<String>()
+                ),
+                "use a shorter name",
+            ));
         }
+        ControlFlow::Continue(())
     }
 
     fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<Refusal> {
@@ -383,7 +386,7 @@ impl Checker<'_> {
 }
 
 /// A plain table factor naming `name`, to check `*` against.
-fn table_named(name: &ObjectName) -> TableFactor {
+pub(super) fn table_named(name: &ObjectName) -> TableFactor {
     TableFactor::Table {
         name: name.clone(),
         alias: None,
