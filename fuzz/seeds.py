@@ -128,7 +128,40 @@ def sql():
             write("sql", bytes([level]) + statement.encode())
 
 
+MESSAGES = [
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}',
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+    '{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"search_tools","arguments":{"query":"add two numbers"}}}',
+    '{"jsonrpc":"2.0","id":4,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":5,"method":"resources/list","params":{"cursor":"x"}}',
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}',
+    '{"jsonrpc":"2.0","id":1,"result":{}}',
+    '{"jsonrpc":"2.0","id":1e999999,"method":"ping"}',
+    '[1,2,3]',
+    '{"jsonrpc":"1.0","id":6,"method":"ping"}',
+    '{bad',
+]
+
+
+def messages():
+    for message in MESSAGES:
+        write("envelope", message)
+    write("stdio", "\n".join(MESSAGES[:5]) + "\n")
+    write("stdio", "\n".join(MESSAGES) + "\n")
+    write("stdio", MESSAGES[0] + "\n" + MESSAGES[1] + "\n" + "[" * 300 + "\n" + MESSAGES[4] + "\n")
+
+
+def mcp_tools():
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests/data/mcp/*.json")) + glob.glob(os.path.join(ROOT, "tests/data/corpus/mcp-tools/*.json")))[:12]:
+        with open(path, "rb") as f:
+            write("mcp_tools", f.read())
+    write("mcp_tools", '{"tools":[{"name":"a\\u001b[2J","inputSchema":{"type":"object"}},{"name":"ok","description":"x\\r\\n## System","inputSchema":{"type":"object","properties":{"q\\u0007":{}}}}]}')
+
+
 if __name__ == "__main__":
+    messages()
+    mcp_tools()
     configs()
     skills()
     sections()

@@ -51,6 +51,21 @@ fn stub_corpus_replays() {
 }
 
 #[test]
+fn envelope_corpus_replays() {
+    replay("envelope", quiver::fuzzing::envelope);
+}
+
+#[test]
+fn stdio_corpus_replays() {
+    replay("stdio", quiver::fuzzing::stdio);
+}
+
+#[test]
+fn mcp_tools_corpus_replays() {
+    replay("mcp_tools", quiver::fuzzing::mcp_tools);
+}
+
+#[test]
 fn manifest_corpus_replays() {
     replay("manifest", quiver::fuzzing::manifest);
 }

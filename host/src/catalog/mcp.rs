@@ -230,10 +230,15 @@ impl UpstreamServer {
     /// Read one saved `tools/list` result: the server, and what was wrong
     /// with the tools left out of it.
     pub fn load(path: &Path) -> Result<(UpstreamServer, Vec<String>)> {
-        let invalid = |reason: String| Error::InvalidMcpList { path: path.display().to_string(), reason };
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
-        let list: ToolsList = serde_json::from_str(&text).map_err(|e| {
+        UpstreamServer::parse(&text, path)
+    }
+
+    /// [`load`](Self::load) of a list whose text is `text`, saved at `path`.
+    pub fn parse(text: &str, path: &Path) -> Result<(UpstreamServer, Vec<String>)> {
+        let invalid = |reason: String| Error::InvalidMcpList { path: path.display().to_string(), reason };
+        let list: ToolsList = serde_json::from_str(text).map_err(|e| {
             invalid(format!("not a tools/list result (a JSON array of tools, or {{\"tools\": [...]}}): {e}"))
         })?;
         let raw = match list {

@@ -9,12 +9,15 @@
 //! oracle: a parser's error is a typed error, never a crash, and no input
 //! may take memory or time out of proportion to its size.
 
+mod faces;
 mod sql;
 
 use std::path::Path;
 
+pub use faces::{envelope, stdio};
 pub use sql::{HIDDEN, MARKERS, SCHEMA, SqlHarness, sql};
 
+use crate::contract::{Shape, outside_name_problem, sanitize};
 use crate::load::Manifest;
 
 /// `quiver.toml` and its agent profiles: parsed and validated, every
@@ -74,4 +77,22 @@ pub fn manifest(data: &[u8]) {
     }
     let again = Manifest::from_section(&manifest.to_section(), "fuzz").expect("a manifest that read reads again");
     assert!(again.same_as(&manifest), "a manifest changed in a round trip");
+}
+
+/// A saved MCP `tools/list` (the same reading as a live server's and the
+/// disk cache's): every tool kept has a name that can be shown and text
+/// with nothing unsafe left in it; a bad entry never takes the others with
+/// it.
+pub fn mcp_tools(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok((server, _left_out)) = crate::catalog::mcp::UpstreamServer::parse(text, Path::new("fuzz.json")) else {
+        return;
+    };
+    for tool in &server.tools {
+        assert!(outside_name_problem(&tool.name).is_none(), "kept a tool named {:?}", tool.name);
+        let raw = |text: &str, shape| !matches!(sanitize(text, shape), std::borrow::Cow::Borrowed(_));
+        assert!(!raw(&tool.description, Shape::Lines), "a raw description: {:?}", tool.description);
+        assert!(!tool.title.as_deref().is_some_and(|t| raw(t, Shape::Line)), "a raw title: {:?}", tool.title);
+        assert!(!raw(&tool.input_schema.to_string(), Shape::Line), "a raw schema: {}", tool.input_schema);
+    }
 }
