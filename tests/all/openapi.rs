@@ -335,6 +335,22 @@ fn sections_that_do_not_fit_say_why() {
     }
 }
 
+/// A document whose parameters refer to each other in a cycle (284 bytes)
+/// is refused at start-up, naming the section, the document and the
+/// cycle; the process goes on (it used to overflow its stack and abort).
+#[test]
+fn a_reference_cycle_is_refused_at_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cycle.json");
+    let text = r##"{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"parameters":[{"$ref":"#/components/parameters/A"}],"responses":{"200":{"description":"ok"}}}}},"components":{"parameters":{"A":{"$ref":"#/components/parameters/B"},"B":{"$ref":"#/components/parameters/A"}}}}"##;
+    std::fs::write(&path, text).unwrap();
+    let config = format!("[connectors.cyclic]\nopenapi = \"{}\"\nbase_url = \"http://127.0.0.1:9\"\n", path.display());
+    let error = TestHost::builder().config(&config).try_build().err().expect("refused").to_string();
+    for expected in ["[connectors.cyclic]", "cycle.json", "#/components/parameters/A → #/components/parameters/B"] {
+        assert!(error.contains(expected), "{expected}: {error}");
+    }
+}
+
 /// Every OpenAPI 3.0 and 3.1 JSON document of `@readme/oas-examples`
 /// (circular references, every parameter style, polymorphism...) becomes
 /// actions whose input schemas compile.

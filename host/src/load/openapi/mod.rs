@@ -13,6 +13,7 @@
 
 mod names;
 mod operation;
+mod refs;
 mod schema;
 mod security;
 
@@ -112,20 +113,21 @@ impl Api {
         }
         let spec: oas3::Spec = serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
         let components = schema::Components::new(&spec);
+        let refs = refs::Refs { spec: &spec, origin };
         let mut names = names::Names::default();
         let mut operations = Vec::new();
         for (path, item) in spec.paths.iter().flatten() {
             for (method, op) in item.methods() {
                 let name = names.of(op.operation_id.as_deref(), method.as_str(), path);
                 let source = operation::Source {
-                    spec: &spec,
+                    refs,
                     components: &components,
                     path,
                     method: &method,
                     op,
                     shared: &item.parameters,
                 };
-                operations.push(source.operation(name));
+                operations.push(source.operation(name)?);
             }
         }
         if operations.is_empty() {
@@ -137,12 +139,12 @@ impl Api {
             .map(|text| one_line(&squeezed(text), MAX_SUMMARY_CHARS))
             .find(|line| !line.is_empty())
             .unwrap_or_default();
-        let schemes = spec
-            .components
-            .iter()
-            .flat_map(|c| &c.security_schemes)
-            .filter_map(|(name, scheme)| scheme.resolve(&spec).ok().map(|s| (name.clone(), s)))
-            .collect();
+        let mut schemes = BTreeMap::new();
+        for (name, scheme) in spec.components.iter().flat_map(|c| &c.security_schemes) {
+            if let refs::Found::Object(scheme) = refs.follow(scheme)? {
+                schemes.insert(name.clone(), scheme.clone());
+            }
+        }
         Ok(Api {
             title: spec.info.title.trim().to_owned(),
             version: spec.info.version.clone(),

@@ -7,8 +7,10 @@ use std::collections::BTreeSet;
 use oas3::spec::{ObjectOrReference, Operation as Op, Parameter, ParameterIn, ParameterStyle};
 use serde_json::{Map, Value, json};
 
+use super::refs::{Found, Refs};
 use super::schema::Components;
-use crate::contract::{Access, MAX_SUMMARY_CHARS, one_line};
+use crate::contract::{Access, MAX_SUMMARY_CHARS, Shape, one_line, sanitize};
+use crate::error::Result;
 use quiver_contract::openapi::{BodyPlan, OperationPlan, ParamIn, ParamPlan, ParamStyle};
 
 /// One operation, as an action.
@@ -34,7 +36,7 @@ pub struct Operation {
 
 /// What one operation needs from the document.
 pub(super) struct Source<'a> {
-    pub spec: &'a oas3::Spec,
+    pub refs: Refs<'a>,
     pub components: &'a Components,
     pub path: &'a str,
     pub method: &'a http::Method,
@@ -47,14 +49,15 @@ pub(super) struct Source<'a> {
 /// negotiation and the credential are the host's and the connector's).
 const IGNORED_HEADERS: [&str; 3] = ["accept", "content-type", "authorization"];
 
-impl Source<'_> {
-    /// The action, named `name`; what could not be expressed is logged.
-    pub(super) fn operation(&self, name: String) -> Operation {
+impl<'a> Source<'a> {
+    /// The action, named `name`; what could not be expressed is logged. A
+    /// `$ref` cycle is an error.
+    pub(super) fn operation(&self, name: String) -> Result<Operation> {
         let mut properties = Map::new();
         let mut required = Vec::new();
         let mut refs = BTreeSet::new();
         let mut params = Vec::new();
-        for param in self.parameters() {
+        for param in self.parameters()? {
             let location = match param.location {
                 ParameterIn::Path => ParamIn::Path,
                 ParameterIn::Query => ParamIn::Query,
@@ -82,7 +85,7 @@ impl Source<'_> {
                 explode: param.explode.unwrap_or(matches!(param.style, None | Some(ParameterStyle::Form))),
             });
         }
-        let body = self.request_body().map(|(body, content_type)| {
+        let body = self.request_body()?.map(|(body, content_type)| {
             let arg = free_name(&properties, "body", "request");
             let schema = body.content.get(&content_type).and_then(|m| m.schema.as_ref());
             let schema = property(schema, body.description.as_deref(), &mut refs);
@@ -96,54 +99,82 @@ impl Source<'_> {
         if !required.is_empty() {
             input["required"] = Value::Array(required);
         }
-        Operation {
+        Ok(Operation {
             name,
             operation_id: self.op.operation_id.clone(),
             tags: self.op.tags.clone(),
             description: self.description(),
             input_schema: self.components.with_defs(input, refs),
-            output_schema: self.output_schema(),
+            output_schema: self.output_schema()?,
             access: access_of(self.method),
             plan: OperationPlan { method: self.method.as_str().to_owned(), path: self.path.to_owned(), params, body },
-        }
+        })
     }
 
     /// The operation's parameters, then the path item's it does not
-    /// override; references resolved (an unresolvable one is skipped).
-    fn parameters(&self) -> Vec<Parameter> {
-        let resolve = |list: &[ObjectOrReference<Parameter>]| -> Vec<Parameter> {
-            list.iter()
-                .filter_map(|p| {
-                    p.resolve(self.spec)
-                        .map_err(|e| tracing::warn!(path = %self.path, error = %e, "parameter skipped"))
-                        .ok()
-                })
-                .collect()
-        };
-        let mut own = resolve(&self.op.parameters);
-        let shared = resolve(self.shared);
-        for param in shared {
+    /// override; references followed (one that leads nowhere is skipped).
+    fn parameters(&self) -> Result<Vec<&'a Parameter>> {
+        let mut own = self.followed(&self.op.parameters)?;
+        for param in self.followed(self.shared)? {
             if !own.iter().any(|p| p.name == param.name && p.location == param.location) {
                 own.push(param);
             }
         }
-        own
+        Ok(own)
     }
 
-    /// The request body (references resolved) and its media type, JSON
+    fn followed(&self, list: &'a [ObjectOrReference<Parameter>]) -> Result<Vec<&'a Parameter>> {
+        let mut found = Vec::with_capacity(list.len());
+        for item in list {
+            match self.refs.follow(item)? {
+                Found::Object(param) => found.push(param),
+                Found::Missing(target) => self.skipped("parameter", &target),
+            }
+        }
+        Ok(found)
+    }
+
+    /// The request body (references followed) and its media type, JSON
     /// preferred.
-    fn request_body(&self) -> Option<(oas3::spec::RequestBody, String)> {
-        let body = self.op.request_body.as_ref()?.resolve(self.spec).ok()?;
-        let content_type = preferred_media(body.content.keys())?;
-        Some((body, content_type))
+    fn request_body(&self) -> Result<Option<(&'a oas3::spec::RequestBody, String)>> {
+        let Some(item) = &self.op.request_body else { return Ok(None) };
+        let body = match self.refs.follow(item)? {
+            Found::Object(body) => body,
+            Found::Missing(target) => {
+                self.skipped("request body", &target);
+                return Ok(None);
+            }
+        };
+        Ok(preferred_media(body.content.keys()).map(|content_type| (body, content_type)))
     }
 
     /// The schema of the first 2xx response with a JSON body.
-    fn output_schema(&self) -> Option<Value> {
-        let responses = self.op.responses(self.spec);
-        let (_, response) = responses.iter().find(|(status, _)| status.starts_with('2'))?;
-        let (_, media) = response.content.iter().find(|(media, _)| is_json(media))?;
-        Some(self.components.document(media.schema.as_ref()?))
+    fn output_schema(&self) -> Result<Option<Value>> {
+        for (status, item) in self.op.responses.iter().flatten() {
+            if !status.starts_with('2') {
+                continue;
+            }
+            let response = match self.refs.follow(item)? {
+                Found::Object(response) => response,
+                Found::Missing(target) => {
+                    self.skipped("response", &target);
+                    continue;
+                }
+            };
+            let schema = response.content.iter().find(|(media, _)| is_json(media)).and_then(|(_, m)| m.schema.as_ref());
+            return Ok(schema.map(|schema| self.components.document(schema)));
+        }
+        Ok(None)
+    }
+
+    /// Log a reference that leads nowhere in this document.
+    fn skipped(&self, what: &str, target: &str) {
+        tracing::warn!(
+            document = %self.refs.origin,
+            path = %sanitize(self.path, Shape::Line),
+            target = %sanitize(target, Shape::Line),
+            "{what} skipped: its `$ref` leads to nothing in this document"
+        );
     }
 
     /// A first paragraph of one short line (the summary, else the

@@ -152,3 +152,56 @@ fn one_content_is_parsed_once() {
     std::fs::write(&b, BOOKS).unwrap();
     assert!(Arc::ptr_eq(&Api::open(&a).unwrap(), &Api::open(&b).unwrap()));
 }
+
+/// A `$ref` cycle between parameters, responses, request bodies or
+/// security schemes (a document of a few hundred bytes) is an error naming
+/// the document and the cycle, not a stack overflow; so is a chain of
+/// references longer than the limit, cycle or not.
+#[test]
+fn reference_cycles_and_long_chains_are_errors_naming_the_document() {
+    let document = |operation: &str, components: &str| {
+        format!(
+            r#"{{"openapi":"3.0.0","info":{{"title":"t","version":"1"}},"paths":{{"/a":{{"post":{{{operation}}}}}}},"components":{{{components}}}}}"#
+        )
+    };
+    let ok = r#""responses":{"200":{"description":"ok"}}"#;
+    let parameters = document(
+        &format!(r##""parameters":[{{"$ref":"#/components/parameters/A"}}],{ok}"##),
+        r##""parameters":{"A":{"$ref":"#/components/parameters/B"},"B":{"$ref":"#/components/parameters/A"}}"##,
+    );
+    assert!(parameters.len() < 330, "{}", parameters.len());
+    let responses = document(
+        r##""responses":{"200":{"$ref":"#/components/responses/R"}}"##,
+        r##""responses":{"R":{"$ref":"#/components/responses/S"},"S":{"$ref":"#/components/responses/R"}}"##,
+    );
+    let bodies = document(
+        &format!(r##""requestBody":{{"$ref":"#/components/requestBodies/Q"}},{ok}"##),
+        r##""requestBodies":{"Q":{"$ref":"#/components/requestBodies/Q"}}"##,
+    );
+    let schemes = document(ok, r##""securitySchemes":{"K":{"$ref":"#/components/securitySchemes/K"}}"##);
+    for (text, cycle) in [
+        (&parameters, "#/components/parameters/A → #/components/parameters/B → #/components/parameters/A"),
+        (&responses, "#/components/responses/R → #/components/responses/S → #/components/responses/R"),
+        (&bodies, "#/components/requestBodies/Q → #/components/requestBodies/Q"),
+        (&schemes, "#/components/securitySchemes/K → #/components/securitySchemes/K"),
+    ] {
+        let error = Api::parse(text, "cycle.json").expect_err(cycle).to_string();
+        assert!(error.contains("cycle.json") && error.contains("cycle") && error.contains(cycle), "{error}");
+    }
+    // 40 parameters, each a reference to the next: no cycle, too long.
+    let chain: Vec<String> = (0..40)
+        .map(|i| format!(r##""P{i}":{{"$ref":"#/components/parameters/P{}"}}"##, i + 1))
+        .chain([r#""P40":{"name":"q","in":"query","schema":{"type":"string"}}"#.to_owned()])
+        .collect();
+    let long = document(
+        &format!(r##""parameters":[{{"$ref":"#/components/parameters/P0"}}],{ok}"##),
+        &format!(r#""parameters":{{{}}}"#, chain.join(",")),
+    );
+    let error = Api::parse(&long, "chain.json").expect_err("a chain past the limit").to_string();
+    assert!(error.contains("chain.json") && error.contains("#/components/parameters/P0"), "{error}");
+    assert!(error.contains(&format!("more than {}", refs::MAX_DEPTH)), "{error}");
+    // Within the limit, the chain is followed.
+    let short = long.replace("#/components/parameters/P0\"}],", "#/components/parameters/P30\"}],");
+    let api = Api::parse(&short, "chain.json").unwrap();
+    assert!(api.operations[0].plan.params.iter().any(|p| p.name == "q"));
+}
