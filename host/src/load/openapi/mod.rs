@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, Weak};
 use sha2::{Digest, Sha256};
 
 pub use operation::{Operation, access_of};
+pub use schema::{Definitions, Schema};
 
 use crate::contract::{Access, Kind, MAX_SUMMARY_CHARS, Stub, StubAction, one_line};
 use crate::error::{Error, Result};
@@ -112,7 +113,7 @@ impl Api {
             None => return Err(invalid("it has no `openapi` version field".into())),
         }
         let spec: oas3::Spec = serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
-        let components = schema::Components::new(&spec);
+        let definitions = schema::Definitions::new(&spec);
         let refs = refs::Refs { spec: &spec, origin };
         let mut names = names::Names::default();
         let mut operations = Vec::new();
@@ -121,7 +122,7 @@ impl Api {
                 let name = names.of(op.operation_id.as_deref(), method.as_str(), path);
                 let source = operation::Source {
                     refs,
-                    components: &components,
+                    definitions: &definitions,
                     path,
                     method: &method,
                     op,

@@ -8,7 +8,7 @@ use oas3::spec::{ObjectOrReference, Operation as Op, Parameter, ParameterIn, Par
 use serde_json::{Map, Value, json};
 
 use super::refs::{Found, Refs};
-use super::schema::Components;
+use super::schema::{Definitions, Schema};
 use crate::contract::{Access, MAX_SUMMARY_CHARS, Shape, one_line, sanitize};
 use crate::error::Result;
 use quiver_contract::openapi::{BodyPlan, OperationPlan, ParamIn, ParamPlan, ParamStyle};
@@ -25,9 +25,9 @@ pub struct Operation {
     /// The full description: summary, description, method and path.
     pub description: String,
     /// The input schema (an object schema).
-    pub input_schema: Value,
+    pub input_schema: Schema,
     /// The 2xx JSON response's schema, when the document gives one.
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Schema>,
     /// Its level, from the method.
     pub access: Access,
     /// How the connector sends it.
@@ -37,7 +37,7 @@ pub struct Operation {
 /// What one operation needs from the document.
 pub(super) struct Source<'a> {
     pub refs: Refs<'a>,
-    pub components: &'a Components,
+    pub definitions: &'a std::sync::Arc<Definitions>,
     pub path: &'a str,
     pub method: &'a http::Method,
     pub op: &'a Op,
@@ -104,7 +104,7 @@ impl<'a> Source<'a> {
             operation_id: self.op.operation_id.clone(),
             tags: self.op.tags.clone(),
             description: self.description(),
-            input_schema: self.components.with_defs(input, refs),
+            input_schema: self.definitions.with(input, refs),
             output_schema: self.output_schema()?,
             access: access_of(self.method),
             plan: OperationPlan { method: self.method.as_str().to_owned(), path: self.path.to_owned(), params, body },
@@ -149,7 +149,7 @@ impl<'a> Source<'a> {
     }
 
     /// The schema of the first 2xx response with a JSON body.
-    fn output_schema(&self) -> Result<Option<Value>> {
+    fn output_schema(&self) -> Result<Option<Schema>> {
         for (status, item) in self.op.responses.iter().flatten() {
             if !status.starts_with('2') {
                 continue;
@@ -162,7 +162,7 @@ impl<'a> Source<'a> {
                 }
             };
             let schema = response.content.iter().find(|(media, _)| is_json(media)).and_then(|(_, m)| m.schema.as_ref());
-            return Ok(schema.map(|schema| self.components.document(schema)));
+            return Ok(schema.map(|schema| self.definitions.schema(schema)));
         }
         Ok(None)
     }

@@ -70,9 +70,9 @@ fn operations_become_actions_with_names_levels_and_plans() {
     let get = op(&api, "get_book");
     assert_eq!(get.plan.path, "/books/{bookId}");
     assert_eq!(get.plan.params[0].location, ParamIn::Path);
-    assert_eq!(get.input_schema["required"], json!(["bookId"]));
+    assert_eq!(get.input_schema.root()["required"], json!(["bookId"]));
     assert_eq!(get.description, "Get one book\n\n`GET /books/{bookId}`");
-    let output = get.output_schema.as_ref().unwrap();
+    let output = get.output_schema.as_ref().unwrap().document();
     assert_eq!(output["$ref"], "#/$defs/Book");
     assert_eq!(output["$defs"]["Book"]["properties"]["sequel"]["$ref"], "#/$defs/Book");
 }
@@ -81,13 +81,13 @@ fn operations_become_actions_with_names_levels_and_plans() {
 fn inputs_hold_parameters_and_the_body_and_validate() {
     let api = api();
     let list = op(&api, "get_books");
-    assert_eq!(list.input_schema["properties"]["limit"]["description"], "At most this many.");
-    assert!(list.input_schema["properties"].get("session").is_none(), "cookies are not sent");
+    assert_eq!(list.input_schema.root()["properties"]["limit"]["description"], "At most this many.");
+    assert!(list.input_schema.root()["properties"].get("session").is_none(), "cookies are not sent");
     let tag = list.plan.params.iter().find(|p| p.name == "tag").unwrap();
     assert_eq!((tag.style, tag.explode), (ParamStyle::Form, false));
     let create = op(&api, "create_book");
     assert_eq!(create.plan.body.as_ref().unwrap().content_type, "application/json");
-    let validator = jsonschema::validator_for(&create.input_schema).unwrap();
+    let validator = jsonschema::validator_for(&create.input_schema.document()).unwrap();
     assert!(validator.is_valid(&json!({"body": {"title": "Dune", "sequel": {"title": "Messiah"}}})));
     assert!(!validator.is_valid(&json!({"body": {"sequel": {}}})), "title is required");
     assert!(!validator.is_valid(&json!({})), "the body is required");
@@ -204,4 +204,73 @@ fn reference_cycles_and_long_chains_are_errors_naming_the_document() {
     let short = long.replace("#/components/parameters/P0\"}],", "#/components/parameters/P30\"}],");
     let api = Api::parse(&short, "chain.json").unwrap();
     assert!(api.operations[0].plan.params.iter().any(|p| p.name == "q"));
+}
+
+/// A document of `operations` operations over `components` component
+/// schemas that all reach each other (each refers to the next, the last to
+/// the first); each operation's body and answer refer to one of them.
+fn connected(operations: usize, components: usize) -> String {
+    let schemas: serde_json::Map<String, serde_json::Value> = (0..components)
+        .map(|i| {
+            let next = format!("#/components/schemas/C{}", (i + 1) % components);
+            (
+                format!("C{i}"),
+                json!({ "type": "object", "properties": { "name": { "type": "string" }, "next": { "$ref": next } } }),
+            )
+        })
+        .collect();
+    let paths: serde_json::Map<String, serde_json::Value> = (0..operations)
+        .map(|i| {
+            let schema = json!({ "$ref": format!("#/components/schemas/C{}", i % components) });
+            let operation = json!({
+                "requestBody": { "content": { "application/json": { "schema": schema } } },
+                "responses": { "200": { "description": "ok", "content": { "application/json": { "schema": schema } } } }
+            });
+            (format!("/r{i}"), json!({ "post": operation }))
+        })
+        .collect();
+    json!({ "openapi": "3.1.0", "info": { "title": "t", "version": "1" }, "paths": paths,
+            "components": { "schemas": schemas } })
+    .to_string()
+}
+
+/// Every operation reaches every component schema: each definition is
+/// held once, shared, however many operations reach it (it used to be
+/// copied into each operation's schemas and each instance's manifest: a
+/// 271 KB document took 3.5 GB). What a model is served is unchanged: an
+/// action's schema, made self-contained when asked for.
+#[test]
+fn component_schemas_are_held_once_whatever_reaches_them() {
+    const OPERATIONS: usize = 400;
+    const COMPONENTS: usize = 50;
+    let api = Arc::new(Api::parse(&connected(OPERATIONS, COMPONENTS), "connected.json").unwrap());
+    let manifest = api.select(&Selection::default(), "[connectors.c]").unwrap().manifest("c");
+    let defs = |schema: &serde_json::Value| schema.get("$defs").and_then(|d| d.as_object()).map_or(0, |d| d.len());
+    let held_by = |schema: &crate::load::ActionSchema| match schema {
+        crate::load::ActionSchema::Whole(value) => defs(value),
+        crate::load::ActionSchema::Document(schema) => defs(schema.root()),
+    };
+    let shared = api.operations[0].input_schema.definitions();
+    assert_eq!(shared.len(), COMPONENTS);
+    let mut held = 0;
+    for op in &api.operations {
+        held += defs(op.input_schema.root()) + op.output_schema.as_ref().map_or(0, |o| defs(o.root()));
+        for schema in [Some(&op.input_schema), op.output_schema.as_ref()].into_iter().flatten() {
+            assert!(Arc::ptr_eq(schema.definitions(), shared), "one set of definitions, shared");
+        }
+    }
+    for action in &manifest.actions {
+        held += held_by(&action.input_schema) + action.output_schema.as_ref().map_or(0, held_by);
+    }
+    assert_eq!(held, 0, "component definitions held {held} times for {COMPONENTS} components");
+
+    // Served, an action's schema is self-contained: every definition it
+    // reaches, and it checks inputs through them.
+    let action = &manifest.actions[7];
+    let served = action.input_schema.value();
+    assert_eq!(defs(&served), COMPONENTS);
+    assert_eq!(served["properties"]["body"]["$ref"], "#/$defs/C7");
+    let validator = action.validator().unwrap();
+    assert!(validator.is_valid(&json!({ "body": { "name": "a", "next": { "next": { "name": "b" } } } })));
+    assert!(!validator.is_valid(&json!({ "body": { "next": { "next": { "name": 3 } } } })));
 }
