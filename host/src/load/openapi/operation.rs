@@ -45,9 +45,16 @@ pub(super) struct Source<'a> {
     pub shared: &'a [ObjectOrReference<Parameter>],
 }
 
-/// Headers OpenAPI says a parameter may not describe (the body, content
-/// negotiation and the credential are the host's and the connector's).
-const IGNORED_HEADERS: [&str; 3] = ["accept", "content-type", "authorization"];
+/// Headers the connector sets itself (content negotiation, the body's
+/// type), which OpenAPI says a parameter may not describe.
+const CONNECTOR_HEADERS: [&str; 2] = ["accept", "content-type"];
+
+/// Whether a header parameter named `name` is left out: the connector sets
+/// it, or no guest may set it (the host sets or refuses it; the egress
+/// code's one list), so every use would be refused.
+fn host_owned(name: &str) -> bool {
+    CONNECTOR_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h)) || crate::sandbox::http::forbidden_to_guests(name)
+}
 
 impl<'a> Source<'a> {
     /// The action, named `name`; what could not be expressed is logged. A
@@ -61,12 +68,15 @@ impl<'a> Source<'a> {
             let location = match param.location {
                 ParameterIn::Path => ParamIn::Path,
                 ParameterIn::Query => ParamIn::Query,
-                ParameterIn::Header if !IGNORED_HEADERS.contains(&param.name.to_ascii_lowercase().as_str()) => {
-                    ParamIn::Header
+                ParameterIn::Header if !host_owned(&param.name) => ParamIn::Header,
+                ParameterIn::Header => {
+                    let parameter = sanitize(&param.name, Shape::Line);
+                    tracing::debug!(operation = %name, %parameter, "header parameter left out: the host sets or refuses it");
+                    continue;
                 }
-                ParameterIn::Header => continue,
                 ParameterIn::Cookie => {
-                    tracing::debug!(operation = %name, parameter = %param.name, "cookie parameters are not sent");
+                    let parameter = sanitize(&param.name, Shape::Line);
+                    tracing::debug!(operation = %name, %parameter, "cookie parameters are not sent");
                     continue;
                 }
             };

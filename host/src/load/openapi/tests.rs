@@ -274,3 +274,23 @@ fn component_schemas_are_held_once_whatever_reaches_them() {
     assert!(validator.is_valid(&json!({ "body": { "name": "a", "next": { "next": { "name": "b" } } } })));
     assert!(!validator.is_valid(&json!({ "body": { "next": { "next": { "name": 3 } } } })));
 }
+
+/// Header parameters the guest may never set (the host sets or refuses
+/// them: `Host`, `Cookie`, the credentials, hop-by-hop headers) or that the
+/// connector sets itself (`Accept`, `Content-Type`) are not offered to the
+/// model: every use of them would be refused.
+#[test]
+fn headers_the_host_owns_are_not_parameters() {
+    let owned = ["Host", "Cookie", "Proxy-Authorization", "Authorization", "Connection", "Transfer-Encoding", "Accept"];
+    let mut parameters: Vec<serde_json::Value> =
+        owned.iter().map(|name| json!({ "name": name, "in": "header", "schema": { "type": "string" } })).collect();
+    parameters.push(json!({ "name": "X-Trace", "in": "header", "schema": { "type": "string" } }));
+    let document = json!({ "openapi": "3.1.0", "info": { "title": "t", "version": "1" }, "paths": { "/a": { "get": {
+        "parameters": parameters, "responses": { "200": { "description": "ok" } } } } } });
+    let api = Api::parse(&document.to_string(), "headers.json").unwrap();
+    let op = &api.operations[0];
+    let offered: Vec<&String> = op.input_schema.root()["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(offered, ["X-Trace"]);
+    let planned: Vec<&str> = op.plan.params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(planned, ["X-Trace"]);
+}

@@ -40,7 +40,7 @@ use wasmtime_wasi_http::{
 };
 
 use credentials::NotApplied;
-pub use credentials::{Credential, RawAuth};
+pub use credentials::{Credential, RawAuth, forbidden_to_guests};
 pub use grant::{AllowedHost, HttpGrant};
 pub use guard::{Resolve, SystemResolver};
 pub use settings::{ConnectorSettings, OPENAPI_PLUGIN, RawConnector};
