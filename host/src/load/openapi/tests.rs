@@ -294,3 +294,38 @@ fn headers_the_host_owns_are_not_parameters() {
     let planned: Vec<&str> = op.plan.params.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(planned, ["X-Trace"]);
 }
+
+/// `info.version` follows the contract's rule for a plugin's version, as a
+/// stub read from a component does: one with escape codes or a line break
+/// (which `quiver list` printed as they were) refuses the document, naming
+/// it and the field, without echoing the control characters.
+#[test]
+fn a_version_with_control_characters_refuses_the_document() {
+    let hostile = BOOKS.replace("version: 2.1.0", "version: \"2.1\\e[2J\\n- forged: line\"");
+    let error = Api::parse(&hostile, "books.yaml").expect_err("refused").to_string();
+    assert!(error.contains("books.yaml") && error.contains("`info.version`"), "{error}");
+    assert!(!error.contains(['\u{1b}', '\n']), "{error:?}");
+
+    // Every other text of the stub is made from the document by the one
+    // sanitiser, so it keeps the contract's rules however hostile the
+    // document is; an empty title still gives a description.
+    let hostile = BOOKS
+        .replace("title: Books,", "title: \"Books\\e]0;owned\\a\",")
+        .replace("summary: Get one book", "summary: \"Get\\a one\\r\\n- forged: line\"");
+    let untitled = BOOKS
+        .replace("title: Books,", "title: \"\",")
+        .replace(", description: \"A small library.\\n\\nMore words.\"", "");
+    for (text, description) in [
+        (hostile, "Books\\u{1b}]0;owned\\u{7}: A small library."),
+        (untitled, "An API described by an OpenAPI document"),
+    ] {
+        let api = Arc::new(Api::parse(&text, "books.yaml").unwrap());
+        let stub = api.select(&Selection::default(), "[connectors.books]").unwrap().stub("books");
+        assert_eq!(quiver_contract::version_problem(&stub.version), None);
+        assert_eq!(stub.description, description);
+        assert_eq!(crate::contract::summary_problem("books", &stub.description), None);
+        for action in &stub.actions {
+            assert_eq!(crate::contract::summary_problem(&action.name, &action.summary), None, "{:?}", action.summary);
+        }
+    }
+}
