@@ -389,3 +389,68 @@ fn every_example_document_becomes_actions() {
         failed.join("\n")
     );
 }
+
+/// Every string of `value` (keys too), and whether any holds a control
+/// character a terminal or a prompt would act on.
+fn raw_control(value: &Value) -> Option<String> {
+    let bad = |s: &str| s.chars().any(|c| c.is_control() && c != '\n' && c != '\t');
+    match value {
+        Value::String(s) if bad(s) => Some(s.clone()),
+        Value::Array(items) => items.iter().find_map(raw_control),
+        Value::Object(fields) => fields.iter().find_map(|(k, v)| if bad(k) { Some(k.clone()) } else { raw_control(v) }),
+        _ => None,
+    }
+}
+
+/// A hostile document (ESC, NUL and BEL in its descriptions, summaries,
+/// titles, a parameter's and a property's description, an enum value's
+/// description) and a real server (Prism) answering its example error
+/// with the same characters: what the model is shown (`discover`, the
+/// connector's error) has them escaped, visibly, never raw.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_text_from_a_document_or_an_api_reaches_the_model_escaped() {
+    let hostile = "evil\u{1b}[2J\u{0}\u{7}";
+    let document = json!({
+        "openapi": "3.1.0",
+        "info": { "title": format!("Hostile {hostile}"), "version": "1.0.0", "description": format!("About {hostile}\nmore") },
+        "paths": { "/things/{id}": { "get": {
+            "operationId": "getThing",
+            "summary": format!("Get {hostile}"),
+            "description": format!("Long {hostile}\r\n- forged: line"),
+            "parameters": [
+                { "name": "id", "in": "path", "required": true, "schema": { "type": "string" }, "description": format!("Id {hostile}") },
+                { "name": "mode", "in": "query", "schema": { "oneOf": [
+                    { "const": "fast", "title": format!("Fast {hostile}"), "description": format!("Quick {hostile}") } ] } }
+            ],
+            "responses": { "400": { "description": "bad", "content": { "application/json": {
+                "schema": { "$ref": "#/components/schemas/Problem" },
+                "example": { "message": format!("refused {hostile}") } } } } }
+        } } },
+        "components": { "schemas": { "Problem": { "type": "object", "title": format!("Problem {hostile}"),
+            "properties": { "message": { "type": "string", "description": format!("What {hostile}") } } } } }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hostile.json");
+    std::fs::write(&path, document.to_string()).unwrap();
+    let prism = Prism::start(&path);
+    let config = format!("[connectors.hostile]\nopenapi = \"{}\"\nbase_url = \"{}\"\n", path.display(), prism.url);
+    let t = TestHost::builder().config(&config).build();
+    let prompt = t.host.session(None).unwrap().system_prompt();
+    assert!(prompt.contains("- hostile: Hostile evil\\u{1b}[2J\\u{0}\\u{7}"), "{prompt}");
+
+    let mut session = t.host.session(None).unwrap();
+    let found = session
+        .call("connector", json!({ "subcommand": "discover", "connector": "hostile", "action": "get_thing" }))
+        .await
+        .value
+        .unwrap();
+    assert_eq!(raw_control(&found), None, "{found}");
+    let action = &found["actions"][0];
+    assert!(action["description"].as_str().unwrap().contains("Long evil\\u{1b}[2J"), "{action}");
+    assert_eq!(action["input_schema"]["properties"]["id"]["description"], "Id evil\\u{1b}[2J\\u{0}\\u{7}");
+
+    let (kind, message) = guest_error(call(&t, "hostile", "get_thing", json!({ "id": "7" })).await);
+    assert_eq!(kind, GuestErrorKind::InvalidInput, "{message}");
+    assert!(message.contains("refused evil\\u{1b}[2J\\u{0}\\u{7}"), "{message}");
+    assert!(!message.contains(['\u{1b}', '\u{0}', '\u{7}']), "{message:?}");
+}

@@ -80,7 +80,9 @@ impl<'a> Source<'a> {
                     continue;
                 }
             };
-            let arg = free_name(&properties, &param.name, location_word(location));
+            // The model sees a safe property name; the plan keeps the name
+            // sent on the wire.
+            let arg = free_name(&properties, &sanitize(&param.name, Shape::Line), location_word(location));
             let schema = param.schema.as_ref().or_else(|| media_schema(param.content.as_ref()));
             let schema = property(schema, param.description.as_deref(), &mut refs);
             if location == ParamIn::Path || param.required == Some(true) {
@@ -190,13 +192,18 @@ impl<'a> Source<'a> {
     /// A first paragraph of one short line (the summary, else the
     /// description's first line, else the route), then the summary and
     /// description whole where that line cut them, then the route.
+    ///
+    /// Every piece is the document's text through the one sanitiser (lines
+    /// kept, every other control character escaped).
     fn description(&self) -> String {
-        let summary = self.op.summary.as_deref().map(str::trim).filter(|s| !s.is_empty());
-        let long = self.op.description.as_deref().map(str::trim).filter(|s| !s.is_empty());
-        let route = format!("`{} {}`", self.method, self.path);
-        let first = one_line(&super::squeezed(summary.or(long).unwrap_or(&route)), MAX_SUMMARY_CHARS);
+        let text = |text: &Option<String>| {
+            text.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(|s| sanitize(s, Shape::Lines).into_owned())
+        };
+        let (summary, long) = (text(&self.op.summary), text(&self.op.description));
+        let route = format!("`{} {}`", self.method, sanitize(self.path, Shape::Line));
+        let first = one_line(&super::squeezed(summary.as_ref().or(long.as_ref()).unwrap_or(&route)), MAX_SUMMARY_CHARS);
         let mut parts = vec![first.clone()];
-        parts.extend([summary, long].into_iter().flatten().filter(|t| *t != first).map(str::to_owned));
+        parts.extend([&summary, &long].into_iter().flatten().filter(|t| **t != first).cloned());
         if self.op.deprecated == Some(true) {
             parts.push("Deprecated.".into());
         }
@@ -208,7 +215,8 @@ impl<'a> Source<'a> {
 }
 
 /// An input property: `schema` converted (its component references added
-/// to `refs`; none: anything), with `description` unless it has its own.
+/// to `refs`; none: anything), with `description` (sanitised) unless it has
+/// its own.
 fn property(schema: Option<&oas3::spec::Schema>, description: Option<&str>, refs: &mut BTreeSet<String>) -> Value {
     let mut value = match schema {
         Some(schema) => {
@@ -219,7 +227,7 @@ fn property(schema: Option<&oas3::spec::Schema>, description: Option<&str>, refs
         None => json!({}),
     };
     if let (Some(text), Value::Object(object)) = (description, &mut value) {
-        object.entry("description").or_insert_with(|| Value::String(text.to_owned()));
+        object.entry("description").or_insert_with(|| Value::String(sanitize(text, Shape::Lines).into_owned()));
     }
     value
 }

@@ -16,10 +16,13 @@
 //! part of the document) becomes an unconstrained schema that says what it
 //! stood for.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+
+use crate::contract::{Shape, sanitize};
 
 const COMPONENTS: &str = "#/components/schemas/";
 
@@ -155,7 +158,60 @@ pub(super) fn convert(schema: &oas3::spec::Schema) -> (Value, BTreeSet<String>) 
     let mut value = serde_json::to_value(schema).unwrap_or_else(|_| Value::Object(Map::new()));
     let mut refs = BTreeSet::new();
     rewrite(&mut value, &mut refs);
+    sanitize_texts(&mut value);
     (value, refs)
+}
+
+/// Keywords whose text is prose for a reader (and a model).
+const TEXT_KEYWORDS: [&str; 4] = ["description", "title", "summary", "$comment"];
+
+/// Keywords whose value maps names (a property's, which may be any word)
+/// to schemas.
+const NAMED_SCHEMAS: [&str; 5] = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+
+/// Keywords whose value is data (an instance), left as the API gives it.
+const VALUE_KEYWORDS: [&str; 5] = ["enum", "const", "default", "example", "examples"];
+
+/// Every prose text of a schema (descriptions, titles, and the strings of
+/// `x-` extensions such as enum descriptions) through the one sanitiser,
+/// lines kept. Values the API defines (`enum`, `const`, `default`,
+/// examples) are data and stay as they are.
+fn sanitize_texts(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            for (key, child) in object.iter_mut() {
+                match child {
+                    Value::String(text) if TEXT_KEYWORDS.contains(&key.as_str()) || key.starts_with("x-") => {
+                        if let Cow::Owned(clean) = sanitize(text, Shape::Lines) {
+                            *text = clean;
+                        }
+                    }
+                    Value::Object(named) if NAMED_SCHEMAS.contains(&key.as_str()) => {
+                        named.values_mut().for_each(sanitize_texts);
+                    }
+                    _ if VALUE_KEYWORDS.contains(&key.as_str()) => {}
+                    _ if key.starts_with("x-") => sanitize_strings(child),
+                    _ => sanitize_texts(child),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(sanitize_texts),
+        _ => {}
+    }
+}
+
+/// Every string in `value` (an extension's free-form value) sanitised.
+fn sanitize_strings(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            if let Cow::Owned(clean) = sanitize(text, Shape::Lines) {
+                *text = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(sanitize_strings),
+        Value::Object(object) => object.values_mut().for_each(sanitize_strings),
+        _ => {}
+    }
 }
 
 fn rewrite(value: &mut Value, refs: &mut BTreeSet<String>) {
@@ -262,6 +318,26 @@ mod tests {
                 "n": { "type": ["integer", "null"], "exclusiveMinimum": 1, "maximum": 9 },
                 "nullable": { "type": "boolean" } } })
         );
+    }
+
+    #[test]
+    fn prose_is_sanitised_and_data_is_not() {
+        let schema: oas3::spec::Schema = serde_json::from_value(serde_json::json!({
+            "type": "object", "title": "T\u{1b}[2J", "description": "a\nb\u{7}",
+            "properties": {
+                "default": { "type": "string", "description": "d\u{0}" },
+                "mode": { "type": "string", "enum": ["a\u{7}"], "default": "a\u{7}" }
+            },
+            "x-enum-descriptions": { "a": "bell\u{7}" }
+        }))
+        .unwrap();
+        let (value, _) = convert(&schema);
+        assert_eq!(value["title"], "T\\u{1b}[2J");
+        assert_eq!(value["description"], "a\nb\\u{7}");
+        assert_eq!(value["properties"]["default"]["description"], "d\\u{0}");
+        assert_eq!(value["properties"]["mode"]["enum"][0], "a\u{7}", "data is the API's");
+        assert_eq!(value["properties"]["mode"]["default"], "a\u{7}");
+        assert_eq!(value["x-enum-descriptions"]["a"], "bell\\u{7}");
     }
 
     #[test]
