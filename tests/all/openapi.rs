@@ -454,3 +454,28 @@ async fn hostile_text_from_a_document_or_an_api_reaches_the_model_escaped() {
     assert!(message.contains("refused evil\\u{1b}[2J\\u{0}\\u{7}"), "{message}");
     assert!(!message.contains(['\u{1b}', '\u{0}', '\u{7}']), "{message:?}");
 }
+
+/// A path parameter may not move the request to another path: `..`, `.`
+/// or an empty value as a whole segment (`GET /user/..` is `GET /`, with
+/// the instance's credential) is the model's invalid input, refused
+/// before anything is sent; Prism (Petstore) answers the same operation
+/// with a real name, and with dots inside one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_parameter_cannot_leave_its_segment() {
+    let prism = Prism::start(&Prism::example("3.0/json/petstore.json"));
+    let config = format!(
+        "[connectors.pets]\nopenapi = \"{}\"\nbase_url = \"{}\"\n",
+        example("3.0/json/petstore.json"),
+        prism.url
+    );
+    let t = TestHost::builder().config(&config).build();
+    for name in ["user1", "a..b", "..."] {
+        let user = call(&t, "pets", "get_user_by_name", json!({ "username": name })).await;
+        assert!(user.as_ref().is_ok_and(|u| u["username"].is_string()), "{name}: {user:?}");
+    }
+    for name in ["..", ".", ""] {
+        let (kind, message) = guest_error(call(&t, "pets", "get_user_by_name", json!({ "username": name })).await);
+        assert_eq!(kind, GuestErrorKind::InvalidInput, "{name:?}: {message}");
+        assert!(message.contains("`username`") && message.contains("segment"), "{message}");
+    }
+}
