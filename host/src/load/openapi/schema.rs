@@ -78,7 +78,7 @@ impl Definitions {
     /// Every component schema `refs` reach, by name.
     fn reached<'a>(&'a self, refs: &'a BTreeSet<String>) -> BTreeSet<&'a str> {
         let mut reached = BTreeSet::new();
-        let mut pending: Vec<&String> = refs.into_iter().collect();
+        let mut pending: Vec<&String> = refs.iter().collect();
         while let Some(name) = pending.pop() {
             if !reached.insert(name.as_str()) {
                 continue;
