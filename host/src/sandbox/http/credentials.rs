@@ -188,11 +188,15 @@ impl Credential {
     }
 
     /// Headers a guest may never set on a connector: what carries
-    /// credentials or decides where a request goes ([`forbidden_to_guests`]),
-    /// and the header of each of its credentials. A guest that sets one gets
-    /// the `forbidden` header error; the host sets them itself.
+    /// credentials or decides where a request goes. A guest that sets one
+    /// gets the `forbidden` header error; the host sets them itself.
     pub(crate) fn forbids(credentials: &[std::sync::Arc<Credential>], name: &HeaderName) -> bool {
-        forbidden(name) || credentials.iter().any(|c| matches!(&c.carrier, Carrier::Header(own) if own == name))
+        *name == AUTHORIZATION
+            || *name == PROXY_AUTHORIZATION
+            || *name == COOKIE
+            || *name == HOST
+            || credentials.iter().any(|c| matches!(&c.carrier, Carrier::Header(own) if own == name))
+            || wasmtime_wasi_http::DEFAULT_FORBIDDEN_HEADERS.contains(name)
     }
 
     /// Where it goes, as an operator would name it (`the authorization
@@ -250,20 +254,13 @@ const QUERY: &percent_encoding::AsciiSet =
     &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
 /// Whether no guest may set the header `name` on any connector, whatever
-/// its credentials: `Authorization`, `Proxy-Authorization`, `Cookie`,
-/// `Host`, and what `wasi-http` refuses itself (hop-by-hop headers). A name
-/// that is not a valid header name cannot be set either. The one list: an
-/// OpenAPI document's header parameters of these names are not offered.
+/// its credentials: [`Credential::forbids`] (the one list) asked with none
+/// (`Authorization`, `Proxy-Authorization`, `Cookie`, `Host`, and what
+/// `wasi-http` refuses itself). A name that is not a valid header name
+/// cannot be set either. An OpenAPI document's header parameters of these
+/// names are not offered to the model.
 pub fn forbidden_to_guests(name: &str) -> bool {
-    HeaderName::from_bytes(name.as_bytes()).map_or(true, |name| forbidden(&name))
-}
-
-fn forbidden(name: &HeaderName) -> bool {
-    *name == AUTHORIZATION
-        || *name == PROXY_AUTHORIZATION
-        || *name == COOKIE
-        || *name == HOST
-        || wasmtime_wasi_http::DEFAULT_FORBIDDEN_HEADERS.contains(name)
+    HeaderName::from_bytes(name.as_bytes()).map_or(true, |name| Credential::forbids(&[], &name))
 }
 
 #[cfg(test)]
