@@ -108,15 +108,12 @@ pub fn one_line(text: &str, max: usize) -> String {
     cut
 }
 
-/// A name as an error message shows it: cut, so that a hostile value
-/// cannot make an error as long as itself.
+/// A name as an error message shows it: [sanitised](crate::text::sanitize)
+/// and cut, so that a hostile value can neither drive the terminal or log
+/// that shows the error nor make it as long as itself.
 fn shown(name: &str) -> String {
     const SHOWN: usize = 64;
-    if name.chars().count() <= SHOWN {
-        name.to_owned()
-    } else {
-        format!("{}…", name.chars().take(SHOWN).collect::<String>())
-    }
+    crate::text::sanitize_cut(name, crate::text::Shape::Line, SHOWN)
 }
 
 #[cfg(test)]
@@ -142,6 +139,12 @@ mod tests {
     fn errors_never_echo_a_long_value_whole() {
         let problem = plugin_name_problem(&"x".repeat(100_000)).unwrap();
         assert!(problem.len() < 300, "{}", problem.len());
+    }
+
+    #[test]
+    fn errors_never_echo_control_characters() {
+        let problem = version_problem("1.0\u{1b}[2J\n- forged: line").unwrap();
+        assert!(problem.contains("1.0\\u{1b}[2J\\n- forged") && !problem.contains(['\u{1b}', '\n']), "{problem:?}");
     }
 
     #[test]

@@ -335,6 +335,22 @@ fn sections_that_do_not_fit_say_why() {
     }
 }
 
+/// A document whose parameters refer to each other in a cycle (284 bytes)
+/// is refused at start-up, naming the section, the document and the
+/// cycle; the process goes on (it used to overflow its stack and abort).
+#[test]
+fn a_reference_cycle_is_refused_at_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cycle.json");
+    let text = r##"{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"parameters":[{"$ref":"#/components/parameters/A"}],"responses":{"200":{"description":"ok"}}}}},"components":{"parameters":{"A":{"$ref":"#/components/parameters/B"},"B":{"$ref":"#/components/parameters/A"}}}}"##;
+    std::fs::write(&path, text).unwrap();
+    let config = format!("[connectors.cyclic]\nopenapi = \"{}\"\nbase_url = \"http://127.0.0.1:9\"\n", path.display());
+    let error = TestHost::builder().config(&config).try_build().err().expect("refused").to_string();
+    for expected in ["[connectors.cyclic]", "cycle.json", "#/components/parameters/A → #/components/parameters/B"] {
+        assert!(error.contains(expected), "{expected}: {error}");
+    }
+}
+
 /// Every OpenAPI 3.0 and 3.1 JSON document of `@readme/oas-examples`
 /// (circular references, every parameter style, polymorphism...) becomes
 /// actions whose input schemas compile.
@@ -372,4 +388,94 @@ fn every_example_document_becomes_actions() {
         failed.len(),
         failed.join("\n")
     );
+}
+
+/// Every string of `value` (keys too), and whether any holds a control
+/// character a terminal or a prompt would act on.
+fn raw_control(value: &Value) -> Option<String> {
+    let bad = |s: &str| s.chars().any(|c| c.is_control() && c != '\n' && c != '\t');
+    match value {
+        Value::String(s) if bad(s) => Some(s.clone()),
+        Value::Array(items) => items.iter().find_map(raw_control),
+        Value::Object(fields) => fields.iter().find_map(|(k, v)| if bad(k) { Some(k.clone()) } else { raw_control(v) }),
+        _ => None,
+    }
+}
+
+/// A hostile document (ESC, NUL and BEL in its descriptions, summaries,
+/// titles, a parameter's and a property's description, an enum value's
+/// description) and a real server (Prism) answering its example error
+/// with the same characters: what the model is shown (`discover`, the
+/// connector's error) has them escaped, visibly, never raw.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_text_from_a_document_or_an_api_reaches_the_model_escaped() {
+    let hostile = "evil\u{1b}[2J\u{0}\u{7}";
+    let document = json!({
+        "openapi": "3.1.0",
+        "info": { "title": format!("Hostile {hostile}"), "version": "1.0.0", "description": format!("About {hostile}\nmore") },
+        "paths": { "/things/{id}": { "get": {
+            "operationId": "getThing",
+            "summary": format!("Get {hostile}"),
+            "description": format!("Long {hostile}\r\n- forged: line"),
+            "parameters": [
+                { "name": "id", "in": "path", "required": true, "schema": { "type": "string" }, "description": format!("Id {hostile}") },
+                { "name": "mode", "in": "query", "schema": { "oneOf": [
+                    { "const": "fast", "title": format!("Fast {hostile}"), "description": format!("Quick {hostile}") } ] } }
+            ],
+            "responses": { "400": { "description": "bad", "content": { "application/json": {
+                "schema": { "$ref": "#/components/schemas/Problem" },
+                "example": { "message": format!("refused {hostile}") } } } } }
+        } } },
+        "components": { "schemas": { "Problem": { "type": "object", "title": format!("Problem {hostile}"),
+            "properties": { "message": { "type": "string", "description": format!("What {hostile}") } } } } }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hostile.json");
+    std::fs::write(&path, document.to_string()).unwrap();
+    let prism = Prism::start(&path);
+    let config = format!("[connectors.hostile]\nopenapi = \"{}\"\nbase_url = \"{}\"\n", path.display(), prism.url);
+    let t = TestHost::builder().config(&config).build();
+    let prompt = t.host.session(None).unwrap().system_prompt();
+    assert!(prompt.contains("- hostile: Hostile evil\\u{1b}[2J\\u{0}\\u{7}"), "{prompt}");
+
+    let mut session = t.host.session(None).unwrap();
+    let found = session
+        .call("connector", json!({ "subcommand": "discover", "connector": "hostile", "action": "get_thing" }))
+        .await
+        .value
+        .unwrap();
+    assert_eq!(raw_control(&found), None, "{found}");
+    let action = &found["actions"][0];
+    assert!(action["description"].as_str().unwrap().contains("Long evil\\u{1b}[2J"), "{action}");
+    assert_eq!(action["input_schema"]["properties"]["id"]["description"], "Id evil\\u{1b}[2J\\u{0}\\u{7}");
+
+    let (kind, message) = guest_error(call(&t, "hostile", "get_thing", json!({ "id": "7" })).await);
+    assert_eq!(kind, GuestErrorKind::InvalidInput, "{message}");
+    assert!(message.contains("refused evil\\u{1b}[2J\\u{0}\\u{7}"), "{message}");
+    assert!(!message.contains(['\u{1b}', '\u{0}', '\u{7}']), "{message:?}");
+}
+
+/// A path parameter may not move the request to another path: `..`, `.`
+/// or an empty value as a whole segment (`GET /user/..` is `GET /`, with
+/// the instance's credential) is the model's invalid input, refused
+/// before anything is sent; Prism (Petstore) answers the same operation
+/// with a real name, and with dots inside one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_parameter_cannot_leave_its_segment() {
+    let prism = Prism::start(&Prism::example("3.0/json/petstore.json"));
+    let config = format!(
+        "[connectors.pets]\nopenapi = \"{}\"\nbase_url = \"{}\"\n",
+        example("3.0/json/petstore.json"),
+        prism.url
+    );
+    let t = TestHost::builder().config(&config).build();
+    for name in ["user1", "a..b", "..."] {
+        let user = call(&t, "pets", "get_user_by_name", json!({ "username": name })).await;
+        assert!(user.as_ref().is_ok_and(|u| u["username"].is_string()), "{name}: {user:?}");
+    }
+    for name in ["..", ".", ""] {
+        let (kind, message) = guest_error(call(&t, "pets", "get_user_by_name", json!({ "username": name })).await);
+        assert_eq!(kind, GuestErrorKind::InvalidInput, "{name:?}: {message}");
+        assert!(message.contains("`username`") && message.contains("segment"), "{message}");
+    }
 }

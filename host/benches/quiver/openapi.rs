@@ -17,9 +17,16 @@ use crate::{Options, Stats};
 /// Resources in the document; five operations each.
 const RESOURCES: usize = 200;
 
+/// Resources in the scale document (10,000 operations), whose component
+/// schemas all reach each other.
+const SCALE_RESOURCES: usize = 2_000;
+
+/// Operations sharing one `operationId` in the naming row.
+const SAME_ID: usize = 40_000;
+
 pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, report: &mut String) {
     writeln!(report, "## OpenAPI connectors\n").unwrap();
-    let text = document(RESOURCES).to_string();
+    let text = document(RESOURCES, false).to_string();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("large.json");
     std::fs::write(&path, &text).unwrap();
@@ -127,12 +134,116 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
     )
     .unwrap();
     writeln!(report, "\nThe Tier-1 line: `{line}`\n").unwrap();
+    scale(options, report);
     eprintln!("measured openapi");
 }
 
+/// Import at scale: a 10,000-operation document whose component schemas
+/// all reach each other (each resource's schema refers to the next one's),
+/// its import time and the peak memory of a host that serves it; and
+/// 40,000 operations with one `operationId`, named.
+fn scale(options: &Options, report: &mut String) {
+    let text = document(SCALE_RESOURCES, true).to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("connected.json");
+    std::fs::write(&path, &text).unwrap();
+    let reps = options.reps(5);
+    let mut operations = 0;
+    let import = Stats::new(
+        (0..reps)
+            .map(|_| {
+                let start = Instant::now();
+                let api = std::sync::Arc::new(Api::parse(&text, "connected.json").unwrap());
+                let connector = api.select(&Selection::default(), "[connectors.large]").unwrap();
+                std::hint::black_box((connector.stub("large"), connector.manifest("large")));
+                operations = api.operations.len();
+                start.elapsed()
+            })
+            .collect(),
+    );
+    let with = dir.path().join("with.toml");
+    let config = format!("[connectors.large]\nopenapi = \"{}\"\nbase_url = \"http://127.0.0.1:9\"\n", path.display());
+    std::fs::write(&with, config).unwrap();
+    let without = dir.path().join("without.toml");
+    std::fs::write(&without, "").unwrap();
+    let peak = |config: &std::path::Path| {
+        let runs = options.reps(3);
+        (0..runs).map(|_| crate::scale::run(&["--config", config.to_str().unwrap(), "prompt"]).1).max().unwrap_or(0)
+    };
+    let (peak_with, peak_without) = (peak(&with), peak(&without));
+    let added = peak_with.saturating_sub(peak_without) * 1024;
+    let same = same_id_document(SAME_ID);
+    let naming = Stats::new(
+        (0..options.reps(3))
+            .map(|_| {
+                let start = Instant::now();
+                let api = Api::parse(&same, "same.json").unwrap();
+                assert_eq!(api.operations.len(), SAME_ID);
+                start.elapsed()
+            })
+            .collect(),
+    );
+    writeln!(
+        report,
+        "At scale: a generated document of {operations} operations ({SCALE_RESOURCES} resources as above, each \
+         resource's schema also referring to the next one's, so that every operation reaches all {} component \
+         schemas), {:.1} MB of JSON; and {SAME_ID} operations sharing one `operationId` ({:.1} MB). Peak RSS of \
+         `quiver --config FILE prompt` from `wait4` (through the launcher of the start-up section), with the \
+         connector and with an empty config; the maximum over {} runs.\n",
+        2 * SCALE_RESOURCES + 2,
+        text.len() as f64 / 1e6,
+        same.len() as f64 / 1e6,
+        options.reps(3)
+    )
+    .unwrap();
+    writeln!(report, "| at scale | p50 | p99 |").unwrap();
+    writeln!(report, "|---|---:|---:|").unwrap();
+    let ms = |d: std::time::Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
+    writeln!(
+        report,
+        "| {operations} operations, connected components: parsed, selected, stub and manifest | {} | {} |",
+        ms(import.median()),
+        ms(import.pct(0.99))
+    )
+    .unwrap();
+    writeln!(
+        report,
+        "| {SAME_ID} operations with one `operationId`: parsed and named | {} | {} |",
+        ms(naming.median()),
+        ms(naming.pct(0.99))
+    )
+    .unwrap();
+    writeln!(report).unwrap();
+    writeln!(report, "| peak RSS | MiB |").unwrap();
+    writeln!(report, "|---|---:|").unwrap();
+    writeln!(report, "| `quiver prompt`, empty config | {:.1} |", peak_without as f64 / 1024.0).unwrap();
+    writeln!(report, "| `quiver prompt`, the {operations}-operation connector | {:.1} |", peak_with as f64 / 1024.0)
+        .unwrap();
+    writeln!(
+        report,
+        "| added by the connector | {:.1} ({:.1}× the document's bytes) |\n",
+        added as f64 / (1024.0 * 1024.0),
+        added as f64 / text.len() as f64
+    )
+    .unwrap();
+}
+
+/// `operations` operations, all with the `operationId` `listItems`.
+fn same_id_document(operations: usize) -> String {
+    let paths: serde_json::Map<String, Value> = (0..operations)
+        .map(|i| {
+            let operation = json!({ "operationId": "listItems", "responses": { "200": { "description": "ok" } } });
+            (format!("/items{i}"), json!({ "get": operation }))
+        })
+        .collect();
+    json!({ "openapi": "3.1.0", "info": { "title": "Same", "version": "1" }, "paths": paths }).to_string()
+}
+
 /// A document of `resources` × 5 operations, in the shape of a large REST
-/// API (GitHub-style `operationId`s, pagination, shared schemas).
-fn document(resources: usize) -> Value {
+/// API (GitHub-style `operationId`s, pagination, shared schemas); when
+/// `connected`, each resource's schema refers to the next one's (the last to
+/// the first), so that every operation reaches every component schema.
+fn document(resources: usize, connected: bool) -> Value {
     let mut paths = serde_json::Map::new();
     let mut schemas = serde_json::Map::new();
     schemas.insert(
@@ -156,12 +267,14 @@ fn document(resources: usize) -> Value {
                 "visibility": { "type": "string", "enum": ["public", "private", "internal"] },
                 "labels": { "type": "array", "items": { "$ref": "#/components/schemas/Label" } } } }),
         );
-        schemas.insert(
-            name.clone(),
-            json!({ "allOf": [ { "$ref": format!("#/components/schemas/{new}") }, { "type": "object", "properties": {
-                "id": { "type": "integer" }, "owner": { "$ref": "#/components/schemas/Owner" },
-                "created_at": { "type": "string", "format": "date-time" } } } ] }),
-        );
+        let mut own = json!({ "type": "object", "properties": {
+            "id": { "type": "integer" }, "owner": { "$ref": "#/components/schemas/Owner" },
+            "created_at": { "type": "string", "format": "date-time" } } });
+        if connected {
+            let next = format!("#/components/schemas/Resource{}", (i + 1) % resources);
+            own["properties"]["related"] = json!({ "$ref": next });
+        }
+        schemas.insert(name.clone(), json!({ "allOf": [ { "$ref": format!("#/components/schemas/{new}") }, own ] }));
         let list_ref = json!({ "$ref": format!("#/components/schemas/{name}") });
         let one = json!({ "200": { "description": "ok", "content": { "application/json": { "schema": list_ref.clone() } } } });
         let org = json!({ "name": "org", "in": "path", "required": true, "schema": { "type": "string" }, "description": "The organization name." });

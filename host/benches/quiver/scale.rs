@@ -42,7 +42,7 @@ pub(crate) fn generate(dir: &Path, n: usize) {
 /// Through a fresh copy of this bench binary (`--measure-child`): Linux
 /// starts a child's peak RSS at its parent's RSS at fork, and this process
 /// holds the corpora by now, so a direct child would report our size.
-fn run(args: &[&str]) -> (Duration, u64) {
+pub(crate) fn run(args: &[&str]) -> (Duration, u64) {
     let output = Command::new(std::env::current_exe().expect("the bench binary"))
         .arg("--measure-child")
         .arg(env!("CARGO_BIN_EXE_quiver"))

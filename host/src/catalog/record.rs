@@ -159,8 +159,8 @@ impl ToolRecord {
             description: spec.description.clone(),
             category: entry.category,
             access: spec.access,
-            input_schema: Some(model_schema(spec.input_schema.clone())),
-            output_schema: spec.output_schema.clone().and_then(output_schema),
+            input_schema: Some(model_schema(spec.input_schema.value().into_owned())),
+            output_schema: spec.output_schema.as_ref().and_then(|o| output_schema(o.value().into_owned())),
         })
     }
 

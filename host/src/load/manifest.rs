@@ -1,5 +1,6 @@
 //! The Tier-2 manifest: what `describe()` returns, parsed and checked.
 
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
@@ -36,10 +37,10 @@ pub struct ActionSpec {
     /// Full description (first paragraph = the summary).
     pub description: String,
     /// JSON Schema (2020-12) of the input; its root is an object schema.
-    pub input_schema: Value,
+    pub input_schema: ActionSchema,
     /// JSON Schema of the output, if fixed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<ActionSchema>,
     /// What calling it may change.
     pub access: Access,
     /// The input schema's validator: built when the manifest is checked
@@ -52,6 +53,34 @@ pub struct ActionSpec {
     /// written for other regex engines; the API still checks them).
     #[serde(skip)]
     lenient: bool,
+}
+
+/// An action's JSON Schema: a plugin's, held whole, or an OpenAPI
+/// document's, whose component schemas all the document's actions share
+/// and which is made self-contained each time it is asked for (never kept
+/// per action: a document's actions times its components would not fit).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ActionSchema {
+    /// The schema itself.
+    Whole(Value),
+    /// A document's schema, over its shared definitions.
+    Document(super::openapi::Schema),
+}
+
+impl ActionSchema {
+    /// The schema, self-contained.
+    pub fn value(&self) -> Cow<'_, Value> {
+        match self {
+            ActionSchema::Whole(value) => Cow::Borrowed(value),
+            ActionSchema::Document(schema) => Cow::Owned(schema.document()),
+        }
+    }
+}
+
+impl Serialize for ActionSchema {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        self.value().serialize(serializer)
+    }
 }
 
 impl std::fmt::Debug for ActionSpec {
@@ -70,8 +99,8 @@ impl ActionSpec {
     fn new(
         name: String,
         description: String,
-        input_schema: Value,
-        output_schema: Option<Value>,
+        input_schema: ActionSchema,
+        output_schema: Option<ActionSchema>,
         access: Access,
     ) -> Self {
         let validator = Arc::default();
@@ -84,21 +113,24 @@ impl ActionSpec {
     pub(crate) fn from_document(
         name: String,
         description: String,
-        input_schema: Value,
-        output_schema: Option<Value>,
+        input_schema: super::openapi::Schema,
+        output_schema: Option<super::openapi::Schema>,
         access: Access,
     ) -> ActionSpec {
-        ActionSpec { lenient: true, ..ActionSpec::new(name, description, input_schema, output_schema, access) }
+        let input = ActionSchema::Document(input_schema);
+        let output = output_schema.map(ActionSchema::Document);
+        ActionSpec { lenient: true, ..ActionSpec::new(name, description, input, output, access) }
     }
 
     /// The validator of its input schema; the error says why the schema
     /// is not a valid JSON Schema.
     pub fn validator(&self) -> std::result::Result<&jsonschema::Validator, &str> {
         let built = self.validator.get_or_init(|| {
-            let strict = jsonschema::validator_for(&self.input_schema);
+            let schema = self.input_schema.value();
+            let strict = jsonschema::validator_for(&schema);
             let built = match strict {
                 Err(error) if self.lenient => {
-                    let mut schema = self.input_schema.clone();
+                    let mut schema = schema.into_owned();
                     drop_patterns(&mut schema);
                     tracing::debug!(action = %self.name, %error, "input patterns left to the API");
                     jsonschema::validator_for(&schema)
@@ -176,8 +208,8 @@ impl Manifest {
                 .map(|a| Declared {
                     name: a.name.clone(),
                     description: a.description.clone(),
-                    input_schema: a.input_schema.clone(),
-                    output_schema: a.output_schema.clone(),
+                    input_schema: a.input_schema.value().into_owned(),
+                    output_schema: a.output_schema.as_ref().map(|o| o.value().into_owned()),
                     access: a.access,
                 })
                 .collect(),
@@ -215,8 +247,8 @@ impl Manifest {
             let spec = ActionSpec::new(
                 action.name,
                 action.description.trim().to_owned(),
-                action.input_schema,
-                action.output_schema,
+                ActionSchema::Whole(action.input_schema),
+                action.output_schema.map(ActionSchema::Whole),
                 action.access,
             );
             spec.validator().map_err(|reason| invalid(reason.to_owned()))?;

@@ -167,7 +167,7 @@ impl WasmRuntime {
             // mode makes it) mean "not given": drop them and check again.
             Err(error) => {
                 let mut relaxed = input.clone();
-                if !crate::load::drop_null_optionals(&spec.input_schema, &mut relaxed) {
+                if !crate::load::drop_null_optionals(&spec.input_schema.value(), &mut relaxed) {
                     return Err(error);
                 }
                 validate(plugin, spec, &relaxed).map_err(|_| error)?;

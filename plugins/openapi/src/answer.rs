@@ -2,11 +2,12 @@
 //! API objected to and what to do about it.
 
 use quiver_contract::openapi::OperationPlan;
+use quiver_contract::text::{Shape, sanitize, sanitize_cut};
 use quiver_sdk::ToolError;
 use serde_json::{Value, json};
 
-/// Longest piece of an error body quoted in an error.
-const QUOTED_CHARS: usize = 400;
+/// Longest piece of an error body quoted in an error, in bytes.
+const QUOTED_BYTES: usize = 400;
 
 /// The answer to a response with `status`, `content_type` and `body`.
 ///
@@ -29,7 +30,7 @@ pub fn answer(plan: &OperationPlan, status: u16, content_type: Option<&str>, bod
             "body": String::from_utf8_lossy(body),
         }));
     }
-    let route = format!("{} {}", plan.method, plan.path);
+    let route = format!("{} {}", plan.method, sanitize(&plan.path, Shape::Line));
     let detail = detail(body).map(|d| format!(": {d}")).unwrap_or_default();
     let said = format!("the API answered HTTP {status} to `{route}`{detail}");
     Err(match status {
@@ -49,28 +50,21 @@ pub fn answer(plan: &OperationPlan, status: u16, content_type: Option<&str>, bod
 }
 
 /// What an error body says: a problem document's `title` and `detail`,
-/// an error object's `message` or `error`, else the start of the text.
+/// an error object's `message` or `error`, else the start of the text; on
+/// one line, through the one sanitiser (the API's text is outside text: an
+/// escape code or a line break in it is shown escaped), and cut.
 fn detail(body: &[u8]) -> Option<String> {
     if let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(body) {
         let text = |key: &str| object.get(key).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
         let parts: Vec<&str> =
             ["title", "detail", "message", "error", "error_description"].into_iter().filter_map(text).collect();
         if !parts.is_empty() {
-            return Some(cut(&parts.join(" — ")));
+            return Some(sanitize_cut(&parts.join(" — "), Shape::Line, QUOTED_BYTES));
         }
     }
     let text = String::from_utf8_lossy(body);
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    (!text.is_empty()).then(|| cut(&text))
-}
-
-fn cut(text: &str) -> String {
-    if text.chars().count() <= QUOTED_CHARS {
-        return text.to_owned();
-    }
-    let mut cut: String = text.chars().take(QUOTED_CHARS).collect();
-    cut.push('…');
-    cut
+    (!text.is_empty()).then(|| sanitize_cut(&text, Shape::Line, QUOTED_BYTES))
 }
 
 #[cfg(test)]
@@ -100,6 +94,16 @@ mod tests {
         assert!(matches!(answer(&plan(), 404, None, b"nope"), Err(ToolError::NotFound(_))));
         assert!(matches!(answer(&plan(), 503, None, b""), Err(ToolError::Unavailable(_))));
         assert!(matches!(answer(&plan(), 418, None, b""), Err(ToolError::Failed(_))));
+        let hostile = "{\"message\": \"no\\u001b[2J\\u0000\\u0007\\r\\n- forged: line\"}";
+        let ToolError::InvalidInput(message) = answer(&plan(), 400, None, hostile.as_bytes()).unwrap_err() else {
+            panic!()
+        };
+        assert!(message.contains("no\\u{1b}[2J\\u{0}\\u{7}\\r\\n- forged"), "{message}");
+        assert!(!message.contains(['\u{1b}', '\u{0}', '\u{7}', '\r', '\n']), "{message:?}");
+        let ToolError::Failed(message) = answer(&plan(), 418, None, b"tea\x1b]0;title\x07").unwrap_err() else {
+            panic!()
+        };
+        assert!(message.contains("tea\\u{1b}]0;title\\u{7}"), "{message}");
         let long = "x".repeat(5000);
         let ToolError::Failed(message) = answer(&plan(), 418, None, long.as_bytes()).unwrap_err() else { panic!() };
         assert!(message.len() < 600, "{}", message.len());

@@ -40,7 +40,15 @@ impl Request {
             match param.location {
                 ParamIn::Path => {
                     let placeholder = format!("{{{}}}", param.name);
-                    path = path.replace(&placeholder, &path_value(param, value));
+                    let filled = path.replace(&placeholder, &path_value(param, value));
+                    if moving_segments(&filled) > moving_segments(&path) {
+                        return Err(ToolError::invalid_input(format!(
+                            "`{}` may not make a path segment `.`, `..` or empty: it would send the request to \
+                             another path. Give the identifier itself.",
+                            param.arg
+                        )));
+                    }
+                    path = filled;
                 }
                 ParamIn::Query => query.extend(query_pairs(param, value)),
                 ParamIn::Header => headers.push((param.name.to_ascii_lowercase(), joined(value, ",", param.explode))),
@@ -63,6 +71,16 @@ impl Request {
         };
         Ok(Request { url, headers, body })
     }
+}
+
+/// How many segments of `path` are `.`, `..` or empty: the ones a server
+/// (or a proxy) reads as a move to another path (`/user/..` is `/`,
+/// `/user/` lists users). Escaping does not help: `%2E%2E` is read as `..`
+/// too, so a value that makes one is refused. Counted after the leading
+/// `/`; the template's own such segments are the document's.
+fn moving_segments(path: &str) -> usize {
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    path.split('/').skip(1).filter(|segment| matches!(*segment, "" | "." | "..")).count()
 }
 
 /// A scalar as text: strings as they are, other JSON as JSON.
@@ -223,6 +241,31 @@ mod tests {
         );
         let request = Request::build(&form, "http://h", &json!({"id": 7, "body": {"name": "R x", "n": 2}})).unwrap();
         assert_eq!(request.body.as_deref(), Some(&b"name=R%20x&n=2"[..]));
+    }
+
+    #[test]
+    fn a_path_parameter_cannot_make_a_dot_or_empty_segment() {
+        let plan = OperationPlan {
+            method: "GET".into(),
+            path: "/files/{dir}{name}/raw".into(),
+            params: vec![
+                param("dir", ParamIn::Path, ParamStyle::Simple, false),
+                param("name", ParamIn::Path, ParamStyle::Simple, false),
+            ],
+            body: None,
+        };
+        for (dir, name) in [("..", ""), (".", ""), ("", ""), (".", ".")] {
+            let refused = Request::build(&plan, "http://h", &json!({"dir": dir, "name": name}));
+            assert!(matches!(refused, Err(ToolError::InvalidInput(_))), "{dir:?} {name:?}: {refused:?}");
+        }
+        for (dir, name, url) in [
+            ("a", "..", "http://h/files/a../raw"),
+            ("..", ".b", "http://h/files/...b/raw"),
+            ("a/..", "", "http://h/files/a%2F../raw"),
+        ] {
+            let request = Request::build(&plan, "http://h", &json!({"dir": dir, "name": name})).unwrap();
+            assert_eq!(request.url, url);
+        }
     }
 
     #[test]

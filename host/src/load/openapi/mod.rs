@@ -13,6 +13,7 @@
 
 mod names;
 mod operation;
+mod refs;
 mod schema;
 mod security;
 
@@ -23,8 +24,9 @@ use std::sync::{Arc, Mutex, Weak};
 use sha2::{Digest, Sha256};
 
 pub use operation::{Operation, access_of};
+pub use schema::{Definitions, Schema};
 
-use crate::contract::{Access, Kind, MAX_SUMMARY_CHARS, Stub, StubAction, one_line};
+use crate::contract::{Access, Kind, MAX_SUMMARY_CHARS, Shape, Stub, StubAction, one_line, sanitize};
 use crate::error::{Error, Result};
 use crate::load::manifest::{ActionSpec, Manifest};
 
@@ -111,21 +113,27 @@ impl Api {
             None => return Err(invalid("it has no `openapi` version field".into())),
         }
         let spec: oas3::Spec = serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
-        let components = schema::Components::new(&spec);
+        // The stub is built, not read, but its version follows the rule a
+        // read stub's does (`quiver list` shows it as it is).
+        if let Some(problem) = quiver_contract::version_problem(&spec.info.version) {
+            return Err(Error::config(origin, format!("`info.version`: {problem}, as a plugin's version")));
+        }
+        let definitions = schema::Definitions::new(&spec);
+        let refs = refs::Refs { spec: &spec, origin };
         let mut names = names::Names::default();
         let mut operations = Vec::new();
         for (path, item) in spec.paths.iter().flatten() {
             for (method, op) in item.methods() {
                 let name = names.of(op.operation_id.as_deref(), method.as_str(), path);
                 let source = operation::Source {
-                    spec: &spec,
-                    components: &components,
+                    refs,
+                    definitions: &definitions,
                     path,
                     method: &method,
                     op,
                     shared: &item.parameters,
                 };
-                operations.push(source.operation(name));
+                operations.push(source.operation(name)?);
             }
         }
         if operations.is_empty() {
@@ -137,14 +145,14 @@ impl Api {
             .map(|text| one_line(&squeezed(text), MAX_SUMMARY_CHARS))
             .find(|line| !line.is_empty())
             .unwrap_or_default();
-        let schemes = spec
-            .components
-            .iter()
-            .flat_map(|c| &c.security_schemes)
-            .filter_map(|(name, scheme)| scheme.resolve(&spec).ok().map(|s| (name.clone(), s)))
-            .collect();
+        let mut schemes = BTreeMap::new();
+        for (name, scheme) in spec.components.iter().flat_map(|c| &c.security_schemes) {
+            if let refs::Found::Object(scheme) = refs.follow(scheme)? {
+                schemes.insert(name.clone(), scheme.clone());
+            }
+        }
         Ok(Api {
-            title: spec.info.title.trim().to_owned(),
+            title: sanitize(spec.info.title.trim(), Shape::Line).into_owned(),
             version: spec.info.version.clone(),
             summary,
             operations,
@@ -210,12 +218,17 @@ impl OpenApiConnector {
     /// The one line shown in Tier 1: the title, then the document's own
     /// summary.
     fn description(&self) -> String {
-        let line = if self.api.summary.is_empty() || self.api.summary == self.api.title {
-            self.api.title.clone()
+        let (title, summary) = (&self.api.title, &self.api.summary);
+        let line = if summary.is_empty() || summary == title {
+            title.clone()
+        } else if title.is_empty() {
+            summary.clone()
         } else {
-            format!("{}: {}", self.api.title, self.api.summary)
+            format!("{title}: {summary}")
         };
-        one_line(&line, MAX_SUMMARY_CHARS)
+        let line = one_line(&line, MAX_SUMMARY_CHARS);
+        // A one-line description may not be empty.
+        if line.is_empty() { "An API described by an OpenAPI document".into() } else { line }
     }
 
     /// The Tier-1 stub of the instance `name`. It is built here, never read

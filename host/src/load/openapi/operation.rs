@@ -7,8 +7,10 @@ use std::collections::BTreeSet;
 use oas3::spec::{ObjectOrReference, Operation as Op, Parameter, ParameterIn, ParameterStyle};
 use serde_json::{Map, Value, json};
 
-use super::schema::Components;
-use crate::contract::{Access, MAX_SUMMARY_CHARS, one_line};
+use super::refs::{Found, Refs};
+use super::schema::{Definitions, Schema};
+use crate::contract::{Access, MAX_SUMMARY_CHARS, Shape, one_line, sanitize};
+use crate::error::Result;
 use quiver_contract::openapi::{BodyPlan, OperationPlan, ParamIn, ParamPlan, ParamStyle};
 
 /// One operation, as an action.
@@ -23,9 +25,9 @@ pub struct Operation {
     /// The full description: summary, description, method and path.
     pub description: String,
     /// The input schema (an object schema).
-    pub input_schema: Value,
+    pub input_schema: Schema,
     /// The 2xx JSON response's schema, when the document gives one.
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Schema>,
     /// Its level, from the method.
     pub access: Access,
     /// How the connector sends it.
@@ -34,8 +36,8 @@ pub struct Operation {
 
 /// What one operation needs from the document.
 pub(super) struct Source<'a> {
-    pub spec: &'a oas3::Spec,
-    pub components: &'a Components,
+    pub refs: Refs<'a>,
+    pub definitions: &'a std::sync::Arc<Definitions>,
     pub path: &'a str,
     pub method: &'a http::Method,
     pub op: &'a Op,
@@ -43,31 +45,44 @@ pub(super) struct Source<'a> {
     pub shared: &'a [ObjectOrReference<Parameter>],
 }
 
-/// Headers OpenAPI says a parameter may not describe (the body, content
-/// negotiation and the credential are the host's and the connector's).
-const IGNORED_HEADERS: [&str; 3] = ["accept", "content-type", "authorization"];
+/// Headers the connector sets itself (content negotiation, the body's
+/// type), which OpenAPI says a parameter may not describe.
+const CONNECTOR_HEADERS: [&str; 2] = ["accept", "content-type"];
 
-impl Source<'_> {
-    /// The action, named `name`; what could not be expressed is logged.
-    pub(super) fn operation(&self, name: String) -> Operation {
+/// Whether a header parameter named `name` is left out: the connector sets
+/// it, or no guest may set it (the host sets or refuses it; the egress
+/// code's one list), so every use would be refused.
+fn host_owned(name: &str) -> bool {
+    CONNECTOR_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h)) || crate::sandbox::http::forbidden_to_guests(name)
+}
+
+impl<'a> Source<'a> {
+    /// The action, named `name`; what could not be expressed is logged. A
+    /// `$ref` cycle is an error.
+    pub(super) fn operation(&self, name: String) -> Result<Operation> {
         let mut properties = Map::new();
         let mut required = Vec::new();
         let mut refs = BTreeSet::new();
         let mut params = Vec::new();
-        for param in self.parameters() {
+        for param in self.parameters()? {
             let location = match param.location {
                 ParameterIn::Path => ParamIn::Path,
                 ParameterIn::Query => ParamIn::Query,
-                ParameterIn::Header if !IGNORED_HEADERS.contains(&param.name.to_ascii_lowercase().as_str()) => {
-                    ParamIn::Header
+                ParameterIn::Header if !host_owned(&param.name) => ParamIn::Header,
+                ParameterIn::Header => {
+                    let parameter = sanitize(&param.name, Shape::Line);
+                    tracing::debug!(operation = %name, %parameter, "header parameter left out: the host sets or refuses it");
+                    continue;
                 }
-                ParameterIn::Header => continue,
                 ParameterIn::Cookie => {
-                    tracing::debug!(operation = %name, parameter = %param.name, "cookie parameters are not sent");
+                    let parameter = sanitize(&param.name, Shape::Line);
+                    tracing::debug!(operation = %name, %parameter, "cookie parameters are not sent");
                     continue;
                 }
             };
-            let arg = free_name(&properties, &param.name, location_word(location));
+            // The model sees a safe property name; the plan keeps the name
+            // sent on the wire.
+            let arg = free_name(&properties, &sanitize(&param.name, Shape::Line), location_word(location));
             let schema = param.schema.as_ref().or_else(|| media_schema(param.content.as_ref()));
             let schema = property(schema, param.description.as_deref(), &mut refs);
             if location == ParamIn::Path || param.required == Some(true) {
@@ -82,7 +97,7 @@ impl Source<'_> {
                 explode: param.explode.unwrap_or(matches!(param.style, None | Some(ParameterStyle::Form))),
             });
         }
-        let body = self.request_body().map(|(body, content_type)| {
+        let body = self.request_body()?.map(|(body, content_type)| {
             let arg = free_name(&properties, "body", "request");
             let schema = body.content.get(&content_type).and_then(|m| m.schema.as_ref());
             let schema = property(schema, body.description.as_deref(), &mut refs);
@@ -96,66 +111,99 @@ impl Source<'_> {
         if !required.is_empty() {
             input["required"] = Value::Array(required);
         }
-        Operation {
+        Ok(Operation {
             name,
             operation_id: self.op.operation_id.clone(),
             tags: self.op.tags.clone(),
             description: self.description(),
-            input_schema: self.components.with_defs(input, refs),
-            output_schema: self.output_schema(),
+            input_schema: self.definitions.with(input, refs),
+            output_schema: self.output_schema()?,
             access: access_of(self.method),
             plan: OperationPlan { method: self.method.as_str().to_owned(), path: self.path.to_owned(), params, body },
-        }
+        })
     }
 
     /// The operation's parameters, then the path item's it does not
-    /// override; references resolved (an unresolvable one is skipped).
-    fn parameters(&self) -> Vec<Parameter> {
-        let resolve = |list: &[ObjectOrReference<Parameter>]| -> Vec<Parameter> {
-            list.iter()
-                .filter_map(|p| {
-                    p.resolve(self.spec)
-                        .map_err(|e| tracing::warn!(path = %self.path, error = %e, "parameter skipped"))
-                        .ok()
-                })
-                .collect()
-        };
-        let mut own = resolve(&self.op.parameters);
-        let shared = resolve(self.shared);
-        for param in shared {
+    /// override; references followed (one that leads nowhere is skipped).
+    fn parameters(&self) -> Result<Vec<&'a Parameter>> {
+        let mut own = self.followed(&self.op.parameters)?;
+        for param in self.followed(self.shared)? {
             if !own.iter().any(|p| p.name == param.name && p.location == param.location) {
                 own.push(param);
             }
         }
-        own
+        Ok(own)
     }
 
-    /// The request body (references resolved) and its media type, JSON
+    fn followed(&self, list: &'a [ObjectOrReference<Parameter>]) -> Result<Vec<&'a Parameter>> {
+        let mut found = Vec::with_capacity(list.len());
+        for item in list {
+            match self.refs.follow(item)? {
+                Found::Object(param) => found.push(param),
+                Found::Missing(target) => self.skipped("parameter", &target),
+            }
+        }
+        Ok(found)
+    }
+
+    /// The request body (references followed) and its media type, JSON
     /// preferred.
-    fn request_body(&self) -> Option<(oas3::spec::RequestBody, String)> {
-        let body = self.op.request_body.as_ref()?.resolve(self.spec).ok()?;
-        let content_type = preferred_media(body.content.keys())?;
-        Some((body, content_type))
+    fn request_body(&self) -> Result<Option<(&'a oas3::spec::RequestBody, String)>> {
+        let Some(item) = &self.op.request_body else { return Ok(None) };
+        let body = match self.refs.follow(item)? {
+            Found::Object(body) => body,
+            Found::Missing(target) => {
+                self.skipped("request body", &target);
+                return Ok(None);
+            }
+        };
+        Ok(preferred_media(body.content.keys()).map(|content_type| (body, content_type)))
     }
 
     /// The schema of the first 2xx response with a JSON body.
-    fn output_schema(&self) -> Option<Value> {
-        let responses = self.op.responses(self.spec);
-        let (_, response) = responses.iter().find(|(status, _)| status.starts_with('2'))?;
-        let (_, media) = response.content.iter().find(|(media, _)| is_json(media))?;
-        Some(self.components.document(media.schema.as_ref()?))
+    fn output_schema(&self) -> Result<Option<Schema>> {
+        for (status, item) in self.op.responses.iter().flatten() {
+            if !status.starts_with('2') {
+                continue;
+            }
+            let response = match self.refs.follow(item)? {
+                Found::Object(response) => response,
+                Found::Missing(target) => {
+                    self.skipped("response", &target);
+                    continue;
+                }
+            };
+            let schema = response.content.iter().find(|(media, _)| is_json(media)).and_then(|(_, m)| m.schema.as_ref());
+            return Ok(schema.map(|schema| self.definitions.schema(schema)));
+        }
+        Ok(None)
+    }
+
+    /// Log a reference that leads nowhere in this document.
+    fn skipped(&self, what: &str, target: &str) {
+        tracing::warn!(
+            document = %self.refs.origin,
+            path = %sanitize(self.path, Shape::Line),
+            target = %sanitize(target, Shape::Line),
+            "{what} skipped: its `$ref` leads to nothing in this document"
+        );
     }
 
     /// A first paragraph of one short line (the summary, else the
     /// description's first line, else the route), then the summary and
     /// description whole where that line cut them, then the route.
+    ///
+    /// Every piece is the document's text through the one sanitiser (lines
+    /// kept, every other control character escaped).
     fn description(&self) -> String {
-        let summary = self.op.summary.as_deref().map(str::trim).filter(|s| !s.is_empty());
-        let long = self.op.description.as_deref().map(str::trim).filter(|s| !s.is_empty());
-        let route = format!("`{} {}`", self.method, self.path);
-        let first = one_line(&super::squeezed(summary.or(long).unwrap_or(&route)), MAX_SUMMARY_CHARS);
+        let text = |text: &Option<String>| {
+            text.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(|s| sanitize(s, Shape::Lines).into_owned())
+        };
+        let (summary, long) = (text(&self.op.summary), text(&self.op.description));
+        let route = format!("`{} {}`", self.method, sanitize(self.path, Shape::Line));
+        let first = one_line(&super::squeezed(summary.as_ref().or(long.as_ref()).unwrap_or(&route)), MAX_SUMMARY_CHARS);
         let mut parts = vec![first.clone()];
-        parts.extend([summary, long].into_iter().flatten().filter(|t| *t != first).map(str::to_owned));
+        parts.extend([&summary, &long].into_iter().flatten().filter(|t| **t != first).cloned());
         if self.op.deprecated == Some(true) {
             parts.push("Deprecated.".into());
         }
@@ -167,7 +215,8 @@ impl Source<'_> {
 }
 
 /// An input property: `schema` converted (its component references added
-/// to `refs`; none: anything), with `description` unless it has its own.
+/// to `refs`; none: anything), with `description` (sanitised) unless it has
+/// its own.
 fn property(schema: Option<&oas3::spec::Schema>, description: Option<&str>, refs: &mut BTreeSet<String>) -> Value {
     let mut value = match schema {
         Some(schema) => {
@@ -178,7 +227,7 @@ fn property(schema: Option<&oas3::spec::Schema>, description: Option<&str>, refs
         None => json!({}),
     };
     if let (Some(text), Value::Object(object)) = (description, &mut value) {
-        object.entry("description").or_insert_with(|| Value::String(text.to_owned()));
+        object.entry("description").or_insert_with(|| Value::String(sanitize(text, Shape::Lines).into_owned()));
     }
     value
 }

@@ -1,73 +1,154 @@
-//! JSON Schemas of operations, as self-contained documents.
+//! JSON Schemas of operations, with the document's component schemas
+//! shared.
 //!
-//! oas3 resolves the references between OpenAPI objects (parameters,
-//! request bodies, responses); schemas may still point at
-//! `#/components/schemas/NAME`, and may do so in cycles. Each schema the
-//! host hands out keeps those references, rewritten to `#/$defs/NAME`,
-//! and carries in `$defs` every component schema it reaches, so the
-//! `jsonschema` validator (and a model) resolves them, cycles included.
-//! A reference to anything else (another file, another part of the
-//! document) becomes an unconstrained schema that says what it stood for.
+//! The host follows the references between OpenAPI objects (parameters,
+//! request bodies, responses; see [`super::refs`]); schemas may still
+//! point at `#/components/schemas/NAME`, and may do so in cycles. Those
+//! references are kept, rewritten to `#/$defs/NAME`. The component schemas
+//! are converted once into the document's [`Definitions`], which every
+//! [`Schema`] of the document shares: an operation holds only its own JSON
+//! and the names it refers to, so memory grows with the document, not with
+//! its operations times its components. [`Schema::document`] makes one
+//! schema self-contained when it is asked for (a model's `discover`, the
+//! validator): its JSON with `$defs` holding every component schema it
+//! reaches, so the `jsonschema` validator (and a model) resolves them,
+//! cycles included. A reference to anything else (another file, another
+//! part of the document) becomes an unconstrained schema that says what it
+//! stood for.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::contract::{Shape, sanitize};
+
 const COMPONENTS: &str = "#/components/schemas/";
 
-/// The document's component schemas, converted once.
-pub(super) struct Components {
-    defs: BTreeMap<String, (Value, BTreeSet<String>)>,
+/// A document's component schemas, converted once and shared by all its
+/// schemas.
+#[derive(Debug, Default, PartialEq)]
+pub struct Definitions {
+    defs: BTreeMap<String, Definition>,
 }
 
-impl Components {
+/// One component schema: its JSON, and the component schemas it names.
+#[derive(Debug, PartialEq)]
+struct Definition {
+    schema: Value,
+    refs: BTreeSet<String>,
+}
+
+impl Definitions {
     /// Convert every schema under `components.schemas`.
-    pub(super) fn new(spec: &oas3::Spec) -> Components {
+    pub(super) fn new(spec: &oas3::Spec) -> Arc<Definitions> {
         let mut defs = BTreeMap::new();
         if let Some(components) = &spec.components {
             for (name, schema) in &components.schemas {
-                defs.insert(name.clone(), convert(schema));
+                let (schema, refs) = convert(schema);
+                defs.insert(name.clone(), Definition { schema, refs });
             }
         }
-        Components { defs }
+        Arc::new(Definitions { defs })
     }
 
-    /// `schema` as a self-contained JSON Schema: its references rewritten
-    /// and the component schemas it reaches under `$defs`.
-    pub(super) fn document(&self, schema: &oas3::spec::Schema) -> Value {
-        let (value, refs) = convert(schema);
-        self.with_defs(value, refs)
+    /// How many component schemas the document has.
+    pub fn len(&self) -> usize {
+        self.defs.len()
     }
 
-    /// `root` with `$defs` holding every component schema `refs` reach.
-    pub(super) fn with_defs(&self, mut root: Value, refs: BTreeSet<String>) -> Value {
+    /// Whether it has none.
+    pub fn is_empty(&self) -> bool {
+        self.defs.is_empty()
+    }
+
+    /// `schema`, its references rewritten, over these definitions.
+    pub(super) fn schema(self: &Arc<Self>, schema: &oas3::spec::Schema) -> Schema {
+        let (root, refs) = convert(schema);
+        self.with(root, refs)
+    }
+
+    /// `root`, which names the component schemas `refs`, over these
+    /// definitions.
+    pub(super) fn with(self: &Arc<Self>, root: Value, refs: BTreeSet<String>) -> Schema {
+        Schema(Arc::new(Parts { root, refs, defs: Arc::clone(self) }))
+    }
+
+    /// Every component schema `refs` reach, by name.
+    fn reached<'a>(&'a self, refs: &'a BTreeSet<String>) -> BTreeSet<&'a str> {
         let mut reached = BTreeSet::new();
-        let mut pending: Vec<String> = refs.into_iter().collect();
+        let mut pending: Vec<&String> = refs.iter().collect();
         while let Some(name) = pending.pop() {
-            if !reached.insert(name.clone()) {
+            if !reached.insert(name.as_str()) {
                 continue;
             }
-            if let Some((_, next)) = self.defs.get(&name) {
-                pending.extend(next.iter().filter(|n| !reached.contains(*n)).cloned());
-            }
+            pending.extend(self.defs.get(name).into_iter().flat_map(|d| &d.refs));
         }
+        reached
+    }
+}
+
+/// A schema as the host holds it: its own JSON, whose references to
+/// component schemas read `#/$defs/NAME`, over its document's
+/// [`Definitions`] (shared, never copied). Cloning it is cheap.
+#[derive(Clone)]
+pub struct Schema(Arc<Parts>);
+
+struct Parts {
+    root: Value,
+    refs: BTreeSet<String>,
+    defs: Arc<Definitions>,
+}
+
+impl Schema {
+    /// Its own JSON, as held: no `$defs`.
+    pub fn root(&self) -> &Value {
+        &self.0.root
+    }
+
+    /// The document's definitions it is read against.
+    pub fn definitions(&self) -> &Arc<Definitions> {
+        &self.0.defs
+    }
+
+    /// The schema, self-contained: its JSON with `$defs` holding every
+    /// component schema it reaches (made now, not kept).
+    pub fn document(&self) -> Value {
+        let Parts { root, refs, defs } = &*self.0;
+        let mut root = root.clone();
+        let reached = defs.reached(refs);
         if reached.is_empty() {
             return root;
         }
-        let defs: Map<String, Value> = reached
+        let included: Map<String, Value> = reached
             .into_iter()
             .map(|name| {
-                let schema = match self.defs.get(&name) {
-                    Some((schema, _)) => schema.clone(),
+                let schema = match defs.defs.get(name) {
+                    Some(definition) => definition.schema.clone(),
                     None => unresolved(&format!("{COMPONENTS}{name}")),
                 };
-                (name, schema)
+                (name.to_owned(), schema)
             })
             .collect();
         if let Value::Object(object) = &mut root {
-            object.insert("$defs".into(), Value::Object(defs));
+            object.insert("$defs".into(), Value::Object(included));
         }
         root
+    }
+}
+
+impl PartialEq for Schema {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.root == other.0.root
+            && self.0.refs == other.0.refs
+            && (Arc::ptr_eq(&self.0.defs, &other.0.defs) || self.0.defs == other.0.defs)
+    }
+}
+
+impl std::fmt::Debug for Schema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Schema").field("root", &self.0.root).field("refs", &self.0.refs).finish_non_exhaustive()
     }
 }
 
@@ -77,7 +158,60 @@ pub(super) fn convert(schema: &oas3::spec::Schema) -> (Value, BTreeSet<String>) 
     let mut value = serde_json::to_value(schema).unwrap_or_else(|_| Value::Object(Map::new()));
     let mut refs = BTreeSet::new();
     rewrite(&mut value, &mut refs);
+    sanitize_texts(&mut value);
     (value, refs)
+}
+
+/// Keywords whose text is prose for a reader (and a model).
+const TEXT_KEYWORDS: [&str; 4] = ["description", "title", "summary", "$comment"];
+
+/// Keywords whose value maps names (a property's, which may be any word)
+/// to schemas.
+const NAMED_SCHEMAS: [&str; 5] = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+
+/// Keywords whose value is data (an instance), left as the API gives it.
+const VALUE_KEYWORDS: [&str; 5] = ["enum", "const", "default", "example", "examples"];
+
+/// Every prose text of a schema (descriptions, titles, and the strings of
+/// `x-` extensions such as enum descriptions) through the one sanitiser,
+/// lines kept. Values the API defines (`enum`, `const`, `default`,
+/// examples) are data and stay as they are.
+fn sanitize_texts(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            for (key, child) in object.iter_mut() {
+                match child {
+                    Value::String(text) if TEXT_KEYWORDS.contains(&key.as_str()) || key.starts_with("x-") => {
+                        if let Cow::Owned(clean) = sanitize(text, Shape::Lines) {
+                            *text = clean;
+                        }
+                    }
+                    Value::Object(named) if NAMED_SCHEMAS.contains(&key.as_str()) => {
+                        named.values_mut().for_each(sanitize_texts);
+                    }
+                    _ if VALUE_KEYWORDS.contains(&key.as_str()) => {}
+                    _ if key.starts_with("x-") => sanitize_strings(child),
+                    _ => sanitize_texts(child),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(sanitize_texts),
+        _ => {}
+    }
+}
+
+/// Every string in `value` (an extension's free-form value) sanitised.
+fn sanitize_strings(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            if let Cow::Owned(clean) = sanitize(text, Shape::Lines) {
+                *text = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(sanitize_strings),
+        Value::Object(object) => object.values_mut().for_each(sanitize_strings),
+        _ => {}
+    }
 }
 
 fn rewrite(value: &mut Value, refs: &mut BTreeSet<String>) {
@@ -157,10 +291,12 @@ mod tests {
     #[test]
     fn cycles_are_kept_as_references_with_their_definitions() {
         let spec = oas3::from_json(DOC).unwrap();
-        let components = Components::new(&spec);
+        let definitions = Definitions::new(&spec);
         let schema: oas3::spec::Schema =
             serde_json::from_str(r##"{"type":"array","items":{"$ref":"#/components/schemas/Node"}}"##).unwrap();
-        let document = components.document(&schema);
+        let schema = definitions.schema(&schema);
+        assert!(schema.root().get("$defs").is_none(), "held without its definitions");
+        let document = schema.document();
         assert_eq!(document["items"]["$ref"], "#/$defs/Node");
         let defs = document["$defs"].as_object().unwrap();
         assert_eq!(defs.keys().collect::<Vec<_>>(), ["Node", "Tag"]);
@@ -185,11 +321,31 @@ mod tests {
     }
 
     #[test]
+    fn prose_is_sanitised_and_data_is_not() {
+        let schema: oas3::spec::Schema = serde_json::from_value(serde_json::json!({
+            "type": "object", "title": "T\u{1b}[2J", "description": "a\nb\u{7}",
+            "properties": {
+                "default": { "type": "string", "description": "d\u{0}" },
+                "mode": { "type": "string", "enum": ["a\u{7}"], "default": "a\u{7}" }
+            },
+            "x-enum-descriptions": { "a": "bell\u{7}" }
+        }))
+        .unwrap();
+        let (value, _) = convert(&schema);
+        assert_eq!(value["title"], "T\\u{1b}[2J");
+        assert_eq!(value["description"], "a\nb\\u{7}");
+        assert_eq!(value["properties"]["default"]["description"], "d\\u{0}");
+        assert_eq!(value["properties"]["mode"]["enum"][0], "a\u{7}", "data is the API's");
+        assert_eq!(value["properties"]["mode"]["default"], "a\u{7}");
+        assert_eq!(value["x-enum-descriptions"]["a"], "bell\\u{7}");
+    }
+
+    #[test]
     fn other_references_become_open_schemas_that_say_so() {
         let spec = oas3::from_json(DOC).unwrap();
         let schema: oas3::spec::Schema =
             serde_json::from_str(r##"{"type":"object","properties":{"x":{"$ref":"other.json#/X"}}}"##).unwrap();
-        let document = Components::new(&spec).document(&schema);
+        let document = Definitions::new(&spec).schema(&schema).document();
         assert!(document["properties"]["x"]["description"].as_str().unwrap().contains("other.json#/X"));
         assert!(document.get("$defs").is_none());
     }

@@ -70,9 +70,9 @@ fn operations_become_actions_with_names_levels_and_plans() {
     let get = op(&api, "get_book");
     assert_eq!(get.plan.path, "/books/{bookId}");
     assert_eq!(get.plan.params[0].location, ParamIn::Path);
-    assert_eq!(get.input_schema["required"], json!(["bookId"]));
+    assert_eq!(get.input_schema.root()["required"], json!(["bookId"]));
     assert_eq!(get.description, "Get one book\n\n`GET /books/{bookId}`");
-    let output = get.output_schema.as_ref().unwrap();
+    let output = get.output_schema.as_ref().unwrap().document();
     assert_eq!(output["$ref"], "#/$defs/Book");
     assert_eq!(output["$defs"]["Book"]["properties"]["sequel"]["$ref"], "#/$defs/Book");
 }
@@ -81,13 +81,13 @@ fn operations_become_actions_with_names_levels_and_plans() {
 fn inputs_hold_parameters_and_the_body_and_validate() {
     let api = api();
     let list = op(&api, "get_books");
-    assert_eq!(list.input_schema["properties"]["limit"]["description"], "At most this many.");
-    assert!(list.input_schema["properties"].get("session").is_none(), "cookies are not sent");
+    assert_eq!(list.input_schema.root()["properties"]["limit"]["description"], "At most this many.");
+    assert!(list.input_schema.root()["properties"].get("session").is_none(), "cookies are not sent");
     let tag = list.plan.params.iter().find(|p| p.name == "tag").unwrap();
     assert_eq!((tag.style, tag.explode), (ParamStyle::Form, false));
     let create = op(&api, "create_book");
     assert_eq!(create.plan.body.as_ref().unwrap().content_type, "application/json");
-    let validator = jsonschema::validator_for(&create.input_schema).unwrap();
+    let validator = jsonschema::validator_for(&create.input_schema.document()).unwrap();
     assert!(validator.is_valid(&json!({"body": {"title": "Dune", "sequel": {"title": "Messiah"}}})));
     assert!(!validator.is_valid(&json!({"body": {"sequel": {}}})), "title is required");
     assert!(!validator.is_valid(&json!({})), "the body is required");
@@ -151,4 +151,181 @@ fn one_content_is_parsed_once() {
     std::fs::write(&a, BOOKS).unwrap();
     std::fs::write(&b, BOOKS).unwrap();
     assert!(Arc::ptr_eq(&Api::open(&a).unwrap(), &Api::open(&b).unwrap()));
+}
+
+/// A `$ref` cycle between parameters, responses, request bodies or
+/// security schemes (a document of a few hundred bytes) is an error naming
+/// the document and the cycle, not a stack overflow; so is a chain of
+/// references longer than the limit, cycle or not.
+#[test]
+fn reference_cycles_and_long_chains_are_errors_naming_the_document() {
+    let document = |operation: &str, components: &str| {
+        format!(
+            r#"{{"openapi":"3.0.0","info":{{"title":"t","version":"1"}},"paths":{{"/a":{{"post":{{{operation}}}}}}},"components":{{{components}}}}}"#
+        )
+    };
+    let ok = r#""responses":{"200":{"description":"ok"}}"#;
+    let parameters = document(
+        &format!(r##""parameters":[{{"$ref":"#/components/parameters/A"}}],{ok}"##),
+        r##""parameters":{"A":{"$ref":"#/components/parameters/B"},"B":{"$ref":"#/components/parameters/A"}}"##,
+    );
+    assert!(parameters.len() < 330, "{}", parameters.len());
+    let responses = document(
+        r##""responses":{"200":{"$ref":"#/components/responses/R"}}"##,
+        r##""responses":{"R":{"$ref":"#/components/responses/S"},"S":{"$ref":"#/components/responses/R"}}"##,
+    );
+    let bodies = document(
+        &format!(r##""requestBody":{{"$ref":"#/components/requestBodies/Q"}},{ok}"##),
+        r##""requestBodies":{"Q":{"$ref":"#/components/requestBodies/Q"}}"##,
+    );
+    let schemes = document(ok, r##""securitySchemes":{"K":{"$ref":"#/components/securitySchemes/K"}}"##);
+    for (text, cycle) in [
+        (&parameters, "#/components/parameters/A → #/components/parameters/B → #/components/parameters/A"),
+        (&responses, "#/components/responses/R → #/components/responses/S → #/components/responses/R"),
+        (&bodies, "#/components/requestBodies/Q → #/components/requestBodies/Q"),
+        (&schemes, "#/components/securitySchemes/K → #/components/securitySchemes/K"),
+    ] {
+        let error = Api::parse(text, "cycle.json").expect_err(cycle).to_string();
+        assert!(error.contains("cycle.json") && error.contains("cycle") && error.contains(cycle), "{error}");
+    }
+    // 40 parameters, each a reference to the next: no cycle, too long.
+    let chain: Vec<String> = (0..40)
+        .map(|i| format!(r##""P{i}":{{"$ref":"#/components/parameters/P{}"}}"##, i + 1))
+        .chain([r#""P40":{"name":"q","in":"query","schema":{"type":"string"}}"#.to_owned()])
+        .collect();
+    let long = document(
+        &format!(r##""parameters":[{{"$ref":"#/components/parameters/P0"}}],{ok}"##),
+        &format!(r#""parameters":{{{}}}"#, chain.join(",")),
+    );
+    let error = Api::parse(&long, "chain.json").expect_err("a chain past the limit").to_string();
+    assert!(error.contains("chain.json") && error.contains("#/components/parameters/P0"), "{error}");
+    assert!(error.contains(&format!("more than {}", refs::MAX_DEPTH)), "{error}");
+    // Within the limit, the chain is followed.
+    let short = long.replace("#/components/parameters/P0\"}],", "#/components/parameters/P30\"}],");
+    let api = Api::parse(&short, "chain.json").unwrap();
+    assert!(api.operations[0].plan.params.iter().any(|p| p.name == "q"));
+}
+
+/// A document of `operations` operations over `components` component
+/// schemas that all reach each other (each refers to the next, the last to
+/// the first); each operation's body and answer refer to one of them.
+fn connected(operations: usize, components: usize) -> String {
+    let schemas: serde_json::Map<String, serde_json::Value> = (0..components)
+        .map(|i| {
+            let next = format!("#/components/schemas/C{}", (i + 1) % components);
+            (
+                format!("C{i}"),
+                json!({ "type": "object", "properties": { "name": { "type": "string" }, "next": { "$ref": next } } }),
+            )
+        })
+        .collect();
+    let paths: serde_json::Map<String, serde_json::Value> = (0..operations)
+        .map(|i| {
+            let schema = json!({ "$ref": format!("#/components/schemas/C{}", i % components) });
+            let operation = json!({
+                "requestBody": { "content": { "application/json": { "schema": schema } } },
+                "responses": { "200": { "description": "ok", "content": { "application/json": { "schema": schema } } } }
+            });
+            (format!("/r{i}"), json!({ "post": operation }))
+        })
+        .collect();
+    json!({ "openapi": "3.1.0", "info": { "title": "t", "version": "1" }, "paths": paths,
+            "components": { "schemas": schemas } })
+    .to_string()
+}
+
+/// Every operation reaches every component schema: each definition is
+/// held once, shared, however many operations reach it (it used to be
+/// copied into each operation's schemas and each instance's manifest: a
+/// 271 KB document took 3.5 GB). What a model is served is unchanged: an
+/// action's schema, made self-contained when asked for.
+#[test]
+fn component_schemas_are_held_once_whatever_reaches_them() {
+    const OPERATIONS: usize = 400;
+    const COMPONENTS: usize = 50;
+    let api = Arc::new(Api::parse(&connected(OPERATIONS, COMPONENTS), "connected.json").unwrap());
+    let manifest = api.select(&Selection::default(), "[connectors.c]").unwrap().manifest("c");
+    let defs = |schema: &serde_json::Value| schema.get("$defs").and_then(|d| d.as_object()).map_or(0, |d| d.len());
+    let held_by = |schema: &crate::load::ActionSchema| match schema {
+        crate::load::ActionSchema::Whole(value) => defs(value),
+        crate::load::ActionSchema::Document(schema) => defs(schema.root()),
+    };
+    let shared = api.operations[0].input_schema.definitions();
+    assert_eq!(shared.len(), COMPONENTS);
+    let mut held = 0;
+    for op in &api.operations {
+        held += defs(op.input_schema.root()) + op.output_schema.as_ref().map_or(0, |o| defs(o.root()));
+        for schema in [Some(&op.input_schema), op.output_schema.as_ref()].into_iter().flatten() {
+            assert!(Arc::ptr_eq(schema.definitions(), shared), "one set of definitions, shared");
+        }
+    }
+    for action in &manifest.actions {
+        held += held_by(&action.input_schema) + action.output_schema.as_ref().map_or(0, held_by);
+    }
+    assert_eq!(held, 0, "component definitions held {held} times for {COMPONENTS} components");
+
+    // Served, an action's schema is self-contained: every definition it
+    // reaches, and it checks inputs through them.
+    let action = &manifest.actions[7];
+    let served = action.input_schema.value();
+    assert_eq!(defs(&served), COMPONENTS);
+    assert_eq!(served["properties"]["body"]["$ref"], "#/$defs/C7");
+    let validator = action.validator().unwrap();
+    assert!(validator.is_valid(&json!({ "body": { "name": "a", "next": { "next": { "name": "b" } } } })));
+    assert!(!validator.is_valid(&json!({ "body": { "next": { "next": { "name": 3 } } } })));
+}
+
+/// Header parameters the guest may never set (the host sets or refuses
+/// them: `Host`, `Cookie`, the credentials, hop-by-hop headers) or that the
+/// connector sets itself (`Accept`, `Content-Type`) are not offered to the
+/// model: every use of them would be refused.
+#[test]
+fn headers_the_host_owns_are_not_parameters() {
+    let owned = ["Host", "Cookie", "Proxy-Authorization", "Authorization", "Connection", "Transfer-Encoding", "Accept"];
+    let mut parameters: Vec<serde_json::Value> =
+        owned.iter().map(|name| json!({ "name": name, "in": "header", "schema": { "type": "string" } })).collect();
+    parameters.push(json!({ "name": "X-Trace", "in": "header", "schema": { "type": "string" } }));
+    let document = json!({ "openapi": "3.1.0", "info": { "title": "t", "version": "1" }, "paths": { "/a": { "get": {
+        "parameters": parameters, "responses": { "200": { "description": "ok" } } } } } });
+    let api = Api::parse(&document.to_string(), "headers.json").unwrap();
+    let op = &api.operations[0];
+    let offered: Vec<&String> = op.input_schema.root()["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(offered, ["X-Trace"]);
+    let planned: Vec<&str> = op.plan.params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(planned, ["X-Trace"]);
+}
+
+/// `info.version` follows the contract's rule for a plugin's version, as a
+/// stub read from a component does: one with escape codes or a line break
+/// (which `quiver list` printed as they were) refuses the document, naming
+/// it and the field, without echoing the control characters.
+#[test]
+fn a_version_with_control_characters_refuses_the_document() {
+    let hostile = BOOKS.replace("version: 2.1.0", "version: \"2.1\\e[2J\\n- forged: line\"");
+    let error = Api::parse(&hostile, "books.yaml").expect_err("refused").to_string();
+    assert!(error.contains("books.yaml") && error.contains("`info.version`"), "{error}");
+    assert!(!error.contains(['\u{1b}', '\n']), "{error:?}");
+
+    // Every other text of the stub is made from the document by the one
+    // sanitiser, so it keeps the contract's rules however hostile the
+    // document is; an empty title still gives a description.
+    let hostile = BOOKS
+        .replace("title: Books,", "title: \"Books\\e]0;owned\\a\",")
+        .replace("summary: Get one book", "summary: \"Get\\a one\\r\\n- forged: line\"");
+    let untitled = BOOKS
+        .replace("title: Books,", "title: \"\",")
+        .replace(", description: \"A small library.\\n\\nMore words.\"", "");
+    for (text, description) in [
+        (hostile, "Books\\u{1b}]0;owned\\u{7}: A small library."),
+        (untitled, "An API described by an OpenAPI document"),
+    ] {
+        let api = Arc::new(Api::parse(&text, "books.yaml").unwrap());
+        let stub = api.select(&Selection::default(), "[connectors.books]").unwrap().stub("books");
+        assert_eq!(quiver_contract::version_problem(&stub.version), None);
+        assert_eq!(stub.description, description);
+        assert_eq!(crate::contract::summary_problem("books", &stub.description), None);
+        for action in &stub.actions {
+            assert_eq!(crate::contract::summary_problem(&action.name, &action.summary), None, "{:?}", action.summary);
+        }
+    }
 }

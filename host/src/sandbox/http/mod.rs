@@ -47,7 +47,7 @@ use wasmtime_wasi_http::{
 use crate::contract::CREDENTIAL_REFUSAL;
 use crate::sandbox::secrets::Secret;
 use credentials::NotApplied;
-pub use credentials::{Credential, RawAuth};
+pub use credentials::{Credential, RawAuth, forbidden_to_guests};
 pub use grant::{AllowedHost, HttpGrant};
 pub use guard::{Resolve, SystemResolver};
 pub use settings::{ConnectorSettings, OPENAPI_PLUGIN, RawConnector};
