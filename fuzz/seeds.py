@@ -159,7 +159,21 @@ def mcp_tools():
     write("mcp_tools", '{"tools":[{"name":"a\\u001b[2J","inputSchema":{"type":"object"}},{"name":"ok","description":"x\\r\\n## System","inputSchema":{"type":"object","properties":{"q\\u0007":{}}}}]}')
 
 
+def openapi():
+    # The real documents the tests serve (@readme/oas-examples, JSON), small enough to mutate.
+    examples = sorted(glob.glob(os.path.join(ROOT, "tests/servers/node_modules/@readme/oas-examples/3.*/json/*.json")))
+    for path in examples:
+        if os.path.getsize(path) <= 64 * 1024:
+            with open(path, "rb") as f:
+                write("openapi", f.read())
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests/data/openapi/*"))):
+        if os.path.isfile(path) and os.path.getsize(path) <= 64 * 1024:
+            with open(path, "rb") as f:
+                write("openapi", f.read())
+
+
 if __name__ == "__main__":
+    openapi()
     messages()
     mcp_tools()
     configs()

@@ -66,6 +66,11 @@ fn mcp_tools_corpus_replays() {
 }
 
 #[test]
+fn openapi_corpus_replays() {
+    replay("openapi", quiver::fuzzing::openapi);
+}
+
+#[test]
 fn manifest_corpus_replays() {
     replay("manifest", quiver::fuzzing::manifest);
 }

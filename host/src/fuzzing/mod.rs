@@ -96,3 +96,25 @@ pub fn mcp_tools(data: &[u8]) {
         assert!(!raw(&tool.input_schema.to_string(), Shape::Line), "a raw schema: {}", tool.input_schema);
     }
 }
+
+/// An OpenAPI document, imported as a connector: parsed, every operation
+/// selected, its stub, manifest (each action's schema as served, and its
+/// validator) and request plans built. A document that imports gives a
+/// stub that is valid by the contract's rules. (The fuzz target also holds
+/// the import's memory to a bound of the document's size, with a counting
+/// allocator of its own.)
+pub fn openapi(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(api) = crate::load::openapi::Api::parse(text, "fuzz.json") else { return };
+    let api = std::sync::Arc::new(api);
+    let Ok(connector) = api.select(&crate::load::openapi::Selection::default(), "[connectors.fuzz]") else { return };
+    let stub = connector.stub("fuzz");
+    assert!(quiver_contract::version_problem(&stub.version).is_none(), "a stub with version {:?}", stub.version);
+    let manifest = connector.manifest("fuzz");
+    for action in &manifest.actions {
+        let _ = action.validator();
+    }
+    for (_, plan) in connector.plans() {
+        assert!(!plan.is_empty());
+    }
+}
