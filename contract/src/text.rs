@@ -31,14 +31,42 @@ pub enum Shape {
 }
 
 /// Whether `c` is unsafe to show as it is, in `shape`: a control character
-/// (C0, DEL, C1), a bidirectional formatting character (Trojan Source), or
-/// a Unicode line or paragraph separator.
+/// (C0, DEL, C1), a Unicode line or paragraph separator, or a character a
+/// reader cannot see but a model's tokenizer reads: every format character
+/// (General Category Cf: bidirectional controls, zero-width characters,
+/// the soft hyphen, the tag characters of "ASCII smuggling"), variation
+/// selectors (which can carry arbitrary bytes) and the Hangul fillers.
 pub fn unsafe_char(c: char, shape: Shape) -> bool {
     match c {
         '\n' | '\t' => shape == Shape::Line,
-        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
+        c if c.is_control() => true,
         '\u{2028}' | '\u{2029}' => true,
-        c => c.is_control(),
+        // General Category Cf (Unicode 16).
+        '\u{00ad}'
+        | '\u{0600}'..='\u{0605}'
+        | '\u{061c}'
+        | '\u{06dd}'
+        | '\u{070f}'
+        | '\u{0890}'..='\u{0891}'
+        | '\u{08e2}'
+        | '\u{180e}'
+        | '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{206f}'
+        | '\u{feff}'
+        | '\u{fff9}'..='\u{fffb}'
+        | '\u{110bd}'
+        | '\u{110cd}'
+        | '\u{13430}'..='\u{1343f}'
+        | '\u{1bca0}'..='\u{1bca3}'
+        | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0001}'
+        | '\u{e0020}'..='\u{e007f}' => true,
+        // Variation selectors, and the Hangul fillers (blank letters).
+        '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}' => true,
+        '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}' => true,
+        _ => false,
     }
 }
 
@@ -75,8 +103,10 @@ pub fn sanitize_cut(text: &str, shape: Shape, max: usize) -> String {
 
 /// Why `name`, a name from outside (an upstream tool's), cannot be used: it
 /// is empty, longer than [`MAX_OUTSIDE_NAME`] characters, or holds a
-/// character unsafe on one line. Such a name is refused and reported, not
-/// cleaned: two hostile names must never clean into one.
+/// character unsafe on one line or any whitespace (`get weather` and
+/// `get\u{a0}weather` would read alike). Such a name is refused and
+/// reported, not cleaned: two hostile names must never clean into one, nor
+/// two different names look like one.
 pub fn outside_name_problem(name: &str) -> Option<String> {
     let chars = name.chars().count();
     if chars == 0 {
@@ -87,9 +117,9 @@ pub fn outside_name_problem(name: &str) -> Option<String> {
             sanitize_cut(name, Shape::Line, 64)
         ))
     } else {
-        name.chars().find(|c| unsafe_char(*c, Shape::Line)).map(|c| {
+        name.chars().find(|c| unsafe_char(*c, Shape::Line) || c.is_whitespace()).map(|c| {
             format!(
-                "the name `{}` holds the control character U+{:04X}",
+                "the name `{}` holds the invisible or control character U+{:04X}",
                 sanitize_cut(name, Shape::Line, 200),
                 c as u32
             )
@@ -107,7 +137,10 @@ mod tests {
         assert_eq!(sanitize("a\r\nb\tc\u{7}", Shape::Lines), "a\\r\nb\tc\\u{7}");
         assert_eq!(sanitize("abc\u{202e}gpj.exe", Shape::Lines), "abc\\u{202e}gpj.exe");
         assert_eq!(sanitize("line\u{2028}sep\u{85}nel\u{0}", Shape::Lines), "line\\u{2028}sep\\u{85}nel\\u{0}");
-        assert!(matches!(sanitize("plain é 漢字", Shape::Line), Cow::Borrowed(_)));
+        assert!(matches!(sanitize("plain é 漢字 🙂", Shape::Line), Cow::Borrowed(_)));
+        // Invisible text a model would read: tag characters, zero-width, variation selectors.
+        assert_eq!(sanitize("ok\u{e0041}\u{e0042}", Shape::Lines), "ok\\u{e0041}\\u{e0042}");
+        assert_eq!(sanitize("a\u{200b}b\u{ad}c\u{fe0f}", Shape::Line), "a\\u{200b}b\\u{ad}c\\u{fe0f}");
     }
 
     #[test]
@@ -127,5 +160,8 @@ mod tests {
         let problem = outside_name_problem("tool\n- forged: line").unwrap();
         assert!(problem.contains("U+000A") && !problem.contains('\n'), "{problem}");
         assert!(outside_name_problem("a\u{1b}[2J").unwrap().contains("U+001B"));
+        for invisible in ["get\u{200b}_weather", "get\u{a0}weather", "get weather", "get\u{e0041}x", "a\u{fe0f}"] {
+            assert!(outside_name_problem(invisible).is_some(), "{invisible:?}");
+        }
     }
 }

@@ -398,6 +398,10 @@ fn call_with_an_agent_goes_through_its_session() {
     let out =
         cli.run(&["--config", config, "--agent", "mathy", "call", "calc", "evaluate", r#"{"expression": "6 * 7"}"#]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // Nor is its manifest shown to that agent.
+    let out = cli.run(&["--config", config, "--agent", "mathy", "describe", "misbehave"]);
+    assert_eq!(out.status.code(), Some(1), "a plugin the profile hides was described: {}", stdout(&out));
+    assert!(stderr(&out).contains("no plugin named `misbehave`"), "{}", stderr(&out));
 
     let out = cli.run(&["--config", config, "call", "books", "create", create]);
     assert!(out.status.success(), "the operator's write: {}", stderr(&out));

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use quiver::contract::Access;
-use quiver::fuzzing::{SCHEMA, SqlHarness};
+use quiver::fuzzing::{SqlHarness, schema};
 
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
@@ -75,14 +75,17 @@ fn manifest_corpus_replays() {
     replay("manifest", quiver::fuzzing::manifest);
 }
 
-/// The SQL corpus on SQLite (as the fuzzer runs it), then every statement
-/// on a throwaway PostgreSQL at `read` access with the same oracle.
+/// The SQL corpus on SQLite's twins (as the fuzzer runs it), then every
+/// statement on two throwaway PostgreSQL databases that differ only in
+/// their hidden values, at `read` access, with the same oracle.
 #[test]
 fn sql_corpus_replays_on_sqlite_and_postgresql() {
     replay("sql", quiver::fuzzing::sql);
     let server = quiver_tests::postgres::Postgres::start();
-    server.create("fuzz", SCHEMA);
-    let harness = SqlHarness::postgres(&server.url("postgres", "fuzz"), &server.password_file());
+    server.create("fuzz_a", &schema(0));
+    server.create("fuzz_b", &schema(1));
+    let urls = [server.url("postgres", "fuzz_a"), server.url("postgres", "fuzz_b")];
+    let harness = SqlHarness::postgres([&urls[0], &urls[1]], &server.password_file());
     let mut seen = std::collections::BTreeSet::new();
     for (path, data) in inputs("sql") {
         let Some((_, text)) = data.split_first() else { continue };

@@ -167,7 +167,9 @@ async fn privileges_behind_the_policy_are_checked_and_reported() {
 /// Output is bounded by a named engine limit whatever the functions build:
 /// SQLite's `SQLITE_LIMIT_LENGTH` (the result cap) stops `printf` and
 /// `zeroblob` mid-statement; PostgreSQL's `statement_timeout` stops a
-/// runaway aggregate.
+/// runaway aggregate, and a value larger than the result cap is refused
+/// from its message's header, before it is read (a 50 MB `repeat` used to
+/// be read whole, then found too large); the next statement runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn output_is_bounded_by_named_engine_limits() {
     let lite = TestDatabase::new(Engine::Sqlite);
@@ -186,6 +188,14 @@ async fn output_is_bounded_by_named_engine_limits() {
     let (kind, message) = query(&mut s, sql).await.unwrap_err();
     assert_eq!(kind, GuestErrorKind::Unavailable, "{message}");
     assert!(message.contains("limit of 500 ms"), "{message}");
+    let t = TestHost::builder().config(&pg.section("music", "max_result_kb = 64")).build();
+    let mut s = t.host.session(None).unwrap();
+    for sql in ["SELECT repeat('x', 50000000)", "SELECT string_agg(name, ',') FROM track a, (SELECT 1 FROM genre) g"] {
+        let (kind, message) = query(&mut s, sql).await.unwrap_err();
+        assert_eq!(kind, GuestErrorKind::InvalidInput, "{sql}: {message}");
+        assert!(message.contains("over the result cap of 64 KiB, and the connection was closed"), "{sql}: {message}");
+        assert_eq!(query(&mut s, "SELECT count(*) FROM genre").await.unwrap()["rows"][0][0], 25);
+    }
 }
 
 /// A table made after the schema was read (by someone else) is not

@@ -188,7 +188,8 @@ async fn a_huge_upstream_answer_is_cut_to_its_budget_and_rest_sends_it_once() {
     // REST: the text once, beside what it cannot carry.
     wait_for(&t.host, |c| c.tool("big__flood").is_some()).await;
     let app = router(&t.host, &HttpOptions::default(), CancellationToken::new()).unwrap();
-    let request = Request::post("/v1/tools/big__flood/call").body(Body::from("{}")).unwrap();
+    let request =
+        Request::post("/v1/tools/big__flood/call").header("host", "localhost").body(Body::from("{}")).unwrap();
     let response = app.oneshot(request).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let body = response.into_body().collect().await.unwrap().to_bytes();

@@ -137,7 +137,7 @@ impl LiveServer {
 /// [`outside_name_problem`]) is left out, and said why in the second list,
 /// so one bad entry never takes its server's other tools with it. The text
 /// of the others passes the one sanitiser: the title on one line, the
-/// description and every string of the schemas and annotations as lines.
+/// description and the prose of the schemas and annotations as lines.
 pub fn parse_tools(raw: Vec<Value>) -> (Vec<UpstreamTool>, Vec<String>) {
     let (mut tools, mut problems) = (Vec::with_capacity(raw.len()), Vec::new());
     for (i, mut tool) in raw.into_iter().enumerate() {
@@ -179,17 +179,27 @@ fn unsafe_key(value: &Value) -> Option<String> {
     }
 }
 
-/// Every string in `value` (not its keys: those are names the server
-/// matches, checked by [`unsafe_key`]) passed through the sanitiser as lines.
+/// The prose of `value` (a schema's or annotations' `description`,
+/// `title`, `$comment`, at any depth) passed through the sanitiser as
+/// lines. Data the server matches (`enum`, `const`, `default`, `pattern`,
+/// examples) is left as written: escaping it would change what a model
+/// sends; it reaches the model as JSON, whose encoding escapes its control
+/// characters.
 fn sanitize_strings(value: &mut Value) {
     match value {
-        Value::String(text) => {
-            if let Cow::Owned(clean) = sanitize(text, Shape::Lines) {
-                *text = clean;
+        Value::Array(items) => items.iter_mut().for_each(sanitize_strings),
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match value {
+                    Value::String(text) if matches!(key.as_str(), "description" | "title" | "$comment") => {
+                        if let Cow::Owned(clean) = sanitize(text, Shape::Lines) {
+                            *text = clean;
+                        }
+                    }
+                    other => sanitize_strings(other),
+                }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(sanitize_strings),
-        Value::Object(map) => map.values_mut().for_each(sanitize_strings),
         _ => {}
     }
 }

@@ -15,7 +15,7 @@ mod sql;
 use std::path::Path;
 
 pub use faces::{envelope, stdio};
-pub use sql::{HIDDEN, MARKERS, SCHEMA, SqlHarness, sql};
+pub use sql::{HIDDEN, SqlHarness, schema, sql};
 
 use crate::contract::{Shape, outside_name_problem, sanitize};
 use crate::load::Manifest;
@@ -80,9 +80,9 @@ pub fn manifest(data: &[u8]) {
 }
 
 /// A saved MCP `tools/list` (the same reading as a live server's and the
-/// disk cache's): every tool kept has a name that can be shown and text
-/// with nothing unsafe left in it; a bad entry never takes the others with
-/// it.
+/// disk cache's): every tool kept has a name that can be shown, and its
+/// description, title and the prose of its schemas have nothing unsafe left
+/// in them; a bad entry never takes the others with it.
 pub fn mcp_tools(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let Ok((server, _left_out)) = crate::catalog::mcp::UpstreamServer::parse(text, Path::new("fuzz.json")) else {
@@ -93,14 +93,36 @@ pub fn mcp_tools(data: &[u8]) {
         let raw = |text: &str, shape| !matches!(sanitize(text, shape), std::borrow::Cow::Borrowed(_));
         assert!(!raw(&tool.description, Shape::Lines), "a raw description: {:?}", tool.description);
         assert!(!tool.title.as_deref().is_some_and(|t| raw(t, Shape::Line)), "a raw title: {:?}", tool.title);
-        assert!(!raw(&tool.input_schema.to_string(), Shape::Line), "a raw schema: {}", tool.input_schema);
+        for schema in
+            [Some(&tool.input_schema), tool.output_schema.as_ref(), tool.annotations.as_ref()].into_iter().flatten()
+        {
+            prose(schema, &mut |text| assert!(!raw(text, Shape::Lines), "raw prose in a schema: {text:?}"));
+        }
+    }
+}
+
+/// Every `description`, `title` and `$comment` string in `value`.
+fn prose(value: &serde_json::Value, check: &mut impl FnMut(&str)) {
+    match value {
+        serde_json::Value::Array(items) => items.iter().for_each(|item| prose(item, check)),
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                match value {
+                    serde_json::Value::String(text) if matches!(key.as_str(), "description" | "title" | "$comment") => {
+                        check(text)
+                    }
+                    other => prose(other, check),
+                }
+            }
+        }
+        _ => {}
     }
 }
 
 /// An OpenAPI document, imported as a connector: parsed, every operation
 /// selected, its stub, manifest (each action's schema as served, and its
 /// validator) and request plans built. A document that imports gives a
-/// stub that is valid by the contract's rules. (The fuzz target also holds
+/// stub whose version follows the contract's rule. (The fuzz target also holds
 /// the import's memory to a bound of the document's size, with a counting
 /// allocator of its own.)
 pub fn openapi(data: &[u8]) {

@@ -59,12 +59,32 @@ pub struct ActionSpec {
 /// document's, whose component schemas all the document's actions share
 /// and which is made self-contained each time it is asked for (never kept
 /// per action: a document's actions times its components would not fit).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum ActionSchema {
     /// The schema itself.
     Whole(Value),
     /// A document's schema, over its shared definitions.
-    Document(super::openapi::Schema),
+    Document(Arc<dyn SharedSchema>),
+}
+
+/// A schema whose definitions are shared with others (an OpenAPI
+/// document's component schemas), made self-contained when asked for.
+pub trait SharedSchema: Send + Sync + std::fmt::Debug {
+    /// Its own JSON, as held: references to the shared definitions, no
+    /// `$defs`.
+    fn held(&self) -> &Value;
+    /// The schema, self-contained: its JSON with `$defs` holding every
+    /// definition it reaches (made now, not kept).
+    fn document(&self) -> Value;
+}
+
+impl PartialEq for ActionSchema {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ActionSchema::Whole(a), ActionSchema::Whole(b)) => a == b,
+            (a, b) => a.value() == b.value(),
+        }
+    }
 }
 
 impl ActionSchema {
@@ -113,8 +133,8 @@ impl ActionSpec {
     pub(crate) fn from_document(
         name: String,
         description: String,
-        input_schema: super::openapi::Schema,
-        output_schema: Option<super::openapi::Schema>,
+        input_schema: Arc<dyn SharedSchema>,
+        output_schema: Option<Arc<dyn SharedSchema>>,
         access: Access,
     ) -> ActionSpec {
         let input = ActionSchema::Document(input_schema);

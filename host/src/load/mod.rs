@@ -22,7 +22,7 @@ pub mod stub;
 
 pub use compile::LoadStats;
 pub(crate) use manifest::violation;
-pub use manifest::{ActionSchema, ActionSpec, Manifest};
+pub use manifest::{ActionSchema, ActionSpec, Manifest, SharedSchema};
 pub use nulls::drop_null_optionals;
 pub use origin::{FileStamp, MAX_PLUGIN_BYTES, Origin};
 pub use plugin::{Plugin, Prepared};

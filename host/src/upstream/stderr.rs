@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::contract::{Shape, sanitize};
-use crate::sandbox::secrets::Secret;
+use crate::sandbox::secrets::{Redaction, Secret};
 
 /// Stderr lines kept for failure messages.
 const TAIL_LINES: usize = 20;
@@ -31,6 +31,8 @@ const SETTLE: Duration = Duration::from_millis(500);
 pub(crate) struct Tail {
     server: String,
     secrets: Vec<Secret>,
+    /// The one redaction of the host's secrets (as the audit log's).
+    redaction: Redaction,
     /// Raw bytes kept of a line: what is shown, and room for a secret that
     /// starts inside it to be found whole.
     head: usize,
@@ -46,6 +48,7 @@ impl Tail {
         Tail {
             server: server.to_owned(),
             secrets: secrets.to_vec(),
+            redaction: Redaction::new(secrets),
             head: TAIL_LINE_BYTES + longest,
             lines: Mutex::new(VecDeque::new()),
             ended: AtomicBool::new(false),
@@ -131,10 +134,8 @@ impl Tail {
             dropped += partial;
             raw = &raw[..raw.len() - partial];
         }
-        let mut line = String::from_utf8_lossy(raw).trim_end().to_owned();
-        for secret in &self.secrets {
-            line = line.replace(secret.expose(), "[redacted]");
-        }
+        let line = String::from_utf8_lossy(raw);
+        let line = self.redaction.scrub(line.trim_end());
         // Control characters are escaped, not dropped: the reader sees they were there.
         let clean = sanitize(&line, Shape::Line);
         let mut end = clean.len().min(TAIL_LINE_BYTES);

@@ -35,6 +35,14 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 (action, _) => (plugin, action),
             };
+            // An agent sees only what its profile shows (as `call` does).
+            if let Some(agent) = cli.agent.as_deref() {
+                let policy = host.policy(Some(agent))?;
+                if catalog.get(&plugin).is_some_and(|p| !policy.shows_plugin(p)) {
+                    let known = catalog.plugins().filter(|p| policy.shows_plugin(p)).map(|p| p.name().to_owned());
+                    return Err(quiver::Error::UnknownPlugin { plugin, known: known.collect() });
+                }
+            }
             let manifest = host.describe(&plugin).await?;
             match action {
                 None => print_json(&manifest),

@@ -31,8 +31,12 @@ fn json_text(value: &impl serde::Serialize) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         if unsafe_in_string(c) {
-            // Every such character is in the Basic Multilingual Plane.
-            out.push_str(&format!("\\u{:04x}", c as u32));
+            // JSON escapes UTF-16 code units: a character past the Basic
+            // Multilingual Plane (a tag character) is a surrogate pair.
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
         } else {
             out.push(c);
         }
@@ -46,7 +50,7 @@ mod tests {
 
     #[test]
     fn json_output_escapes_what_serde_json_leaves_raw() {
-        let value = serde_json::json!({ "text": "a\u{1b}[2J\u{9b}31m\u{202e}\u{7f}\u{2028}é\n" });
+        let value = serde_json::json!({ "text": "a\u{1b}[2J\u{9b}31m\u{202e}\u{7f}\u{2028}é\n\u{e0041}\u{200b}" });
         let text = json_text(&value);
         assert!(!text.contains(|c: char| c != '\n' && unsafe_char(c, Shape::Lines)), "{text}");
         assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), value, "the same value");

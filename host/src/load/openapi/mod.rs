@@ -28,7 +28,7 @@ pub use schema::{Definitions, Schema};
 
 use crate::contract::{Access, Kind, MAX_SUMMARY_CHARS, Shape, Stub, StubAction, one_line, sanitize};
 use crate::error::{Error, Result};
-use crate::load::manifest::{ActionSpec, Manifest};
+use crate::load::manifest::{ActionSpec, Manifest, SharedSchema};
 
 /// A parsed document.
 #[derive(Debug)]
@@ -262,8 +262,8 @@ impl OpenApiConnector {
                     ActionSpec::from_document(
                         op.name.clone(),
                         op.description.clone(),
-                        op.input_schema.clone(),
-                        op.output_schema.clone(),
+                        Arc::new(op.input_schema.clone()),
+                        op.output_schema.clone().map(|s| Arc::new(s) as Arc<dyn SharedSchema>),
                         access,
                     )
                 })

@@ -138,6 +138,16 @@ impl Schema {
     }
 }
 
+impl crate::load::manifest::SharedSchema for Schema {
+    fn held(&self) -> &Value {
+        self.root()
+    }
+
+    fn document(&self) -> Value {
+        Schema::document(self)
+    }
+}
+
 impl PartialEq for Schema {
     fn eq(&self, other: &Self) -> bool {
         self.0.root == other.0.root

@@ -117,6 +117,8 @@ impl Api {
             SecurityScheme::OpenIdConnect { .. } => "openIdConnect".into(),
             SecurityScheme::MutualTls { .. } => "mutualTLS".into(),
         };
-        self.schemes.iter().map(|(name, s)| format!("`{name}` ({})", kind(s))).collect::<Vec<_>>().join(", ")
+        // The document's words: through the sanitiser, on one line.
+        let list = self.schemes.iter().map(|(name, s)| format!("`{name}` ({})", kind(s))).collect::<Vec<_>>();
+        crate::contract::sanitize_cut(&list.join(", "), crate::contract::Shape::Line, 1024)
     }
 }

@@ -248,7 +248,7 @@ fn component_schemas_are_held_once_whatever_reaches_them() {
     let defs = |schema: &serde_json::Value| schema.get("$defs").and_then(|d| d.as_object()).map_or(0, |d| d.len());
     let held_by = |schema: &crate::load::ActionSchema| match schema {
         crate::load::ActionSchema::Whole(value) => defs(value),
-        crate::load::ActionSchema::Document(schema) => defs(schema.root()),
+        crate::load::ActionSchema::Document(schema) => defs(schema.held()),
     };
     let shared = api.operations[0].input_schema.definitions();
     assert_eq!(shared.len(), COMPONENTS);

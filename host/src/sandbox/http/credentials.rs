@@ -11,8 +11,6 @@ use http::HeaderName;
 use http::header::{AUTHORIZATION, COOKIE, HOST, PROXY_AUTHORIZATION};
 use serde::Deserialize;
 
-use super::grant::HttpGrant;
-use super::guard::Resolve;
 use super::oauth2::ClientCredentials;
 use crate::error::{Error, Result};
 use crate::sandbox::secrets::Secret;
@@ -243,22 +241,13 @@ impl Credential {
         }
     }
 
-    /// Add the credential to `request` (a token is asked for through
-    /// `grant`'s guard, resolving with `resolver`); the value it sent. A
-    /// query parameter the guest already set under the credential's name is
-    /// refused, not overwritten silently.
-    pub(crate) async fn apply<B>(
-        &self,
-        request: &mut http::Request<B>,
-        grant: &HttpGrant,
-        resolver: &dyn Resolve,
-    ) -> std::result::Result<Secret, NotApplied> {
-        let value = match &self.value {
-            Source::Fixed(value) => value.clone(),
-            Source::OAuth2(client) => client.authorization(grant, resolver).await.map_err(NotApplied::Unavailable)?,
-        };
-        self.put(&value, request)?;
-        Ok(value)
+    /// The value it sends, when it is fixed (not an OAuth2 client's token,
+    /// which is asked for when a request needs it: see `token`).
+    pub(crate) fn fixed(&self) -> Option<&Secret> {
+        match &self.value {
+            Source::Fixed(value) => Some(value),
+            Source::OAuth2(_) => None,
+        }
     }
 
     /// The forms of this credential a response may echo back, for the
@@ -292,7 +281,14 @@ impl Credential {
         forms.into_iter().map(Secret::new).collect()
     }
 
-    fn put<B>(&self, value: &Secret, request: &mut http::Request<B>) -> std::result::Result<(), NotApplied> {
+    /// Add the credential, whose value now is `value`, to `request`. A
+    /// query parameter the guest already set under the credential's name is
+    /// refused, not overwritten silently.
+    pub(crate) fn apply<B>(
+        &self,
+        value: &Secret,
+        request: &mut http::Request<B>,
+    ) -> std::result::Result<(), NotApplied> {
         let invalid = || NotApplied::Unavailable(format!("the credential for {} is not valid there", self.place()));
         match &self.carrier {
             Carrier::Header(name) => {
@@ -396,7 +392,7 @@ mod tests {
             let credential = Credential::resolve(&auth(raw), "[connectors.x]", dir.path()).unwrap();
             let mut request = http::Request::builder().uri(uri).body(()).unwrap();
             let Source::Fixed(value) = &credential.value else { unreachable!() };
-            credential.put(value, &mut request).map(|()| request)
+            credential.apply(value, &mut request).map(|()| request)
         };
         let request = apply(r#"auth = { kind = "bearer", token_file = "token" }"#, "http://h/a").unwrap();
         assert_eq!(request.headers()["authorization"], "Bearer t0ken");

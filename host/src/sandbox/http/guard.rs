@@ -20,7 +20,8 @@ use std::pin::Pin;
 
 use http::uri::Scheme;
 
-use super::grant::{AllowedHost, HttpGrant};
+use super::grant::HttpGrant;
+use super::origin::AllowedHost;
 
 /// Cloud metadata services: AWS, GCP, Azure (169.254.169.254), AWS ECS
 /// (169.254.170.2), Alibaba (100.100.100.200), Oracle (192.0.0.192), AWS

@@ -29,9 +29,11 @@ mod credentials;
 mod grant;
 mod guard;
 mod oauth2;
+mod origin;
 mod redact;
 mod send;
 mod settings;
+mod token;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -48,8 +50,9 @@ use crate::contract::CREDENTIAL_REFUSAL;
 use crate::sandbox::secrets::Secret;
 use credentials::NotApplied;
 pub use credentials::{Credential, RawAuth, forbidden_to_guests};
-pub use grant::{AllowedHost, HttpGrant};
+pub use grant::HttpGrant;
 pub use guard::{Resolve, SystemResolver};
+pub use origin::AllowedHost;
 pub use settings::{ConnectorSettings, OPENAPI_PLUGIN, RawConnector};
 
 /// The HTTP exchanges of one call, for the audit log: the status of each
@@ -151,7 +154,14 @@ impl WasiHttpHooks for HttpPolicy {
             // every credential's fixed forms, and what this request carries.
             let mut echoed: Vec<Secret> = grant.credentials().iter().flat_map(|c| c.echoed_forms(None)).collect();
             for credential in grant.credentials_for(request.uri()) {
-                match credential.apply(&mut request, &grant, resolver.as_ref()).await {
+                let value = match (credential.fixed(), credential.oauth2()) {
+                    (Some(value), _) => Ok(value.clone()),
+                    (None, Some(client)) => {
+                        token::authorization(client, &grant, resolver.as_ref()).await.map_err(NotApplied::Unavailable)
+                    }
+                    (None, None) => Err(NotApplied::Unavailable("the credential has no value".into())),
+                };
+                match value.and_then(|value| credential.apply(&value, &mut request).map(|()| value)) {
                     Ok(sent) => echoed.extend(credential.echoed_forms(Some(&sent))),
                     Err(NotApplied::Refused(why)) => {
                         tracing::info!(uri = %request.uri().path(), why, "outbound request refused");

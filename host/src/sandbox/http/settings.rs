@@ -11,7 +11,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::credentials::{Credential, RawAuth};
-use super::grant::{AllowedHost, BYTE_TIMEOUT, CONNECT_TIMEOUT, HttpGrant, MAX_RESPONSE_BYTES};
+use super::grant::{BYTE_TIMEOUT, CONNECT_TIMEOUT, HttpGrant, MAX_RESPONSE_BYTES};
+use super::origin::AllowedHost;
 use crate::contract::Access;
 use crate::error::{Error, Result};
 
@@ -168,7 +169,7 @@ impl ConnectorSettings {
             if let Some(earlier) = credentials.iter().find(|c| c.place() == credential.place()) {
                 return Err(fail(format!("auth: two credentials go in {}", earlier.place())));
             }
-            if let Some(url) = credential.oauth2().and_then(|client| client.unlisted(&grant)) {
+            if let Some(url) = credential.oauth2().and_then(|client| client.unlisted(grant.allowed())) {
                 tracing::warn!(
                     %section,
                     token_url = %url,

@@ -33,7 +33,7 @@ pub const SHOWN_TABLES: usize = 10;
 
 enum Engine {
     Sqlite(Arc<sqlite::Sqlite>),
-    Postgres(postgres::Postgres),
+    Postgres(Box<postgres::Postgres>),
 }
 
 /// The schema last read, with when.
@@ -79,7 +79,7 @@ impl Database {
             Location::Sqlite(path) => {
                 Engine::Sqlite(Arc::new(sqlite::Sqlite::new(path.clone(), settings.hidden.clone())))
             }
-            Location::Postgres(url) => Engine::Postgres(postgres::Postgres::new(&settings, url)?),
+            Location::Postgres(url) => Engine::Postgres(Box::new(postgres::Postgres::new(&settings, url)?)),
         };
         let dialect = settings.location.dialect();
         let functions = Access::ALL.map(|access| Arc::new(Functions::new(dialect, access, &settings.allow_functions)));

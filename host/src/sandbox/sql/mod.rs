@@ -19,6 +19,7 @@ pub mod settings;
 mod snapshot;
 mod sqlite;
 mod tls;
+mod wire;
 
 use std::sync::Arc;
 use std::time::Instant;

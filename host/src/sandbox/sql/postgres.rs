@@ -16,11 +16,11 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, 
 use futures_util::{FutureExt, TryStreamExt};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
-use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::engine::{Collector, Failure, Outcome, RawColumn, RawSchema, RawTable, Run};
 use super::policy::{Effect, Hidden};
 use super::settings::DatabaseSettings;
+use super::wire::Wire;
 use crate::contract::database::quiver::plugin::sql::Value;
 use crate::error::{Error, Result};
 
@@ -32,8 +32,10 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// A PostgreSQL database.
 pub(crate) struct Postgres {
     pool: Pool,
-    /// For cancel requests, which open a connection of their own.
-    tls: MakeRustlsConnect,
+    /// Opens the bounded connections, and those of cancel requests.
+    wire: Wire,
+    /// Where the server is (for cancel requests).
+    config: tokio_postgres::Config,
     /// What the operator hid: the first reading of the schema asks whether
     /// the role can read it anyway.
     hidden: Hidden,
@@ -54,21 +56,28 @@ impl Postgres {
         config
             .connect_timeout(CONNECT_TIMEOUT)
             .application_name("quiver")
-            .options(format!("-c statement_timeout={}", timeout.as_millis()));
+            // The SQL parser reads strings as the standard says (`'\''` is
+            // not an escape): the server must read them the same way.
+            .options(format!("-c statement_timeout={} -c standard_conforming_strings=on", timeout.as_millis()));
         // `Clean`: before a pooled connection is used again, whatever a
         // statement left in the session is reset (`CLOSE ALL`, `RESET ALL`,
         // `UNLISTEN *`, advisory locks released, temporary tables and
         // sequence state discarded); a connection that breaks mid-call is
         // never returned to the pool.
         let tls = super::tls::connector(&section, settings.ca_file.as_deref())?;
-        let manager =
-            Manager::from_config(config, tls.clone(), ManagerConfig { recycling_method: RecyclingMethod::Clean });
+        // Every connection's stream refuses a message over the result cap.
+        let wire = Wire::new(tls, settings.max_result_bytes);
+        let manager = Manager::from_connect(
+            config.clone(),
+            wire.clone(),
+            ManagerConfig { recycling_method: RecyclingMethod::Clean },
+        );
         let pool = Pool::builder(manager)
             .max_size(POOL)
             .runtime(Runtime::Tokio1)
             .build()
             .map_err(|e| Error::config(section, format!("cannot make the connection pool: {e}")))?;
-        Ok(Postgres { pool, tls, hidden: settings.hidden.clone() })
+        Ok(Postgres { pool, wire, config, hidden: settings.hidden.clone() })
     }
 
     async fn client(&self, deadline: Instant) -> std::result::Result<deadpool_postgres::Object, Failure> {
@@ -86,6 +95,7 @@ impl Postgres {
         let limit = run.deadline.saturating_duration_since(Instant::now());
         let mut settled = true;
         let effect = run.effect;
+        let overflows = self.wire.overflows();
         let work = statement(&client, sql, params, run, limit, &mut settled);
         let result = tokio::time::timeout(limit + Duration::from_millis(100), work).await;
         match result {
@@ -99,21 +109,29 @@ impl Postgres {
                 result
             }
             Ok(result) => {
+                // A message over the cap closed the connection: say so.
+                let result = match result {
+                    Err(Failure::Unavailable(_)) if self.wire.overflows() > overflows => {
+                        Err(Failure::Statement(format!("{}; select less of it (substr, length)", self.wire.refusal())))
+                    }
+                    other => other,
+                };
                 // A lost connection, or a result left unread (more rows
                 // than the limit): the server may still be sending rows.
                 // Stop it and never reuse the connection.
                 if !settled {
-                    let cancel = client.cancel_token();
-                    let tls = self.tls.clone();
-                    tokio::spawn(async move { cancel.cancel_query(tls).await });
+                    let (cancel, wire, config) = (client.cancel_token(), self.wire.clone(), self.config.clone());
+                    tokio::spawn(async move { wire.cancel(&config, cancel).await });
                 }
                 let _ = deadpool_postgres::Object::take(client);
                 result
             }
             Err(_elapsed) => {
-                // The server may still be running it: cancel it, and drop
-                // the connection, whose transaction was cut mid-way.
-                let _ = client.cancel_token().cancel_query(self.tls.clone()).await;
+                // The server may still be running it: cancel it (in the
+                // background: the call's time is up), and drop the
+                // connection, whose transaction was cut mid-way.
+                let (cancel, wire, config) = (client.cancel_token(), self.wire.clone(), self.config.clone());
+                tokio::spawn(async move { wire.cancel(&config, cancel).await });
                 let _ = deadpool_postgres::Object::take(client);
                 Err(Failure::Timeout(limit))
             }
@@ -133,11 +151,12 @@ impl Postgres {
     /// [`introspect`](Self::introspect) from a thread that is not a runtime's
     /// worker, waiting at most `limit`.
     pub(crate) fn introspect_blocking(&self, limit: Duration) -> std::result::Result<RawSchema, Failure> {
-        let (pool, tls, hidden) = (self.pool.clone(), self.tls.clone(), self.hidden.clone());
+        let (pool, wire, config, hidden) =
+            (self.pool.clone(), self.wire.clone(), self.config.clone(), self.hidden.clone());
         let reader = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
             let runtime = runtime.map_err(|e| Failure::Unavailable(format!("cannot start a runtime: {e}")))?;
-            let this = Postgres { pool, tls, hidden };
+            let this = Postgres { pool, wire, config, hidden };
             let result = runtime.block_on(async { tokio::time::timeout(limit, this.introspect()).await });
             // Connections made on this runtime die with it: do not pool them.
             this.pool.retain(|_, _| false);
@@ -390,7 +409,7 @@ async fn schema(client: &tokio_postgres::Client) -> std::result::Result<RawSchem
     let name: Option<String> = client.query_one("SELECT current_schema()::text", &[]).await?.get(0);
     let tables = client
         .query(
-            "SELECT c.relname::text, coalesce(obj_description(c.oid, 'pg_class'), ''), \
+            "SELECT c.relname::text, left(coalesce(obj_description(c.oid, 'pg_class'), ''), 4096), \
                     CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END \
              FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
              WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'v', 'm', 'p') ORDER BY 1",
@@ -400,7 +419,7 @@ async fn schema(client: &tokio_postgres::Client) -> std::result::Result<RawSchem
     let columns = client
         .query(
             "SELECT c.relname::text, a.attname::text, format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, \
-                    coalesce(col_description(c.oid, a.attnum), '') \
+                    left(coalesce(col_description(c.oid, a.attnum), ''), 4096) \
              FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
              WHERE n.nspname = current_schema() AND a.attnum > 0 AND NOT a.attisdropped \
              ORDER BY c.relname, a.attnum",

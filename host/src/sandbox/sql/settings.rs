@@ -136,6 +136,9 @@ impl DatabaseSettings {
         } else if raw.url.starts_with("postgres://") || raw.url.starts_with("postgresql://") {
             let config: tokio_postgres::Config =
                 raw.url.parse().map_err(|e| fail(format!("url: not a PostgreSQL connection URL: {e}")))?;
+            if config.get_load_balance_hosts() == tokio_postgres::config::LoadBalanceHosts::Random {
+                return Err(fail("url: load_balance_hosts=random is not supported; list the hosts in order".into()));
+            }
             if config.get_password().is_some() {
                 return Err(fail(
                     "url: has a password in it; put the password in `password_env` or `password_file`".into(),

@@ -41,10 +41,13 @@ pub(crate) fn connector(section: &str, ca_file: Option<&Path>) -> Result<MakeRus
             roots.add_parsable_certificates(native.certs);
         }
     }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::internal("TLS for PostgreSQL", e))?
         .with_root_certificates(roots)
         .with_no_client_auth();
+    // PostgreSQL 17's direct TLS (`sslnegotiation=direct`) asks for it;
+    // other servers ignore it.
+    config.alpn_protocols = vec![b"postgresql".to_vec()];
     Ok(MakeRustlsConnect::new(config))
 }

@@ -114,13 +114,15 @@ impl Functions {
     /// Whether SQLite's authorizer may let a call of `name` through (the
     /// engine names functions in lower case; operators such as `->` too).
     pub fn allows_name(&self, name: &str) -> bool {
-        self.names.contains(&name.to_lowercase())
+        self.names.contains(&name.to_ascii_lowercase())
     }
 
+    /// A name as the engine compares it: PostgreSQL folds an unquoted name's
+    /// ASCII letters only (`\u{212a}` is not `k`), SQLite ignores ASCII case.
     fn fold(&self, name: &Ident) -> String {
         match (self.dialect, name.quote_style) {
             (Dialect::Postgres, Some(_)) => name.value.clone(),
-            _ => name.value.to_lowercase(),
+            _ => name.value.to_ascii_lowercase(),
         }
     }
 }

@@ -181,7 +181,7 @@ pub fn check(policy: &Policy<'_>, sql: &str) -> Result<Effect, Refusal> {
     let mut checker = walk::Checker {
         policy,
         effect,
-        names: scope::Names::of(statement, policy.dialect),
+        names: scope::Names::of(statement, policy.dialect, policy.visible),
         depth: 0,
         function_names: BTreeSet::new(),
         cte_scopes: Vec::new(),

@@ -10,7 +10,7 @@ use sqlparser::ast::{
     TableWithJoins,
 };
 
-use super::scope::{Relation, parts};
+use super::scope::{Group, Relation, parts};
 use super::walk::Checker;
 use super::{Dialect, Effect, Refusal, Why, refuse};
 
@@ -69,13 +69,13 @@ impl Checker<'_> {
     }
 
     /// What `name` (an alias or a table's name) is bound to in the statement.
-    fn bindings(&self, name: &str) -> &[Relation] {
+    fn bindings(&self, name: &str) -> &[Group] {
         self.names.relations.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// A table with hidden columns that `name` is bound to.
     fn bound_to_hidden(&self, name: &str) -> Option<&str> {
-        self.bindings(name).iter().find_map(|binding| match binding {
+        self.bindings(name).iter().flatten().find_map(|binding| match binding {
             Relation::Table(table) if self.policy.hidden.has_columns(table) => Some(table.as_str()),
             _ => None,
         })
@@ -120,19 +120,29 @@ impl Checker<'_> {
         ControlFlow::Break(no_column(&ident.value))
     }
 
-    /// Whether `column` may be read from a CTE called `name` (its own
-    /// columns where known).
-    fn cte_column(&self, name: &str, column: &str) -> bool {
-        match self.names.ctes.get(name) {
-            Some(Some(columns)) => columns.contains(column),
-            Some(None) => self.names.defined.contains(column) || self.read_column(column),
-            None => false,
+    /// Whether `relation` (one member of a binding) has a column `x` an
+    /// agent may read: a visible table's visible column, a CTE's or a
+    /// subquery's own column; where those are not known, only a visible
+    /// column of a table the statement reads (never a name defined elsewhere
+    /// in the statement: `q.f` with no column `f` calls a function `f`).
+    fn has_column(&self, relation: &Relation, x: &str) -> bool {
+        match relation {
+            Relation::Table(table) if self.policy.visible.table(table) => {
+                self.policy.visible.column(table, x) || self.row_id(x)
+            }
+            Relation::Table(table) => match self.names.ctes.get(table) {
+                Some(Some(columns)) => columns.contains(x),
+                _ => self.read_column(x),
+            },
+            Relation::Derived(Some(columns)) => columns.contains(x),
+            Relation::Derived(None) => self.read_column(x),
         }
     }
 
     /// `q.x` or `schema.q.x`: `q` a relation of the statement, `x` one of
-    /// its columns, for every relation `q` is bound to (attribute notation,
-    /// `t.function`, is refused).
+    /// its columns, for every binding of `q` (a join's alias: a column of
+    /// one of the tables it joins, hidden in none); attribute notation,
+    /// `t.function`, is refused.
     pub(super) fn qualified(&self, idents: &[Ident]) -> ControlFlow<Refusal> {
         let (qualifier, column) = match idents {
             [q, x] => (q, x),
@@ -149,30 +159,22 @@ impl Checker<'_> {
         if self.policy.hidden.table(&q) {
             return ControlFlow::Break(no_table(&qualifier.value));
         }
-        let bindings = self.bindings(&q);
-        if bindings.is_empty() {
+        let groups = self.bindings(&q);
+        if groups.is_empty() {
             return ControlFlow::Break(unknown(
                 format!("there is no table or alias `{}` in this statement", qualifier.value),
                 "qualify columns with a table or alias of FROM",
             ));
         }
-        for binding in bindings {
-            let ok = match binding {
-                Relation::Table(table) if self.policy.hidden.column(table, &x) => {
-                    return ControlFlow::Break(Refusal {
-                        why: Why::Denied,
-                        ..no_column_in(&column.value, &qualifier.value)
-                    });
-                }
-                Relation::Table(table) if self.policy.visible.table(table) => {
-                    self.policy.visible.column(table, &x) || self.row_id(&x) || self.cte_column(table, &x)
-                }
-                // A CTE, or a table made since the schema was read.
-                Relation::Table(table) if self.names.ctes.contains_key(table) => self.cte_column(table, &x),
-                Relation::Table(_) | Relation::Derived(None) => self.names.defined.contains(&x) || self.read_column(&x),
-                Relation::Derived(Some(columns)) => columns.contains(&x),
-            };
-            if !ok {
+        for group in groups {
+            let hidden = group.iter().any(|r| matches!(r, Relation::Table(t) if self.policy.hidden.column(t, &x)));
+            if hidden {
+                return ControlFlow::Break(Refusal {
+                    why: Why::Denied,
+                    ..no_column_in(&column.value, &qualifier.value)
+                });
+            }
+            if !group.iter().any(|relation| self.has_column(relation, &x)) {
                 return ControlFlow::Break(no_column_in(&column.value, &qualifier.value));
             }
         }
@@ -202,11 +204,11 @@ impl Checker<'_> {
         ))
     }
 
-    /// `*` over `from`: refused if a table read directly has hidden columns.
-    pub(super) fn star(&self, from: &[TableWithJoins]) -> ControlFlow<Refusal> {
-        fn tables<'t>(factor: &'t TableFactor, out: &mut Vec<&'t ObjectName>) {
+    /// The tables `from` reads directly (through nested joins), by name.
+    pub(super) fn base_tables(from: &TableWithJoins) -> Vec<String> {
+        fn tables(factor: &TableFactor, out: &mut Vec<String>) {
             match factor {
-                TableFactor::Table { name, args: None, .. } => out.push(name),
+                TableFactor::Table { name, args: None, .. } => out.push(parts(name).pop().unwrap_or_default()),
                 TableFactor::NestedJoin { table_with_joins, .. } => {
                     tables(&table_with_joins.relation, out);
                     table_with_joins.joins.iter().for_each(|j| tables(&j.relation, out));
@@ -215,12 +217,14 @@ impl Checker<'_> {
             }
         }
         let mut read = Vec::new();
-        for item in from {
-            tables(&item.relation, &mut read);
-            item.joins.iter().for_each(|j| tables(&j.relation, &mut read));
-        }
-        for name in read {
-            let table = parts(name).pop().unwrap_or_default();
+        tables(&from.relation, &mut read);
+        from.joins.iter().for_each(|j| tables(&j.relation, &mut read));
+        read
+    }
+
+    /// `*` over `from`: refused if a table read directly has hidden columns.
+    pub(super) fn star(&self, from: &[TableWithJoins]) -> ControlFlow<Refusal> {
+        for table in from.iter().flat_map(Self::base_tables) {
             if self.policy.hidden.has_columns(&table) {
                 return ControlFlow::Break(refuse(
                     format!("`*` would include columns of `{table}` that are not available"),
@@ -269,7 +273,9 @@ impl Checker<'_> {
                 _ => continue,
             };
             match constraint {
-                JoinConstraint::Natural if self.names.tables.iter().any(|t| self.policy.hidden.has_columns(t)) => {
+                JoinConstraint::Natural
+                    if Self::base_tables(from).iter().any(|t| self.policy.hidden.has_columns(t)) =>
+                {
                     return ControlFlow::Break(refuse(
                         "a NATURAL join would match on columns that are not available",
                         "join with ON or USING and named columns",

@@ -93,6 +93,11 @@ impl Visible {
         self.tables.contains_key(&name.to_lowercase())
     }
 
+    /// The visible columns of `table`, if it is visible.
+    pub fn columns(&self, table: &str) -> Option<&BTreeSet<String>> {
+        self.tables.get(&table.to_lowercase())
+    }
+
     /// Whether `column` of `table` is visible.
     pub fn column(&self, table: &str, column: &str) -> bool {
         self.tables.get(&table.to_lowercase()).is_some_and(|c| c.contains(&column.to_lowercase()))

@@ -88,7 +88,6 @@ pub(super) fn effect_of(statement: &Statement) -> Result<Effect, Refusal> {
         | Statement::CreateView(_)
         | Statement::CreateIndex(_)
         | Statement::AlterTable(_)
-        | Statement::AlterIndex { .. }
         | Statement::AlterView { .. }
         | Statement::Drop { .. }
         | Statement::Truncate(_) => Effect::Admin,

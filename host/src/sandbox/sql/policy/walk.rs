@@ -13,7 +13,6 @@ use sqlparser::ast::{
 };
 
 use super::allowed::cast_allowed;
-use super::resolve::no_table;
 use super::scope::{Names, parts};
 use super::{Dialect, Effect, Policy, Refusal, refuse};
 
@@ -38,6 +37,37 @@ pub(super) struct Checker<'a> {
 const POSTGRES_NAME_BYTES: usize = 63;
 
 impl Checker<'_> {
+    /// A WITH clause: a CTE is never named like a table of the database
+    /// (a reference must mean one thing), and, unless RECURSIVE, each one
+    /// refers only to the CTEs before it (PostgreSQL reads its own name, or
+    /// a later one's, as a table).
+    fn ctes(&self, with: &sqlparser::ast::With) -> ControlFlow<Refusal> {
+        let names: Vec<String> = with.cte_tables.iter().map(|cte| cte.alias.name.value.to_lowercase()).collect();
+        for (i, cte) in with.cte_tables.iter().enumerate() {
+            let name = &names[i];
+            if self.policy.visible.table(name) || self.policy.hidden.table(name) {
+                return ControlFlow::Break(refuse(
+                    format!("the CTE `{}` is named like a table of the database", cte.alias.name.value),
+                    "give the CTE another name",
+                ));
+            }
+            if !with.recursive {
+                let mut read = Read::default();
+                let _ = sqlparser::ast::Visit::visit(&*cte.query, &mut read);
+                if let Some(later) = names[i..].iter().find(|n| read.0.contains(*n)) {
+                    return ControlFlow::Break(refuse(
+                        format!(
+                            "the CTE `{}` refers to `{later}`, which is not defined before it",
+                            cte.alias.name.value
+                        ),
+                        "refer to the CTEs before it, or write WITH RECURSIVE",
+                    ));
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     fn function(&self, function: &Function) -> ControlFlow<Refusal> {
         let refused = || {
             refuse(
@@ -87,7 +117,7 @@ impl Checker<'_> {
         ControlFlow::Continue(())
     }
 
-    fn cast(&self, data_type: &sqlparser::ast::DataType) -> ControlFlow<Refusal> {
+    pub(super) fn cast(&self, data_type: &sqlparser::ast::DataType) -> ControlFlow<Refusal> {
         if cast_allowed(self.policy.dialect, data_type) {
             return ControlFlow::Continue(());
         }
@@ -179,6 +209,9 @@ impl Visitor for Checker<'_> {
     fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<Refusal> {
         let names = query.with.iter().flat_map(|with| &with.cte_tables);
         self.cte_scopes.push(names.map(|cte| cte.alias.name.value.to_lowercase()).collect());
+        if let Some(with) = &query.with {
+            self.ctes(with)?;
+        }
         if self.effect == Effect::Read && !query.locks.is_empty() {
             return ControlFlow::Break(refuse("locking clauses (FOR UPDATE, FOR SHARE…)", "drop the FOR clause"));
         }
@@ -239,6 +272,16 @@ impl Visitor for Checker<'_> {
             | TableFactor::TableFunction { alias, .. } => alias,
             TableFactor::NestedJoin { table_with_joins, alias } => {
                 self.joins(table_with_joins)?;
+                // `(a JOIN b) AS j(x, y)` renames the joined columns by position.
+                if alias.as_ref().is_some_and(|a| !a.columns.is_empty())
+                    && let Some(table) =
+                        Self::base_tables(table_with_joins).into_iter().find(|t| self.policy.hidden.has_columns(t))
+                {
+                    return ControlFlow::Break(refuse(
+                        format!("`{table}` has columns that are not available: a join of it may not rename columns"),
+                        "alias the join without a column list, and name the columns you need",
+                    ));
+                }
                 alias
             }
             other => {
@@ -372,7 +415,9 @@ impl Checker<'_> {
                 self.set_expr(right)
             }
             SetExpr::Table(table) => {
-                let Some(name) = &table.table_name else { return ControlFlow::Break(no_table("")) };
+                let Some(name) = &table.table_name else {
+                    return ControlFlow::Break(refuse("TABLE names no table", "write TABLE name"));
+                };
                 let mut written = table.schema_name.iter().cloned().collect::<Vec<_>>();
                 written.push(name.clone());
                 let name = ObjectName::from(written.into_iter().map(Ident::new).collect::<Vec<_>>());
@@ -382,6 +427,23 @@ impl Checker<'_> {
             }
             _ => ControlFlow::Continue(()),
         }
+    }
+}
+
+/// The one-part table names a query reads.
+#[derive(Default)]
+struct Read(std::collections::BTreeSet<String>);
+
+impl Visitor for Read {
+    type Break = ();
+
+    fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+        if let TableFactor::Table { name, args: None, .. } = factor
+            && let [ObjectNamePart::Identifier(ident)] = name.0.as_slice()
+        {
+            self.0.insert(ident.value.to_lowercase());
+        }
+        ControlFlow::Continue(())
     }
 }
 

@@ -8,28 +8,46 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    AlterTableOperation, Assignment, AssignmentTarget, CascadeOption, CreateTableLikeKind, FromTable, Ident,
-    MergeAction, MergeUpdateKind, ObjectName, ObjectType, OnConflictAction, OnInsert, RenameTableNameKind, Statement,
-    TableFactor, TableObject, TableWithJoins, UpdateTableFromKind,
+    AlterColumnOperation, AlterTableOperation, Assignment, AssignmentTarget, CascadeOption, ColumnDef, ColumnOption,
+    CreateTableLikeKind, FromTable, Ident, MergeAction, MergeUpdateKind, ObjectName, ObjectType, OnConflictAction,
+    OnInsert, RenameTableNameKind, Statement, TableConstraint, TableFactor, TableObject, TableWithJoins,
+    UpdateTableFromKind,
 };
 
 use super::scope::{last, parts};
 use super::walk::{Checker, table_named};
 use super::{Refusal, refuse};
 
-/// The columns an assignment list writes.
-fn assigned(assignments: &[Assignment]) -> impl Iterator<Item = &Ident> {
-    assignments
-        .iter()
-        .flat_map(|a| match &a.target {
-            AssignmentTarget::ColumnName(name) => std::slice::from_ref(name),
-            AssignmentTarget::Tuple(names) => names.as_slice(),
+/// The column names of `names`, each one plain name: `addr.city` writes a
+/// field of the column `addr` (PostgreSQL), refused.
+fn plain_columns<'n>(names: impl IntoIterator<Item = &'n ObjectName>) -> Result<Vec<&'n Ident>, Refusal> {
+    names
+        .into_iter()
+        .map(|name| match name.0.as_slice() {
+            [part] => part.as_ident().ok_or_else(|| refuse(format!("`{name}` is not a column name"), "name a column")),
+            _ => Err(refuse(format!("`{name}` writes a field of a column"), "write whole columns")),
         })
-        .filter_map(|name| name.0.last().and_then(|part| part.as_ident()))
+        .collect()
 }
 
-fn columns(names: &[ObjectName]) -> impl Iterator<Item = &Ident> {
-    names.iter().filter_map(|name| name.0.last().and_then(|part| part.as_ident()))
+/// The columns an assignment list writes.
+fn assigned(assignments: &[Assignment]) -> Result<Vec<&Ident>, Refusal> {
+    plain_columns(assignments.iter().flat_map(|a| match &a.target {
+        AssignmentTarget::ColumnName(name) => std::slice::from_ref(name),
+        AssignmentTarget::Tuple(names) => names.as_slice(),
+    }))
+}
+
+fn columns(names: &[ObjectName]) -> Result<Vec<&Ident>, Refusal> {
+    plain_columns(names)
+}
+
+/// `result` as the visitor's flow.
+fn flow<T>(result: Result<T, Refusal>) -> ControlFlow<Refusal, T> {
+    match result {
+        Ok(value) => ControlFlow::Continue(value),
+        Err(refusal) => ControlFlow::Break(refusal),
+    }
 }
 
 fn plain(names: impl IntoIterator<Item = ObjectName>) -> Vec<TableWithJoins> {
@@ -67,13 +85,13 @@ impl Checker<'_> {
                 if insert.columns.is_empty() && self.policy.hidden.has_columns(&table) {
                     return positional(table);
                 }
-                self.written(&table, columns(&insert.columns))?;
+                self.written(&table, flow(columns(&insert.columns))?)?;
                 if let Some(OnInsert::OnConflict(conflict)) = &insert.on {
                     if let Some(sqlparser::ast::ConflictTarget::Columns(targets)) = &conflict.conflict_target {
                         self.written(&table, targets)?;
                     }
                     if let OnConflictAction::DoUpdate(update) = &conflict.action {
-                        self.written(&table, assigned(&update.assignments))?;
+                        self.written(&table, flow(assigned(&update.assignments))?)?;
                     }
                 }
                 if let Some(items) = &insert.returning {
@@ -89,7 +107,7 @@ impl Checker<'_> {
                     self.joins(from)?;
                 }
                 if let TableFactor::Table { name, .. } = &update.table.relation {
-                    self.written(&last(name), assigned(&update.assignments))?;
+                    self.written(&last(name), flow(assigned(&update.assignments))?)?;
                 }
                 if let Some(items) = &update.returning {
                     self.items(items, &read)?;
@@ -112,14 +130,15 @@ impl Checker<'_> {
                 let table = last(name);
                 for clause in &merge.clauses {
                     match &clause.action {
-                        MergeAction::Insert(insert) if insert.columns.is_empty() => {
-                            if self.policy.hidden.has_columns(&table) {
-                                return positional(table);
-                            }
+                        MergeAction::Insert(insert)
+                            if insert.columns.is_empty() && self.policy.hidden.has_columns(&table) =>
+                        {
+                            return positional(table);
                         }
-                        MergeAction::Insert(insert) => self.written(&table, columns(&insert.columns))?,
+                        MergeAction::Insert(insert) if insert.columns.is_empty() => {}
+                        MergeAction::Insert(insert) => self.written(&table, flow(columns(&insert.columns))?)?,
                         MergeAction::Update(update) => match &update.kind {
-                            MergeUpdateKind::Set(assignments) => self.written(&table, assigned(assignments))?,
+                            MergeUpdateKind::Set(assignments) => self.written(&table, flow(assigned(assignments))?)?,
                             _ if self.policy.hidden.has_columns(&table) => {
                                 return ControlFlow::Break(refuse(
                                     format!("`UPDATE SET *` would write columns of `{table}` that are not available"),
@@ -156,8 +175,15 @@ impl Checker<'_> {
                     return ControlFlow::Break(refuse("DROP … CASCADE reaches other objects", "drop them one by one"));
                 }
                 for name in names {
-                    self.relation(name)?;
-                    self.untouchable(name, "drop")?;
+                    // An index is not a table the schema lists: only its
+                    // name's class is checked (never a catalog's, never a
+                    // hidden table's).
+                    if *object_type == ObjectType::Index {
+                        self.new_name(name)?;
+                    } else {
+                        self.relation(name)?;
+                        self.untouchable(name, "drop")?;
+                    }
                 }
             }
             Statement::Truncate(truncate) => {
@@ -171,13 +197,27 @@ impl Checker<'_> {
             Statement::AlterTable(alter) => {
                 self.untouchable(&alter.name, "alter")?;
                 for operation in &alter.operations {
-                    if let AlterTableOperation::RenameTable {
-                        table_name: RenameTableNameKind::As(name) | RenameTableNameKind::To(name),
-                    } = operation
-                    {
-                        self.new_name(name)?;
+                    match operation {
+                        AlterTableOperation::RenameTable {
+                            table_name: RenameTableNameKind::As(name) | RenameTableNameKind::To(name),
+                        } => self.new_name(name)?,
+                        AlterTableOperation::AddColumn { column_def, .. } => {
+                            self.column_defs(std::slice::from_ref(column_def))?
+                        }
+                        AlterTableOperation::AddConstraint { constraint, .. } => {
+                            self.constraints(std::slice::from_ref(constraint))?
+                        }
+                        AlterTableOperation::AlterColumn {
+                            op: AlterColumnOperation::SetDataType { data_type, .. },
+                            ..
+                        } => self.column_type(data_type)?,
+                        _ => {}
                     }
                 }
+            }
+            Statement::AlterView { name, .. } => {
+                self.relation(name)?;
+                self.untouchable(name, "alter")?;
             }
             Statement::CreateIndex(index) => self.untouchable(&index.table_name, "index")?,
             Statement::CreateTable(create) => {
@@ -188,20 +228,72 @@ impl Checker<'_> {
                     }
                     None => None,
                 };
-                for source in like.into_iter().chain(&create.clone).chain(create.inherits.iter().flatten()) {
+                let sources = like.into_iter().chain(&create.clone).chain(create.inherits.iter().flatten());
+                for source in sources.chain(&create.partition_of) {
                     self.relation(source)?;
                     self.untouchable(source, "copy")?;
                 }
+                self.column_defs(&create.columns)?;
+                self.constraints(&create.constraints)?;
             }
             Statement::CreateView(view) => self.ddl_target(&view.name),
-            _ => {}
+            Statement::Query(_) => {}
+            // The kinds `statement::effect_of` lets through are above:
+            // anything else is refused.
+            other => {
+                let keyword = other.to_string().split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+                return ControlFlow::Break(refuse(
+                    format!("{keyword} is not a statement an agent may run"),
+                    "an agent may create, alter and drop tables, views and indexes",
+                ));
+            }
         }
         ControlFlow::Continue(())
     }
 
+    /// The columns a table is made with: types a value may be cast to (or a
+    /// serial), references only to tables an agent may use.
+    fn column_defs(&self, columns: &[ColumnDef]) -> ControlFlow<Refusal> {
+        for column in columns {
+            self.column_type(&column.data_type)?;
+            for option in &column.options {
+                if let ColumnOption::ForeignKey(key) = &option.option {
+                    self.referenced(&key.foreign_table)?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn constraints(&self, constraints: &[TableConstraint]) -> ControlFlow<Refusal> {
+        for constraint in constraints {
+            if let TableConstraint::ForeignKey(key) = constraint {
+                self.referenced(&key.foreign_table)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// A foreign key's table: a visible table without hidden columns (a key
+    /// into a hidden one would test which values it holds).
+    fn referenced(&self, table: &ObjectName) -> ControlFlow<Refusal> {
+        self.relation(table)?;
+        self.untouchable(table, "reference")
+    }
+
+    /// A column's type: as a cast's (`regclass` would read the catalog), or
+    /// a serial.
+    fn column_type(&self, data_type: &sqlparser::ast::DataType) -> ControlFlow<Refusal> {
+        let serial = matches!(
+            super::allowed::type_name(data_type).as_str(),
+            "serial" | "bigserial" | "smallserial" | "serial2" | "serial4" | "serial8"
+        );
+        if serial { ControlFlow::Continue(()) } else { self.cast(data_type) }
+    }
+
     /// A name a table is renamed to: never a system catalog's or a hidden
     /// table's.
-    fn new_name(&self, name: &ObjectName) -> ControlFlow<Refusal> {
+    pub(super) fn new_name(&self, name: &ObjectName) -> ControlFlow<Refusal> {
         let parts = parts(name);
         if super::system_relation(&parts) || self.policy.hidden.table(parts.last().map_or("", String::as_str)) {
             return ControlFlow::Break(refuse(format!("`{name}` may not be made or renamed to"), "pick another name"));
