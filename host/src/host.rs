@@ -25,7 +25,7 @@ use crate::load::{LoadStats, Manifest, Origin, Plugin, stub};
 use crate::reload::watch::Watcher;
 use crate::reload::{Folders, Reloader};
 use crate::runtime::WasmRuntime;
-use crate::sandbox::sql::{Database, DatabaseSettings, RawDatabase};
+use crate::sandbox::sql::{Database, DatabaseSettings};
 use crate::session::{Services, Session, SessionState};
 use crate::upstream::{UpstreamStatus, Upstreams};
 
@@ -184,6 +184,7 @@ fn bundled_adapter(file_name: &str) -> Option<Embedded> {
     }
     #[cfg(not(feature = "bundled"))]
     {
+        let _ = file_name;
         None
     }
 }
@@ -199,7 +200,7 @@ fn demo_databases(cache_dir: Option<&Path>) -> Result<Vec<DatabaseSource>> {
             let at = format!("the bundled demo database `{}`", demo.name);
             let path = crate::sandbox::sql::materialize(demo.name, demo.sql, &dir)
                 .map_err(|e| Error::Io { path: dir.display().to_string(), message: format!("{at}: {e}") })?;
-            let mut raw: RawDatabase = toml::from_str(&format!("url = \"\"\n{}", demo.settings))
+            let mut raw: crate::sandbox::sql::RawDatabase = toml::from_str(&format!("url = \"\"\n{}", demo.settings))
                 .map_err(|e| Error::internal(at.clone(), e))?;
             raw.url = format!("sqlite:{}", path.display());
             sources.push(open_database(DatabaseSettings::resolve(demo.name, &raw, &dir)?)?);
