@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The fuzzing campaign, on demand (never part of .ci/run): builds every
-# target with cargo-fuzz on the stable toolchain (`--sanitizer none`: the
-# coverage instrumentation is stable; AddressSanitizer is not), runs each for
-# SECONDS (default 300) with the committed corpus as seeds, merges what was
-# new into fuzz/corpus/<target> (minimised: only inputs that add coverage),
-# copies every crash into fuzz/regressions/<target> (cargo test replays both),
-# and writes the figures to target/fuzz-report.md (executions, coverage,
-# corpus size, crashes) for BENCHMARKS.md's "Fuzzing" section.
+# The fuzzing campaign, on demand (never part of .ci/run). Builds every target
+# with cargo-fuzz on the stable toolchain (`--sanitizer none`: the coverage
+# instrumentation is stable, AddressSanitizer is not), runs each for SECONDS
+# (default 300) seeded with its committed corpus, one lane per core, then:
 #
-#   bash fuzz/run.sh [SECONDS] [TARGET ...]
+#   - merges into fuzz/corpus/<target> only the inputs that add coverage to it
+#     (libFuzzer's -merge=1: the committed seeds, which `cargo test` replays as
+#     regressions of known attacks, are never minimised away);
+#   - copies every crash, timeout and out-of-memory input into
+#     fuzz/regressions/<target> (cargo test replays those too);
+#   - writes the figures (executions, exec/s, coverage, corpus, crashes) to
+#     fuzz/REPORT.md, which the bench runner copies into BENCHMARKS.md.
+#
+#   bash fuzz/run.sh [SECONDS] [TARGET ...]      FUZZ_LANES=N to override
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-300}"
@@ -18,47 +22,69 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     mapfile -t targets < <(cargo fuzz list)
 fi
+lanes="${FUZZ_LANES:-$(nproc)}"
 cargo fuzz build --sanitizer none
-report=target/fuzz-report.md
-mkdir -p target fuzz/regressions
-{
-    echo "| target | seconds | executions | exec/s | coverage (edges) | features | corpus | crashes |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-} > "$report"
-for target in "${targets[@]}"; do
-    work=$(mktemp -d)
-    mkdir -p "fuzz/corpus/$target" "fuzz/regressions/$target" "$work/new" "$work/artifacts"
-    log="$work/log"
+work=$(mktemp -d)
+mkdir -p fuzz/regressions
+
+# One target: run, merge, keep crashes, write its table row.
+fuzz_one() {
+    local target="$1" dir="$work/$1"
+    mkdir -p "fuzz/corpus/$target" "$dir/new" "$dir/artifacts"
     # The memory limit is libFuzzer's RSS watchdog (a malloc limit needs a
-    # sanitizer); the OpenAPI target counts its own allocations.
-    extra=()
+    # sanitizer); the OpenAPI target also counts its own allocations.
+    local extra=()
     case "$target" in
         openapi | mcp_tools | manifest) extra=(-max_len=65536) ;;
     esac
-    cargo fuzz run --sanitizer none "$target" "$work/new" "fuzz/corpus/$target" -- \
+    # New finds go to $dir/new; the committed corpus is read, not written.
+    cargo fuzz run --sanitizer none "$target" "$dir/new" "fuzz/corpus/$target" -- \
         -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 "${extra[@]}" \
-        -artifact_prefix="$work/artifacts/" > "$log" 2>&1 || true
-    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-    speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
-    ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
-    # Keep only what adds coverage to the committed corpus.
-    if [ -n "$(ls -A "$work/new")" ]; then
-        cargo fuzz cmin --sanitizer none "$target" "$work/new" >/dev/null 2>&1 || true
-        for file in "$work/new"/*; do
-            [ -e "$file" ] || continue
-            cp "$file" "fuzz/corpus/$target/$(sha256sum "$file" | cut -c1-16)"
-        done
-        cargo fuzz cmin --sanitizer none "$target" "fuzz/corpus/$target" >/dev/null 2>&1 || true
+        -artifact_prefix="$dir/artifacts/" > "$dir/log" 2>&1 || true
+    local execs speed cov ft
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log" | grep -o '[0-9]*$' | tail -1)
+    speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$dir/log" | grep -o '[0-9]*$' | tail -1)
+    cov=$(grep -o 'cov: [0-9]*' "$dir/log" | tail -1 | grep -o '[0-9]*')
+    ft=$(grep -o 'ft: [0-9]*' "$dir/log" | tail -1 | grep -o '[0-9]*')
+    local before added
+    before=$(find "fuzz/corpus/$target" -type f | wc -l)
+    if [ -n "$(ls -A "$dir/new")" ]; then
+        cargo fuzz run --sanitizer none "$target" "fuzz/corpus/$target" "$dir/new" -- \
+            -merge=1 "${extra[@]}" > "$dir/merge.log" 2>&1 || true
     fi
-    crashes=0
-    for crash in "$work/artifacts"/*; do
+    added=$(($(find "fuzz/corpus/$target" -type f | wc -l) - before))
+    local crashes=0
+    for crash in "$dir/artifacts"/*; do
         [ -e "$crash" ] || continue
         crashes=$((crashes + 1))
+        mkdir -p "fuzz/regressions/$target"
         cp "$crash" "fuzz/regressions/$target/$(basename "$crash")"
     done
-    corpus=$(ls "fuzz/corpus/$target" | wc -l)
-    echo "| $target | $seconds | ${execs:-?} | ${speed:-?} | ${cov:-?} | ${ft:-?} | $corpus | $crashes |" >> "$report"
-    echo "$target: ${execs:-?} executions, cov ${cov:-?}, $crashes crashes (log: $log)"
+    echo "| $target | $seconds | ${execs:-?} | ${speed:-?} | ${cov:-?} | ${ft:-?} | $before + $added | $crashes |" \
+        > "$dir/row"
+    echo "$target: ${execs:-?} executions, cov ${cov:-?}, +$added corpus, $crashes crashes (log: $dir/log)"
+}
+
+# Lanes: target i goes to lane i mod N; the lanes run side by side.
+for ((lane = 0; lane < lanes; lane++)); do
+    (
+        for ((i = lane; i < ${#targets[@]}; i += lanes)); do
+            fuzz_one "${targets[$i]}"
+        done
+    ) &
 done
-cat "$report"
+wait
+
+cpu=$((seconds * ${#targets[@]}))
+{
+    echo "Campaign of $(date -u +%Y-%m-%d) with \`bash fuzz/run.sh $seconds\`: ${#targets[@]} targets, $lanes lanes,"
+    echo "$((cpu / 60)) CPU-minutes of fuzzing; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');"
+    echo "cargo-fuzz $(cargo fuzz --version | grep -o '[0-9.]*$'), \`--sanitizer none\`. *Coverage* and *features* are"
+    echo "libFuzzer's edge and feature counts at the end of the run; *corpus* is the committed corpus before the run"
+    echo "plus what the run merged into it (only inputs that add coverage)."
+    echo
+    echo "| target | seconds | executions | exec/s | coverage (edges) | features | corpus | crashes |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    for target in "${targets[@]}"; do cat "$work/$target/row"; done
+} > fuzz/REPORT.md
+cat fuzz/REPORT.md

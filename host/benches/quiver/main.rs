@@ -13,6 +13,7 @@ mod client;
 mod connectors;
 mod databases;
 mod disclosure;
+mod fuzzing;
 mod guests;
 mod http;
 mod loading;
@@ -157,7 +158,7 @@ fn main() {
     )
     .unwrap();
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 15] = [
+    let sections: [(&str, Section); 16] = [
         ("loading", loading::section),
         ("guests", guests::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
@@ -173,6 +174,7 @@ fn main() {
         ("openapi", openapi::section),
         ("upstream", upstream::section),
         ("reload", reload::section),
+        ("fuzzing", fuzzing::section),
     ];
     for (name, section) in sections {
         if options.runs(name) {
