@@ -26,7 +26,7 @@ pub fn action_name_problem(name: &str) -> Option<String> {
     let ok = (1..=MAX_ACTION_NAME).contains(&name.len())
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && !name.contains("__");
+        && !name.contains(crate::NAME_SEPARATOR);
     (!ok).then(|| {
         format!(
             "action name `{}` must be 1-{MAX_ACTION_NAME} characters of a-z, 0-9 and single `_`, starting with a \

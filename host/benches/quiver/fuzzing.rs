@@ -11,6 +11,8 @@ pub(crate) fn section(_: &crate::Options, _: &tokio::runtime::Runtime, report: &
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/REPORT.md");
     match std::fs::read_to_string(&path) {
         Ok(campaign) => writeln!(report, "{}\n", campaign.trim_end()).unwrap(),
-        Err(_) => writeln!(report, "No campaign has been run yet: `bash fuzz/run.sh` writes `fuzz/REPORT.md`.\n").unwrap(),
+        Err(_) => {
+            writeln!(report, "No campaign has been run yet: `bash fuzz/run.sh` writes `fuzz/REPORT.md`.\n").unwrap()
+        }
     }
 }

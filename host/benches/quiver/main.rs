@@ -19,10 +19,10 @@ mod http;
 mod loading;
 mod openapi;
 mod reload;
+mod report;
 mod scale;
 mod upstream;
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -129,15 +129,19 @@ fn machine() -> String {
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default();
-    let date = std::process::Command::new("date")
+    let profile = if cfg!(debug_assertions) { "dev (debug assertions on)" } else { "release" };
+    format!("{cpu}, {cores} cores; {rustc}; profile {profile}")
+}
+
+/// The time now, to the minute (`YYYY-MM-DD HH:MM UTC`).
+fn now() -> String {
+    std::process::Command::new("date")
         .arg("-u")
         .arg("+%Y-%m-%d %H:%M UTC")
         .output()
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default();
-    let profile = if cfg!(debug_assertions) { "dev (debug assertions on)" } else { "release" };
-    format!("{cpu}, {cores} cores; {rustc}; profile {profile}; {date}")
+        .unwrap_or_default()
 }
 
 fn main() {
@@ -147,16 +151,12 @@ fn main() {
     }
     let options = Options::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let mut report = String::new();
-    writeln!(report, "# Benchmarks\n").unwrap();
-    writeln!(
-        report,
-        "Regenerate with `cargo bench -p quiver --bench quiver` (writes this file). \
-         Machine: {}.{}\n",
+    let header = format!(
+        "# Benchmarks\n\nRegenerate with `cargo bench -p quiver --bench quiver` (writes this file; `-- --only NAME` \
+         re-measures one section and replaces it here, each section saying when it was measured). Machine: {}.{}\n",
         machine(),
         if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" }
-    )
-    .unwrap();
+    );
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
     let sections: [(&str, Section); 16] = [
         ("loading", loading::section),
@@ -176,11 +176,22 @@ fn main() {
         ("reload", reload::section),
         ("fuzzing", fuzzing::section),
     ];
+    let mut fresh = Vec::new();
     for (name, section) in sections {
         if options.runs(name) {
-            section(&options, &runtime, &mut report);
+            let mut body = String::new();
+            section(&options, &runtime, &mut body);
+            fresh.push(report::Block { name: name.to_owned(), measured: now(), body });
         }
     }
-    std::fs::write(&options.out, &report).expect("write the report");
+    // A partial run keeps the sections it did not measure as they were.
+    let earlier = match options.only.is_empty() {
+        true => Vec::new(),
+        false => std::fs::read_to_string(&options.out).map(|text| report::parse(&text)).unwrap_or_default(),
+    };
+    let names: Vec<&str> = sections.iter().map(|(name, _)| *name).collect();
+    let text = report::render(&header, &report::merge(&names, fresh, earlier));
+    report::check_round_trip(&text, &header);
+    std::fs::write(&options.out, &text).expect("write the report");
     eprintln!("wrote {}", options.out.display());
 }

@@ -133,6 +133,45 @@ pub(crate) fn startup(options: &Options, report: &mut String) {
         eprintln!("measured start-up with {n} plugins");
     }
     writeln!(report).unwrap();
+    ranker_startup(options, report);
+}
+
+/// Start-up to Tier 1 with the default (hybrid) ranker against BM25 alone,
+/// one plugin, runs interleaved: the embedding model is loaded by the first
+/// search, so the two should differ by noise only.
+fn ranker_startup(options: &Options, report: &mut String) {
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), 1);
+    let bm25 = dir.path().join("bm25.toml");
+    std::fs::write(&bm25, "[search]\nranker = \"bm25\"\n").unwrap();
+    let hybrid = dir.path().join("hybrid.toml");
+    std::fs::write(&hybrid, "[search]\nranker = \"hybrid\"\n").unwrap();
+    let plugins = dir.path().to_str().unwrap();
+    let mut runs = [Vec::new(), Vec::new()];
+    for _ in 0..options.reps(10) {
+        for (config, runs) in [&hybrid, &bm25].into_iter().zip(runs.iter_mut()) {
+            let config = config.to_str().unwrap();
+            runs.push(run(&["--no-bundled", "--no-cache", "--config", config, "--plugins", plugins, "prompt"]));
+        }
+    }
+    let [hybrid, bm25] = runs.map(|runs| {
+        let rss = runs.iter().map(|r| r.1).max().unwrap_or(0) as f64 / 1024.0;
+        (Stats::new(runs.into_iter().map(|r| r.0).collect()).median(), rss)
+    });
+    writeln!(
+        report,
+        "The ranker at start-up (one plugin, runs interleaved, median of {}): default `hybrid` {} ms, {:.1} MiB; \
+         `ranker = \"bm25\"` {} ms, {:.1} MiB ({:.2}×, {:+.1} MiB). The embedding model is loaded by the first \
+         search, not at start-up.\n",
+        options.reps(10),
+        ms(hybrid.0),
+        hybrid.1,
+        ms(bm25.0),
+        bm25.1,
+        hybrid.0.as_secs_f64() / bm25.0.as_secs_f64(),
+        hybrid.1 - bm25.1
+    )
+    .unwrap();
 }
 
 /// Discovery in-process: names, summaries, one full schema.

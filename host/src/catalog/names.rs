@@ -13,16 +13,18 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-/// Longest name providers accept.
-pub const MAX_NAME: usize = 64;
+use crate::contract::NAME_SEPARATOR;
+
+/// Longest name providers accept (the contract's tool-name limit).
+pub const MAX_NAME: usize = crate::contract::MAX_TOOL_NAME;
 
 /// Characters of the hash suffix (`_` + 8 hex digits).
 const SUFFIX: usize = 9;
 
-/// The model-facing name of `parts` joined with `__`, before collisions
-/// are considered.
+/// The model-facing name of `parts` joined with the contract's separator
+/// (`__`), before collisions are considered.
 pub fn model_name(parts: &[&str]) -> String {
-    let joined = parts.join("__");
+    let joined = parts.join(NAME_SEPARATOR);
     let clean: String =
         joined.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
     let clean = if clean.is_empty() { "_".to_owned() } else { clean };

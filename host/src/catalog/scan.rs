@@ -15,7 +15,7 @@ use super::mcp::{self, LiveServer, UpstreamServer};
 use super::names;
 use super::skill::{self, Skill};
 use super::snapshot::{Catalog, Rejection};
-use crate::contract::Kind;
+use crate::contract::{Kind, NAME_SEPARATOR};
 use crate::error::{Error, Result};
 use crate::load::openapi::OpenApiConnector;
 use crate::load::{FileStamp, Origin, Plugin, PluginSettings, RawPluginSettings, SettingsResolver, stub};
@@ -313,7 +313,7 @@ impl Catalog {
             for server in self.mcp.values() {
                 for (i, tool) in server.tools.iter().enumerate() {
                     let name = names::model_name(&[&server.name, &tool.name]);
-                    if (name == format!("{}__{}", server.name, tool.name)) != verbatim {
+                    if (name == format!("{}{NAME_SEPARATOR}{}", server.name, tool.name)) != verbatim {
                         continue;
                     }
                     match taken.entry(name) {

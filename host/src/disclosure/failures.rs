@@ -15,7 +15,9 @@ const MAX_QUOTED_SCHEMA: usize = 1500;
 /// names them to models.
 pub fn explain(error: &Error, catalog: &Catalog) -> String {
     let name = |plugin: &str, action: &str| {
-        catalog.model_name(plugin, action).map_or_else(|| format!("{plugin}__{action}"), str::to_owned)
+        catalog
+            .model_name(plugin, action)
+            .map_or_else(|| format!("{plugin}{}{action}", crate::contract::NAME_SEPARATOR), str::to_owned)
     };
     match error {
         Error::InputNotJson { plugin, action, reason } => {

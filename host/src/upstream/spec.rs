@@ -150,7 +150,7 @@ impl ServerSpec {
         if raw.disabled == Some(true) {
             return Ok(None);
         }
-        if !crate::catalog::names::is_valid(name) || name.contains("__") {
+        if !crate::catalog::names::is_valid(name) || name.contains(crate::contract::NAME_SEPARATOR) {
             return Err(bad("a server name is 1-64 letters, digits, `_` or `-`, without `__`".into()));
         }
         if !raw.other.is_empty() {

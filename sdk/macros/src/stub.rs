@@ -4,7 +4,7 @@
 
 use quiver_contract::{Kind, Stub, StubAction};
 
-use crate::Action;
+use crate::parse::Action;
 
 /// The JSON of the stub section, or why the plugin's declarations break a
 /// rule the host would enforce at load time.

@@ -4,8 +4,8 @@
 //! reload redoes only the tools whose text changed and a restarted host
 //! reads the rest back.
 
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::Ranker;
 use super::lexical::{IdentTokenizer, Terms};
@@ -30,15 +30,29 @@ impl Record for Vector {
 }
 
 /// Turns texts into terms and vectors, remembering each.
+///
+/// The model is loaded on first use, not when the analyzer is made: a host
+/// that never searches never parses the tokenizer or touches the table.
 pub struct Analyzer {
     tokenizer: IdentTokenizer,
     terms: TextCache<Terms>,
-    semantic: Option<(Arc<StaticModel>, TextCache<Vector>)>,
+    semantic: OnceLock<Option<Semantic>>,
+    /// How to load the model, taken by the first use.
+    load: Mutex<Option<LoadModel>>,
+    /// Where each model's vectors are kept.
+    dir: Option<PathBuf>,
 }
+
+/// Loads the model, or says there is none to use.
+pub type LoadModel = Box<dyn FnOnce() -> Option<Arc<StaticModel>> + Send>;
+
+/// The model and what it has made of each text.
+type Semantic = (Arc<StaticModel>, TextCache<Vector>);
 
 impl std::fmt::Debug for Analyzer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Analyzer").field("model", &self.model().map(StaticModel::id)).finish()
+        let model = self.semantic.get().map(|s| s.as_ref().map(|(model, _)| model.id()));
+        f.debug_struct("Analyzer").field("model", &model).finish()
     }
 }
 
@@ -52,15 +66,39 @@ impl Analyzer {
     /// An analyzer embedding with `model` (BM25 alone without one),
     /// keeping what it computes under `cache_dir/search` when given.
     pub fn new(model: Option<Arc<StaticModel>>, cache_dir: Option<&Path>) -> Analyzer {
+        let analyzer = Analyzer::lazy(None, cache_dir);
+        let semantic = model.map(|model| analyzer.semantic_of(model));
+        analyzer.semantic.set(semantic).unwrap_or_else(|_| unreachable!("a new analyzer has no model yet"));
+        analyzer
+    }
+
+    /// An analyzer whose model `load` loads on first use (BM25 alone
+    /// without `load`, or when it finds none).
+    pub fn lazy(load: Option<LoadModel>, cache_dir: Option<&Path>) -> Analyzer {
         let dir = cache_dir.map(|dir| dir.join("search"));
         let terms = TextCache::new(dir.as_ref().map(|d| d.join("terms.bin")), TERMS_FORMAT.to_vec());
-        let semantic = model.map(|model| {
-            let mut header = VECTORS_FORMAT.to_vec();
-            header.extend((model.dim() as u32).to_le_bytes());
-            let file = dir.as_ref().map(|d| d.join(format!("{}.bin", model.id())));
-            (model, TextCache::new(file, header))
-        });
-        Analyzer { tokenizer: IdentTokenizer::default(), terms, semantic }
+        let semantic = OnceLock::new();
+        if load.is_none() {
+            let _ = semantic.set(None);
+        }
+        Analyzer { tokenizer: IdentTokenizer::default(), terms, semantic, load: Mutex::new(load), dir }
+    }
+
+    fn semantic_of(&self, model: Arc<StaticModel>) -> Semantic {
+        let mut header = VECTORS_FORMAT.to_vec();
+        header.extend((model.dim() as u32).to_le_bytes());
+        let file = self.dir.as_ref().map(|d| d.join(format!("{}.bin", model.id())));
+        (model, TextCache::new(file, header))
+    }
+
+    /// The model and its vectors, loading the model on first use.
+    fn semantic(&self) -> Option<&Semantic> {
+        self.semantic
+            .get_or_init(|| {
+                let load = self.load.lock().unwrap_or_else(PoisonError::into_inner).take();
+                load.and_then(|load| load()).map(|model| self.semantic_of(model))
+            })
+            .as_ref()
     }
 
     /// BM25 alone, remembering in memory only.
@@ -68,14 +106,19 @@ impl Analyzer {
         Analyzer::new(None, None)
     }
 
-    /// Which ranking indexes built with it answer with.
+    /// Which ranking indexes built with it answer with (loads the model).
     pub fn ranker(&self) -> Ranker {
-        if self.semantic.is_some() { Ranker::Hybrid } else { Ranker::Bm25 }
+        if self.semantic().is_some() { Ranker::Hybrid } else { Ranker::Bm25 }
     }
 
-    /// The embedding model, if there is one.
+    /// The embedding model, if there is one (loads it).
     pub fn model(&self) -> Option<&StaticModel> {
-        self.semantic.as_ref().map(|(model, _)| &**model)
+        self.semantic().map(|(model, _)| &**model)
+    }
+
+    /// Whether the model has been loaded (or found missing) yet.
+    pub fn model_loaded(&self) -> bool {
+        self.semantic.get().is_some()
     }
 
     /// The terms of each text.
@@ -85,13 +128,14 @@ impl Analyzer {
 
     /// The vector of each text, when there is a model.
     pub fn vectors(&self, texts: &[String]) -> Option<Vec<Arc<Vector>>> {
-        let (model, cache) = self.semantic.as_ref()?;
+        let (model, cache) = self.semantic()?;
         Some(cache.get_all(texts, |text| Vector(model.embed(text).into())))
     }
 
     /// How many texts it has tokenized and embedded (found neither in
     /// memory nor on disk).
     pub fn computed(&self) -> (usize, usize) {
-        (self.terms.computed(), self.semantic.as_ref().map_or(0, |(_, cache)| cache.computed()))
+        let vectors = self.semantic.get().and_then(Option::as_ref).map_or(0, |(_, cache)| cache.computed());
+        (self.terms.computed(), vectors)
     }
 }

@@ -7,16 +7,18 @@
 //! ```
 //!
 //! `hybrid` uses the model built into the binary unless `model` names
-//! another. When there is none (a build without the `bundled-model`
-//! feature) or it cannot be read, search ranks with BM25 and says so in one
-//! log line, never an error: search still works, only less well.
+//! another. It is loaded by the first search (or the first turn ranked by
+//! the `rank` selector), never at start-up. When there is none (a build
+//! without the `bundled-model` feature) or it cannot be read, search ranks
+//! with BM25 and says so in one log line, never an error: search still
+//! works, only less well.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::analyzer::Analyzer;
+use super::analyzer::{Analyzer, LoadModel};
 use super::model::StaticModel;
 
 /// The `[search]` table of the config file.
@@ -45,25 +47,50 @@ pub enum RankerChoice {
 impl SearchSettings {
     /// The analyzer these settings ask for, keeping what it computes under
     /// `cache_dir`: with the model, or BM25 alone when asked for or when
-    /// there is no model to use (logged once).
+    /// there is no model to use (logged once). The model is loaded by the
+    /// first search, never at start-up.
     pub fn analyzer(&self, cache_dir: Option<&Path>) -> Arc<Analyzer> {
-        Arc::new(Analyzer::new(self.model(), cache_dir))
+        let load = (self.ranker == RankerChoice::Hybrid).then(|| {
+            let dir = self.model.clone();
+            Box::new(move || load_model(dir.as_deref())) as LoadModel
+        });
+        Arc::new(Analyzer::lazy(load, cache_dir))
     }
+}
 
-    fn model(&self) -> Option<Arc<StaticModel>> {
-        if self.ranker == RankerChoice::Bm25 {
-            return None;
+/// The model in `dir`, else the bundled one; `None` (logged) when there is
+/// none to use.
+fn load_model(dir: Option<&Path>) -> Option<Arc<StaticModel>> {
+    let model = match dir {
+        Some(dir) => StaticModel::from_dir(dir).map(Arc::new).map_err(|error| error.to_string()),
+        None => StaticModel::bundled().ok_or_else(|| "this build has no bundled model".to_owned()),
+    };
+    match model {
+        Ok(model) => Some(model),
+        Err(error) => {
+            tracing::warn!(%error, "search ranks with BM25 alone: no embedding model");
+            None
         }
-        let model = match &self.model {
-            Some(dir) => StaticModel::from_dir(dir).map(Arc::new).map_err(|error| error.to_string()),
-            None => StaticModel::bundled().ok_or_else(|| "this build has no bundled model".to_owned()),
-        };
-        match model {
-            Ok(model) => Some(model),
-            Err(error) => {
-                tracing::warn!(%error, "search ranks with BM25 alone: no embedding model");
-                None
-            }
-        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_is_loaded_by_the_first_search_not_before() {
+        let analyzer = SearchSettings::default().analyzer(None);
+        assert!(!analyzer.model_loaded(), "made with its model already loaded");
+        let terms = analyzer.terms(&["get forecast".to_owned()]);
+        assert_eq!(terms.len(), 1);
+        assert!(!analyzer.model_loaded(), "BM25's terms loaded the model");
+        let vectors = analyzer.vectors(&["get forecast".to_owned()]);
+        assert!(analyzer.model_loaded());
+        assert_eq!(vectors.is_some(), cfg!(feature = "bundled-model"));
+
+        let bm25 = SearchSettings { ranker: RankerChoice::Bm25, model: None }.analyzer(None);
+        assert!(bm25.vectors(&["get forecast".to_owned()]).is_none());
+        assert_eq!(bm25.ranker(), super::super::Ranker::Bm25);
     }
 }

@@ -121,7 +121,7 @@ mod tests {
 
     #[test]
     fn every_route_is_in_the_document() {
-        let routes = super::super::ROUTES;
+        let routes = super::super::routes::ROUTES;
         let document = document(routes);
         for route in routes {
             let method = route.method.as_str().to_lowercase();

@@ -1,6 +1,9 @@
 use serde_json::json;
 
+use std::sync::Arc;
+
 use super::*;
+use crate::contract::Access;
 use crate::sandbox::http::RawAuth;
 use quiver_contract::openapi::{ParamIn, ParamStyle};
 

@@ -25,6 +25,7 @@
 //! (`HTTP-request-denied`, `destination-IP-prohibited`,
 //! `HTTP-response-body-size`...), never as a trap.
 
+mod capability;
 mod credentials;
 mod grant;
 mod guard;
@@ -35,164 +36,10 @@ mod send;
 mod settings;
 mod token;
 
-use std::future::Future;
-use std::sync::Arc;
-use std::time::Duration;
-
-use http::HeaderName;
-use wasmtime::component::{Linker, ResourceTable};
-use wasmtime_wasi_http::{
-    Error as HttpError, ForbiddenHeaderFilter, RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks,
-    WasiHttpView,
-};
-
-use crate::contract::CREDENTIAL_REFUSAL;
-use crate::sandbox::secrets::Secret;
-use credentials::NotApplied;
-pub use credentials::{Credential, RawAuth, forbidden_to_guests};
-pub use grant::HttpGrant;
-pub use guard::{Resolve, SystemResolver};
-pub use origin::AllowedHost;
-pub use settings::{ConnectorSettings, OPENAPI_PLUGIN, RawConnector};
-
-/// The HTTP exchanges of one call, for the audit log: the status of each
-/// response, in order. Whoever wants them runs the call inside
-/// [`recording`]; the hooks find the record through a task-local (the
-/// guest calls the hook from within the call's own task).
-#[derive(Debug, Default)]
-pub struct Exchanges(std::sync::Mutex<Vec<u16>>);
-
-impl Exchanges {
-    /// The statuses so far.
-    pub fn statuses(&self) -> Vec<u16> {
-        self.0.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-
-    fn push(&self, status: u16) {
-        if let Ok(mut statuses) = self.0.lock() {
-            statuses.push(status);
-        }
-    }
-}
-
-tokio::task_local! {
-    static EXCHANGES: Arc<Exchanges>;
-}
-
-/// Run `call`, recording its HTTP exchanges in `exchanges`.
-pub async fn recording<F: Future>(exchanges: Arc<Exchanges>, call: F) -> F::Output {
-    EXCHANGES.scope(exchanges, call).await
-}
-
-/// Add `wasi:http/outgoing-handler` to `linker` (connectors only; it goes
-/// on top of the [WASI baseline](super::wasi)).
-pub(crate) fn link<T: WasiHttpView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)
-}
-
-/// The `http` capability's per-call state.
-pub(crate) struct HttpState {
-    ctx: WasiHttpCtx,
-    policy: HttpPolicy,
-}
-
-impl HttpState {
-    pub(crate) fn new(grant: &HttpGrant) -> HttpState {
-        HttpState {
-            ctx: WasiHttpCtx::new(),
-            policy: HttpPolicy { grant: grant.clone(), resolver: Arc::new(SystemResolver) },
-        }
-    }
-
-    /// The view wasi-http works through: its context, the store's resource
-    /// table, and this call's hooks.
-    pub(crate) fn view<'a>(&'a mut self, table: &'a mut ResourceTable) -> WasiHttpCtxView<'a> {
-        WasiHttpCtxView { ctx: &mut self.ctx, table, hooks: &mut self.policy }
-    }
-}
-
-/// The `wasi:http` hooks of one call: the embedder's seam in wasi-http.
-#[derive(Debug, Clone)]
-pub(crate) struct HttpPolicy {
-    grant: HttpGrant,
-    resolver: Arc<dyn Resolve>,
-}
-
-type SendFuture = Box<dyn Future<Output = wasmtime_wasi_http::Result<(http::Response<WasiBody>, send::Driver)>> + Send>;
-
-impl WasiHttpHooks for HttpPolicy {
-    fn forbidden_header_filter(&mut self) -> ForbiddenHeaderFilter {
-        let credentials: Arc<[Arc<Credential>]> = self.grant.credentials().into();
-        Arc::new(move |name: &HeaderName| Credential::forbids(&credentials, name))
-    }
-
-    fn send_request(
-        &mut self,
-        mut request: http::Request<WasiBody>,
-        options: Option<RequestOptions>,
-        fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
-    ) -> SendFuture {
-        drop(fut);
-        let exchanges = EXCHANGES.try_with(Arc::clone).ok();
-        let grant = self.grant.clone();
-        let resolver = self.resolver.clone();
-        let limits = send::Limits {
-            connect: clamp(options.as_ref().and_then(|o| o.connect_timeout), grant.connect_timeout),
-            first_byte: clamp(options.as_ref().and_then(|o| o.first_byte_timeout), grant.byte_timeout),
-            between_bytes: clamp(options.as_ref().and_then(|o| o.between_bytes_timeout), grant.byte_timeout),
-            max_body: grant.max_response_bytes,
-        };
-        Box::new(async move {
-            let addresses = match guard::destination(&grant, request.uri(), resolver.as_ref()).await {
-                Ok(addresses) => addresses,
-                Err(refusal) => {
-                    tracing::info!(uri = %request.uri(), ?refusal, "outbound request refused");
-                    return Err(refusal.to_wasi());
-                }
-            };
-            // What a response may echo of the credentials, to be redacted:
-            // every credential's fixed forms, and what this request carries.
-            let mut echoed: Vec<Secret> = grant.credentials().iter().flat_map(|c| c.echoed_forms(None)).collect();
-            for credential in grant.credentials_for(request.uri()) {
-                let value = match (credential.fixed(), credential.oauth2()) {
-                    (Some(value), _) => Ok(value.clone()),
-                    (None, Some(client)) => {
-                        token::authorization(client, &grant, resolver.as_ref()).await.map_err(NotApplied::Unavailable)
-                    }
-                    (None, None) => Err(NotApplied::Unavailable("the credential has no value".into())),
-                };
-                match value.and_then(|value| credential.apply(&value, &mut request).map(|()| value)) {
-                    Ok(sent) => echoed.extend(credential.echoed_forms(Some(&sent))),
-                    Err(NotApplied::Refused(why)) => {
-                        tracing::info!(uri = %request.uri().path(), why, "outbound request refused");
-                        return Err(HttpError::InternalError(Some(format!("{CREDENTIAL_REFUSAL}{why}"))));
-                    }
-                    Err(NotApplied::Unavailable(why)) => {
-                        tracing::warn!(%why, "no credential for an outbound request");
-                        return Err(HttpError::InternalError(Some(format!("the connector's credential: {why}"))));
-                    }
-                }
-            }
-            let sent = send::send(request, &addresses, limits).await;
-            if let (Ok((response, _)), Some(exchanges)) = (&sent, &exchanges) {
-                exchanges.push(response.status().as_u16());
-            }
-            // One list whatever the request's origin, so that the cached
-            // redaction serves every request of the connector.
-            echoed.sort_unstable_by(|a, b| a.expose().cmp(b.expose()));
-            echoed.dedup();
-            match sent {
-                Ok((response, driver)) if !echoed.is_empty() => {
-                    let redaction = grant.echoes.redaction(echoed);
-                    let response = if redaction.is_empty() { response } else { redact::response(response, redaction) };
-                    Ok((response, driver))
-                }
-                other => other,
-            }
-        })
-    }
-}
-
-fn clamp(requested: Option<Duration>, max: Duration) -> Duration {
-    requested.map_or(max, |r| r.min(max))
-}
+pub use self::capability::{Exchanges, recording};
+pub(crate) use self::capability::{HttpState, link};
+pub use self::credentials::{Credential, RawAuth, forbidden_to_guests};
+pub use self::grant::HttpGrant;
+pub use self::guard::{Resolve, SystemResolver};
+pub use self::origin::AllowedHost;
+pub use self::settings::{ConnectorSettings, OPENAPI_PLUGIN, RawConnector};

@@ -11,6 +11,7 @@
 //! with no database gets `unavailable`. Backends: [`sqlite`] (the embedded
 //! default) and [`postgres`].
 
+mod capability;
 mod database;
 mod engine;
 pub mod policy;
@@ -21,126 +22,10 @@ mod sqlite;
 mod tls;
 mod wire;
 
-use std::sync::Arc;
-use std::time::Instant;
-
-use wasmtime::component::{HasSelf, Linker};
-
-pub use database::{Database, SHOWN_TABLES, TableList};
-#[cfg(feature = "fuzzing")]
-pub(crate) use engine::Outcome;
-pub use settings::{DatabaseSettings, RawDatabase};
-pub use snapshot::Privileges;
-pub use sqlite::materialize;
-
-use crate::contract::Access;
-use crate::contract::database::quiver::plugin::sql;
-use crate::contract::wit;
-
-/// Add the `sql` import to `linker` (database adapters only); `state`
-/// finds the call's [`SqlState`].
-pub(crate) fn link<T: Send + 'static>(
-    linker: &mut Linker<T>,
-    state: fn(&mut T) -> &mut SqlState,
-) -> wasmtime::Result<()> {
-    sql::add_to_linker::<T, HasSelf<SqlState>>(linker, state)
-}
-
-/// The database an adapter instance may reach, if any.
-#[derive(Debug, Clone, Default)]
-pub struct SqlGrant(Option<Arc<Database>>);
-
-impl SqlGrant {
-    /// Reach `database`.
-    pub fn new(database: Arc<Database>) -> SqlGrant {
-        SqlGrant(Some(database))
-    }
-
-    /// The database, if one is granted.
-    pub fn database(&self) -> Option<&Arc<Database>> {
-        self.0.as_ref()
-    }
-}
-
-impl PartialEq for SqlGrant {
-    fn eq(&self, other: &SqlGrant) -> bool {
-        match (&self.0, &other.0) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (None, None) => true,
-            _ => false,
-        }
-    }
-}
-
-/// The `sql` capability's per-call state.
-#[derive(Debug)]
-pub(crate) struct SqlState {
-    plugin: Arc<str>,
-    grant: SqlGrant,
-    /// The highest access the calling agent has here.
-    ceiling: Access,
-    deadline: Instant,
-}
-
-impl SqlState {
-    pub(crate) fn new(plugin: Arc<str>, grant: &SqlGrant, ceiling: Access, deadline: Instant) -> SqlState {
-        SqlState { plugin, grant: grant.clone(), ceiling, deadline }
-    }
-
-    fn database(&self) -> Result<&Arc<Database>, wit::Error> {
-        self.grant.database().ok_or_else(|| {
-            wit::Error::Unavailable(format!(
-                "no database is configured for `{}`; add a [databases.{}] section",
-                self.plugin, self.plugin
-            ))
-        })
-    }
-}
-
-impl sql::Host for SqlState {
-    async fn query(
-        &mut self,
-        statement: String,
-        params: Vec<sql::Value>,
-    ) -> wasmtime::Result<Result<sql::Rows, wit::Error>> {
-        let database = match self.database() {
-            Ok(database) => database,
-            Err(error) => return Ok(Err(error)),
-        };
-        Ok(database.run(&statement, params, self.ceiling, self.deadline, true).await.map(|outcome| match outcome {
-            engine::Outcome::Rows(rows) => rows,
-            engine::Outcome::Changed(n) => sql::Rows {
-                columns: vec!["changed".into()],
-                rows: vec![vec![sql::Value::Integer(n as i64)]],
-                truncated: false,
-            },
-        }))
-    }
-
-    async fn execute(
-        &mut self,
-        statement: String,
-        params: Vec<sql::Value>,
-    ) -> wasmtime::Result<Result<u64, wit::Error>> {
-        let database = match self.database() {
-            Ok(database) => database,
-            Err(error) => return Ok(Err(error)),
-        };
-        Ok(database.run(&statement, params, self.ceiling, self.deadline, false).await.map(|outcome| match outcome {
-            engine::Outcome::Changed(n) => n,
-            engine::Outcome::Rows(rows) => rows.rows.len() as u64,
-        }))
-    }
-
-    async fn tables(&mut self) -> wasmtime::Result<Result<Vec<sql::TableInfo>, wit::Error>> {
-        let database = match self.database() {
-            Ok(database) => database,
-            Err(error) => return Ok(Err(error)),
-        };
-        Ok(database.tables().await.map(|tables| tables.as_ref().clone()))
-    }
-
-    async fn dialect(&mut self) -> wasmtime::Result<String> {
-        Ok(self.grant.database().map_or("none", |d| d.dialect().as_str()).to_owned())
-    }
-}
+pub use self::capability::SqlGrant;
+pub(crate) use self::capability::{SqlState, link};
+pub use self::database::{Database, SHOWN_TABLES, TableList};
+pub(crate) use self::engine::Outcome;
+pub use self::settings::{DatabaseSettings, RawDatabase};
+pub use self::snapshot::Privileges;
+pub use self::sqlite::materialize;

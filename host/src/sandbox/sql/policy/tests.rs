@@ -3,6 +3,7 @@
 //! against real databases in `tests/all/databases.rs`.
 
 use super::*;
+use crate::contract::Access;
 
 fn hidden() -> Hidden {
     Hidden::parse(&["secrets".into(), "customer.ssn".into()]).unwrap()

@@ -1,0 +1,194 @@
+//! The log itself: records, the file they are appended to, the lines
+//! kept in memory.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::contract::Access;
+use crate::sandbox::secrets::{Redaction, Secret};
+
+/// Lines kept in memory.
+pub const KEPT: usize = 1_000;
+
+/// One audited call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AuditRecord {
+    /// When the call started (RFC 3339, UTC).
+    pub time: String,
+    /// The agent profile the call was made for, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The plugin instance, database or server.
+    pub resource: String,
+    /// The action.
+    pub action: String,
+    /// The access level the action declares: `read`, `write` or `admin`.
+    #[schemars(with = "String")]
+    pub access: Access,
+    /// `ok`, or the kind of the error.
+    pub outcome: String,
+    /// How long the call took, in milliseconds.
+    pub duration_ms: f64,
+    /// Bytes of the parameters (as JSON).
+    pub bytes_in: usize,
+    /// Bytes of the result (as JSON); 0 on error.
+    pub bytes_out: usize,
+    /// The statuses of the HTTP responses a connector received, in order
+    /// (redirect hops included).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http_statuses: Vec<u16>,
+    /// The parameters, credentials redacted.
+    pub params: Value,
+}
+
+/// Where audited calls go.
+pub struct AuditLog {
+    path: Option<PathBuf>,
+    file: Mutex<Option<std::fs::File>>,
+    recent: Mutex<VecDeque<AuditRecord>>,
+    /// Values redacted wherever they appear.
+    redaction: Redaction,
+    /// Whether a write failure was logged already (once is enough).
+    failed: AtomicBool,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog").field("path", &self.path).finish()
+    }
+}
+
+impl AuditLog {
+    /// A log that appends to `path` (none: memory only), redacting `secrets`.
+    pub fn new(path: Option<PathBuf>, secrets: Vec<Secret>) -> AuditLog {
+        AuditLog {
+            path,
+            file: Mutex::new(None),
+            recent: Mutex::new(VecDeque::new()),
+            redaction: Redaction::new(&secrets),
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    /// The file it appends to, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Redact `params` as a record of this log would.
+    pub fn redact(&self, params: &Value) -> Value {
+        super::redact::redact(params, &self.redaction)
+    }
+
+    /// Append `record`.
+    pub fn record(&self, record: AuditRecord) {
+        if let Some(path) = &self.path
+            && let Err(error) = self.append(path, &record)
+            && !self.failed.swap(true, Ordering::Relaxed)
+        {
+            tracing::error!(path = %path.display(), %error, "cannot write the audit log; calls go on");
+        }
+        let mut recent = self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if recent.len() == KEPT {
+            recent.pop_front();
+        }
+        recent.push_back(record);
+    }
+
+    fn append(&self, path: &Path, record: &AuditRecord) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        let mut file = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if file.is_none() {
+            *file = Some(std::fs::OpenOptions::new().create(true).append(true).open(path)?);
+        }
+        let result = file.as_mut().map_or(Ok(()), |f| f.write_all(&line));
+        if result.is_err() {
+            // Open it again next time (the file may have been moved away).
+            *file = None;
+        }
+        result
+    }
+
+    /// The latest `limit` records, newest last; only those of `resource`,
+    /// if given.
+    pub fn recent(&self, limit: usize, resource: Option<&str>) -> Vec<AuditRecord> {
+        let recent = self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let matching: Vec<&AuditRecord> =
+            recent.iter().filter(|r| resource.is_none_or(|wanted| r.resource == wanted)).collect();
+        matching[matching.len().saturating_sub(limit)..].iter().map(|r| (*r).clone()).collect()
+    }
+}
+
+/// The `outcome` of a call: `ok`, the kind a plugin gave its error
+/// (`denied`, `invalid_input`, `not_found`, `unavailable`, `failed`), or
+/// the host's error kind (`timeout`, `unknown_action`...), in snake case.
+pub fn outcome<T>(result: &crate::error::Result<T>) -> String {
+    let name = match result {
+        Ok(_) => return "ok".to_owned(),
+        Err(crate::error::Error::Guest { kind, .. }) => format!("{kind:?}"),
+        Err(error) => format!("{:?}", error.kind()),
+    };
+    let mut snake = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            snake.push('_');
+        }
+        snake.push(c.to_ascii_lowercase());
+    }
+    snake
+}
+
+/// The current time, for a record.
+pub fn now() -> String {
+    jiff::Timestamp::now().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(resource: &str) -> AuditRecord {
+        AuditRecord {
+            time: now(),
+            agent: None,
+            resource: resource.into(),
+            action: "query".into(),
+            access: Access::Read,
+            outcome: "ok".into(),
+            duration_ms: 1.0,
+            bytes_in: 2,
+            bytes_out: 3,
+            http_statuses: Vec::new(),
+            params: Value::Null,
+        }
+    }
+
+    #[test]
+    fn records_are_appended_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::new(Some(path.clone()), Vec::new());
+        log.record(record("a"));
+        log.record(record("b"));
+        let lines: Vec<AuditRecord> =
+            std::fs::read_to_string(&path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(log.recent(10, Some("b")).len(), 1);
+        assert_eq!(log.recent(1, None)[0].resource, "b");
+    }
+
+    #[test]
+    fn a_log_that_cannot_be_written_does_not_fail() {
+        let log = AuditLog::new(Some(PathBuf::from("/nonexistent-dir/audit.jsonl")), Vec::new());
+        log.record(record("a"));
+        assert_eq!(log.recent(10, None).len(), 1);
+    }
+}

@@ -1,0 +1,350 @@
+//! The index one search runs over: each tool's and skill's text for BM25
+//! and, with a model, its vector; and the two arms fused.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::catalog::{Catalog, Category, Skill, ToolEntry, ToolRecord};
+use crate::contract::one_line;
+
+use super::analyzer::Analyzer;
+use super::fuse;
+use super::lexical::{Lexical, split_identifiers};
+
+/// What a search hit points at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Model-facing tool name, or the skill's name.
+    pub name: String,
+    /// Its category.
+    pub category: Category,
+    /// The plugin, server or skill it belongs to.
+    pub origin: String,
+    /// One line on what it does.
+    pub summary: String,
+}
+
+/// What a tool or skill is matched by.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// What a hit on it returns.
+    pub entry: Entry,
+    /// Text for BM25: names repeated for weight, description, parameters.
+    pub lexical: String,
+    /// Text for the embedding: name and description.
+    pub semantic: String,
+}
+
+/// Which ranking answered a search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ranker {
+    /// BM25 alone.
+    Bm25,
+    /// BM25 fused with the semantic arm.
+    Hybrid,
+}
+
+/// What ranks a search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arm {
+    /// BM25 alone.
+    Lexical,
+    /// The embedding's cosine similarity alone.
+    Semantic,
+    /// Both, fused.
+    Fused,
+    /// Both, fused, the semantic query first moved toward BM25's best
+    /// hits (pseudo-relevance feedback, see [`fuse::feedback`]): the
+    /// default.
+    Feedback,
+}
+
+/// An index over tools (and skills) for one or both arms.
+pub struct SearchIndex {
+    entries: Vec<Entry>,
+    lexical: Lexical,
+    semantic: Option<Semantic>,
+}
+
+/// The semantic arm: the analyzer (for its model) and each entry's
+/// vector, row after row in one matrix (scanned whole per query).
+struct Semantic {
+    analyzer: Arc<Analyzer>,
+    matrix: Vec<f32>,
+}
+
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex").field("entries", &self.entries.len()).field("ranker", &self.ranker()).finish()
+    }
+}
+
+/// Longest part of a description that is indexed (the start says the most).
+const MAX_DESCRIPTION_CHARS: usize = 1200;
+
+/// Longest part of a description that is embedded.
+const MAX_EMBEDDED_CHARS: usize = 400;
+
+impl SearchIndex {
+    /// Index `documents` with what `analyzer` makes of them: for both arms
+    /// when it has a model.
+    pub fn new(documents: Vec<Document>, analyzer: &Arc<Analyzer>) -> SearchIndex {
+        let texts: Vec<String> = documents.iter().map(|d| d.semantic.clone()).collect();
+        let semantic = analyzer.vectors(&texts).map(|vectors| Semantic {
+            analyzer: analyzer.clone(),
+            matrix: vectors.iter().flat_map(|v| v.0.iter().copied()).collect(),
+        });
+        let (entries, texts): (Vec<Entry>, Vec<String>) = documents.into_iter().map(|d| (d.entry, d.lexical)).unzip();
+        SearchIndex { entries, lexical: Lexical::new(&analyzer.terms(&texts)), semantic }
+    }
+
+    /// Index every tool and skill of `catalog`. Plugins are indexed by
+    /// their stubs only (name, summary), so the index does not depend on
+    /// which plugins happen to be loaded; MCP tools with their full
+    /// descriptions and parameters.
+    pub fn for_catalog(catalog: &Catalog, analyzer: &Arc<Analyzer>) -> SearchIndex {
+        let mut documents: Vec<Document> = catalog
+            .tools()
+            .iter()
+            .map(|entry| match catalog.record(entry).filter(|_| entry.category == Category::Mcp) {
+                Some(record) => Document::of_record(&record),
+                None => Document::of_entry(entry),
+            })
+            .collect();
+        documents.extend(catalog.skills().map(Document::of_skill));
+        SearchIndex::new(documents, analyzer)
+    }
+
+    /// Index tool records only.
+    pub fn for_records(records: &[ToolRecord], analyzer: &Arc<Analyzer>) -> SearchIndex {
+        SearchIndex::new(records.iter().map(Document::of_record).collect(), analyzer)
+    }
+
+    /// Which ranking this index answers with.
+    pub fn ranker(&self) -> Ranker {
+        if self.semantic.is_some() { Ranker::Hybrid } else { Ranker::Bm25 }
+    }
+
+    /// The best `limit` entries for `query` that pass `keep`, best first,
+    /// with their scores (BM25's, or the fused one). Entries neither sharing
+    /// a term with the query nor near it in meaning are left out.
+    pub fn search(&self, query: &str, limit: usize, keep: impl Fn(&Entry) -> bool) -> Vec<(&Entry, f32)> {
+        self.search_with(Arm::Feedback, query, limit, keep)
+    }
+
+    /// [`search`](Self::search) with one arm alone, or both fused (for
+    /// measuring what each contributes). An index without a model ranks
+    /// with BM25 whatever is asked.
+    pub fn search_with(
+        &self,
+        arm: Arm,
+        query: &str,
+        limit: usize,
+        keep: impl Fn(&Entry) -> bool,
+    ) -> Vec<(&Entry, f32)> {
+        let visible = |id: &u32| keep(&self.entries[*id as usize]);
+        let lexical = || self.lexical.rank(query).into_iter().filter(|(id, _)| visible(id)).collect::<Vec<_>>();
+        let ranked = match (&self.semantic, arm) {
+            (None, _) | (_, Arm::Lexical) => lexical(),
+            (Some(semantic), arm) => {
+                let Some(model) = semantic.analyzer.model() else { return Vec::new() };
+                let mut query = model.embed(query);
+                if arm == Arm::Semantic {
+                    return self.hits(fuse::nearest(&query, &semantic.matrix, visible), limit);
+                }
+                let lexical = lexical();
+                if arm == Arm::Feedback {
+                    fuse::feedback(&mut query, &semantic.matrix, &lexical);
+                }
+                fuse::reciprocal_rank(&lexical, &fuse::nearest(&query, &semantic.matrix, visible))
+            }
+        };
+        self.hits(ranked, limit)
+    }
+
+    fn hits(&self, ranked: Vec<(u32, f32)>, limit: usize) -> Vec<(&Entry, f32)> {
+        ranked.into_iter().take(limit).map(|(id, score)| (&self.entries[id as usize], score)).collect()
+    }
+
+    /// Number of indexed entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl Entry {
+    /// The entry of a tool record.
+    pub fn of_record(record: &ToolRecord) -> Entry {
+        Entry {
+            name: record.name.clone(),
+            category: record.category,
+            origin: record.origin.clone(),
+            summary: record.summary.clone(),
+        }
+    }
+
+    /// The entry of a catalog tool.
+    pub fn of_entry(entry: &ToolEntry) -> Entry {
+        Entry {
+            name: entry.name.clone(),
+            category: entry.category,
+            origin: entry.origin.clone(),
+            summary: entry.summary.clone(),
+        }
+    }
+
+    /// The entry of a skill.
+    pub fn of_skill(skill: &Skill) -> Entry {
+        Entry {
+            name: skill.name.clone(),
+            category: Category::Skill,
+            origin: skill.name.clone(),
+            summary: one_line(&skill.description, crate::catalog::SUMMARY_CHARS),
+        }
+    }
+}
+
+impl Document {
+    /// A tool known by its full record.
+    pub fn of_record(record: &ToolRecord) -> Document {
+        Document {
+            entry: Entry::of_record(record),
+            lexical: document_text(record),
+            semantic: semantic_text(&record.action, &record.description),
+        }
+    }
+
+    /// A tool known from its stub.
+    pub fn of_entry(entry: &ToolEntry) -> Document {
+        Document {
+            entry: Entry::of_entry(entry),
+            lexical: entry_text(entry),
+            semantic: semantic_text(&entry.action, &entry.summary),
+        }
+    }
+
+    /// A skill.
+    pub fn of_skill(skill: &Skill) -> Document {
+        Document {
+            entry: Entry::of_skill(skill),
+            lexical: format!("{0} {0} {1}", skill.name, skill.description),
+            semantic: semantic_text(&skill.name, &skill.description),
+        }
+    }
+}
+
+/// What the semantic arm embeds: the action's words, then the start of the
+/// description.
+fn semantic_text(action: &str, description: &str) -> String {
+    let mut text = split_identifiers(action).into_owned();
+    text.push_str(". ");
+    text.extend(description.chars().take(MAX_EMBEDDED_CHARS));
+    text
+}
+
+/// The text a tool is matched by: its action name (twice, for weight), its
+/// origin, its description, and its parameters (names, descriptions and
+/// allowed values, nested ones included).
+fn document_text(record: &ToolRecord) -> String {
+    let mut text = String::new();
+    for _ in 0..NAME_WEIGHT {
+        text.push_str(&record.action);
+        text.push(' ');
+    }
+    text.push_str(&record.origin);
+    text.push(' ');
+    text.extend(record.description.chars().take(MAX_DESCRIPTION_CHARS));
+    if let Some(schema) = &record.input_schema {
+        parameters_text(schema, 0, &mut text);
+    }
+    text
+}
+
+/// The text a tool known from its stub is matched by: its action name
+/// (twice), its origin and its summary.
+fn entry_text(entry: &ToolEntry) -> String {
+    let mut text = String::new();
+    for _ in 0..NAME_WEIGHT {
+        text.push_str(&entry.action);
+        text.push(' ');
+    }
+    text.push_str(&entry.origin);
+    text.push(' ');
+    text.push_str(&entry.summary);
+    text
+}
+
+/// How many times the action name is repeated in its document.
+const NAME_WEIGHT: usize = 2;
+
+/// Characters of each parameter description that are indexed.
+const MAX_PARAMETER_CHARS: usize = 300;
+
+fn parameters_text(schema: &Value, depth: usize, text: &mut String) {
+    if depth > 3 {
+        return;
+    }
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            text.push(' ');
+            text.push_str(name);
+            if let Some(d) = property.get("description").and_then(Value::as_str) {
+                text.push(' ');
+                text.extend(d.chars().take(MAX_PARAMETER_CHARS));
+            }
+            if let Some(values) = property.get("enum").and_then(Value::as_array) {
+                for v in values.iter().filter_map(Value::as_str).take(20) {
+                    text.push(' ');
+                    text.push_str(v);
+                }
+            }
+            parameters_text(property, depth + 1, text);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        parameters_text(items, depth + 1, text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(name: &str, description: &str) -> ToolRecord {
+        ToolRecord {
+            name: name.into(),
+            origin: "t".into(),
+            action: name.into(),
+            summary: description.into(),
+            description: description.into(),
+            category: Category::Builtin,
+            access: crate::contract::Access::Read,
+            input_schema: None,
+            output_schema: None,
+        }
+    }
+
+    #[test]
+    fn ranks_by_name_and_description() {
+        let records = vec![
+            record("get_weather_forecast", "Weather forecast for a city"),
+            record("send_email", "Send an email message to a recipient"),
+            record("convert_currency", "Convert an amount between currencies"),
+        ];
+        let index = SearchIndex::for_records(&records, &Arc::new(Analyzer::bm25()));
+        let hits = index.search("what's the weather in Paris tomorrow", 3, |_| true);
+        assert_eq!(hits[0].0.name, "get_weather_forecast");
+        let hits = index.search("email my boss", 3, |_| true);
+        assert_eq!(hits[0].0.name, "send_email");
+        assert!(index.search("zzz qqq", 3, |_| true).is_empty());
+        let none = index.search("email", 3, |e| e.name != "send_email");
+        assert!(none.iter().all(|(e, _)| e.name != "send_email"));
+    }
+}

@@ -1,0 +1,381 @@
+//! The routes of the REST face and their handlers, in one table.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::errors::{self, bad_request, error_response};
+use super::openapi::{self, Answer, Params, Route, schema};
+use super::pages::{self, Level, Page, Pages};
+
+use crate::audit::AuditRecord;
+use crate::catalog::Status;
+use crate::disclosure::formats::OpenAiSchema;
+use crate::error::{Error, ErrorKind, Result};
+use crate::host::Host;
+use crate::session::Session;
+
+pub(super) struct Rest {
+    host: Host,
+    /// An open session with the face's policy: each request clones it.
+    session: Session,
+    /// An ETag suffix naming the agent whose policy applies.
+    agent: String,
+    pages: Pages,
+    /// The OpenAPI document, made once from [`ROUTES`].
+    openapi: Value,
+}
+
+/// Every route of the REST API.
+pub(super) const ROUTES: &[Route<Arc<Rest>>] = &[
+    Route {
+        method: Method::GET,
+        path: "/v1/tools",
+        summary: "Level 1: every tool's name, a page at a time",
+        params: Params::Query(schema::<Page>),
+        answer: Answer::Schema("Names", schema::<pages::Names>),
+        failures: &[StatusCode::BAD_REQUEST],
+        handler: || get(names),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/tools/summary",
+        summary: "Level 2: every tool in one line, a page at a time",
+        params: Params::Query(schema::<Page>),
+        answer: Answer::Schema("Summaries", schema::<pages::Summaries>),
+        failures: &[StatusCode::BAD_REQUEST],
+        handler: || get(summaries),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/tools/{name}",
+        summary: "Level 3: one tool's full MCP definition",
+        params: Params::Name,
+        answer: Answer::Media("an MCP tool definition", "application/json"),
+        failures: &[StatusCode::NOT_FOUND],
+        handler: || get(full),
+    },
+    Route {
+        method: Method::POST,
+        path: "/v1/tools/{name}/call",
+        summary: "Call a tool with a JSON object",
+        params: Params::Name,
+        answer: Answer::Schema("CallAnswer", schema::<CallAnswer>),
+        failures: &[StatusCode::BAD_REQUEST, StatusCode::NOT_FOUND],
+        handler: || post(call),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/prompt",
+        summary: "The Tier-1 text",
+        params: Params::None,
+        answer: Answer::Media("the Tier-1 text", "text/plain"),
+        failures: &[],
+        handler: || get(prompt),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/status",
+        summary: "Plugins (kind, version, state), rejected files, MCP servers",
+        params: Params::None,
+        answer: Answer::Schema("Status", schema::<Status>),
+        failures: &[],
+        handler: || get(status),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/audit",
+        summary: "The latest audited calls, newest last (empty unless [audit] path is set)",
+        params: Params::Query(schema::<AuditQuery>),
+        answer: Answer::Schema("AuditRecords", schema::<Vec<AuditRecord>>),
+        failures: &[],
+        handler: || get(audit),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/export/openai",
+        summary: "Every tool as OpenAI function tools",
+        params: Params::Query(schema::<OpenAiExport>),
+        answer: Answer::Media("tools", "application/json"),
+        failures: &[],
+        handler: || get(export_openai),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/export/openai-responses",
+        summary: "Every tool as OpenAI Responses API function tools",
+        params: Params::Query(schema::<OpenAiExport>),
+        answer: Answer::Media("tools", "application/json"),
+        failures: &[],
+        handler: || get(export_openai_responses),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/export/anthropic",
+        summary: "Every tool for Anthropic tool search (defer_loading)",
+        params: Params::None,
+        answer: Answer::Media("tools", "application/json"),
+        failures: &[],
+        handler: || get(export_anthropic),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/openapi.json",
+        summary: "This document",
+        params: Params::None,
+        answer: Answer::Media("OpenAPI 3.1", "application/json"),
+        failures: &[],
+        handler: || get(openapi_json),
+    },
+];
+
+/// The REST routes (under `/v1`) for `host`, with `agent`'s policy
+/// (resolved now).
+pub fn router(host: &Host, agent: Option<&str>) -> Result<axum::Router> {
+    let session = host.open_session(agent)?;
+    let state = Arc::new(Rest {
+        host: host.clone(),
+        session,
+        agent: agent.unwrap_or("default").to_owned(),
+        pages: Pages::default(),
+        openapi: openapi::document(ROUTES),
+    });
+    let router = ROUTES.iter().fold(axum::Router::new(), |router, route| router.route(route.path, (route.handler)()));
+    Ok(router.with_state(state))
+}
+
+/// The answer of a call.
+#[derive(Serialize, JsonSchema)]
+struct CallAnswer {
+    /// Whether the call failed (the text says why, for a model to read).
+    is_error: bool,
+    /// The result or the error, as a model would see it (for an upstream
+    /// server's result: its text blocks).
+    text: String,
+    /// The result as JSON, when the call succeeded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Value>,
+    /// The error's kind, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_kind: Option<String>,
+    /// What of an upstream MCP server's `CallToolResult` `text`, `value`
+    /// and `is_error` do not carry: its other content blocks (images,
+    /// audio, resource links, embedded resources) and its `_meta`; absent
+    /// when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upstream: Option<Value>,
+}
+
+/// A cacheable answer: its `ETag` is the catalog version (and the agent),
+/// so it changes exactly when the catalog does.
+fn cached(rest: &Rest, version: impl std::fmt::Display, headers: &HeaderMap, body: impl IntoResponse) -> Response {
+    let tag = format!("\"v{version}-{}\"", rest.agent);
+    let matches = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).is_some_and(|v| {
+        v.split(',').any(|t| {
+            let t = t.trim();
+            t == "*" || t.trim_start_matches("W/") == tag
+        })
+    });
+    let Ok(etag) = HeaderValue::from_str(&tag) else { return body.into_response() };
+    if matches {
+        return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
+    }
+    let mut response = body.into_response();
+    response.headers_mut().insert(header::ETAG, etag);
+    response
+}
+
+fn listing(rest: &Rest, level: Level, page: &Page, headers: &HeaderMap) -> Response {
+    match rest.pages.page(&rest.session.listing(), level, page) {
+        Ok((version, json)) => cached(rest, version, headers, ([(header::CONTENT_TYPE, "application/json")], json)),
+        Err(error) => bad_request(error, "start without a cursor and follow next_cursor"),
+    }
+}
+
+async fn names(State(rest): State<Arc<Rest>>, Query(page): Query<Page>, headers: HeaderMap) -> Response {
+    listing(&rest, Level::Names, &page, &headers)
+}
+
+async fn summaries(State(rest): State<Arc<Rest>>, Query(page): Query<Page>, headers: HeaderMap) -> Response {
+    listing(&rest, Level::Summaries, &page, &headers)
+}
+
+async fn full(State(rest): State<Arc<Rest>>, Path(name): Path<String>, headers: HeaderMap) -> Response {
+    let version = rest.session.version();
+    match rest.session.definition(&name).await {
+        Ok(def) => cached(&rest, version, &headers, Json(def.to_mcp())),
+        Err(Error::UnknownTool { name, .. }) => {
+            error_response(&Error::UnknownTool { name, hint: "list the tools at /v1/tools".into() })
+        }
+        Err(error) => error_response(&error),
+    }
+}
+
+async fn call(State(rest): State<Arc<Rest>>, Path(name): Path<String>, body: axum::body::Bytes) -> Response {
+    let arguments: Value = if body.is_empty() {
+        Value::Object(Default::default())
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(value) => value,
+            Err(e) => {
+                let error = Error::InvalidArguments { tool: name, reason: format!("the body is not JSON: {e}") };
+                return error_response(&error);
+            }
+        }
+    };
+    let outcome = rest.session.clone().call(&name, arguments).await;
+    if let Some(error) = outcome.error.as_ref().filter(|e| e.kind() == ErrorKind::UnknownTool) {
+        return error_response(error);
+    }
+    // The body is the same either way; the status says whose fault a failure was.
+    let status = outcome.error.as_ref().map_or(StatusCode::OK, errors::status_of);
+    let (text, upstream) = match outcome.upstream {
+        Some(result) => beside_text(result),
+        None => (outcome.text, None),
+    };
+    let answer = CallAnswer {
+        is_error: outcome.is_error,
+        text,
+        value: outcome.value,
+        error_kind: outcome.error.map(|e| format!("{:?}", e.kind())),
+        upstream,
+    };
+    (status, Json(answer)).into_response()
+}
+
+/// An upstream server's `result` split so that the body carries each part
+/// once: its text blocks joined (the `text`), and what that and `value`
+/// (its `structuredContent`) and `is_error` do not carry, its other
+/// content blocks and `_meta` (the `upstream`, absent if nothing is left).
+fn beside_text(mut result: Value) -> (String, Option<Value>) {
+    let Some(map) = result.as_object_mut() else { return (String::new(), Some(result)) };
+    map.remove("structuredContent");
+    map.remove("isError");
+    let mut texts = Vec::new();
+    if let Some(Value::Array(blocks)) = map.get_mut("content") {
+        blocks.retain_mut(|block| {
+            if block.get("type").and_then(Value::as_str) != Some("text") {
+                return true;
+            }
+            match block.get_mut("text") {
+                Some(Value::String(text)) => {
+                    texts.push(std::mem::take(text));
+                    false
+                }
+                _ => true,
+            }
+        });
+        if blocks.is_empty() {
+            map.remove("content");
+        }
+    }
+    let rest = (!map.is_empty()).then_some(result);
+    (texts.join("\n"), rest)
+}
+
+async fn prompt(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
+    let version = rest.session.version();
+    let text = rest.session.system_prompt();
+    cached(&rest, version, &headers, ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
+}
+
+async fn status(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
+    let status = rest.host.status();
+    // The status changes without the tool list, and parts of it (a
+    // database's privilege check) without a new snapshot: its tag is the
+    // revision and a digest of what it says.
+    let digest = {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        serde_json::to_vec(&status).unwrap_or_default().hash(&mut hasher);
+        hasher.finish()
+    };
+    let version = format!("{}.{}.{digest:016x}", status.version, status.revision);
+    cached(&rest, version, &headers, Json(status))
+}
+
+/// Which audited calls: `GET /v1/audit?limit=50&resource=chinook`.
+#[derive(Debug, Default, serde::Deserialize, JsonSchema)]
+struct AuditQuery {
+    /// At most this many, the latest (default 100, at most 1,000).
+    limit: Option<usize>,
+    /// Only the calls of this resource (a plugin, database or server).
+    resource: Option<String>,
+}
+
+async fn audit(State(rest): State<Arc<Rest>>, Query(query): Query<AuditQuery>) -> Response {
+    let limit = query.limit.unwrap_or(100).min(crate::audit::KEPT);
+    Json(rest.host.audit(limit, query.resource.as_deref())).into_response()
+}
+
+/// Which variant of an OpenAI export: `GET /v1/export/openai?strict=true`.
+#[derive(Debug, Default, serde::Deserialize, JsonSchema)]
+struct OpenAiExport {
+    /// Rewrite each tool's parameters for OpenAI's strict mode (closed
+    /// objects, every property required, optional ones nullable) and mark
+    /// it `strict: true`; a tool whose schema strict mode cannot express
+    /// (an open map, any-value fields, tuples) keeps its schema and
+    /// `strict: false`. The host reads a `null` optional argument as not
+    /// given. Default false: the tools' own schemas.
+    #[serde(default)]
+    strict: bool,
+}
+
+impl OpenAiExport {
+    fn schema(&self) -> OpenAiSchema {
+        if self.strict { OpenAiSchema::Strict } else { OpenAiSchema::Exact }
+    }
+
+    /// The ETag's version: each variant is its own representation.
+    fn tag(&self, version: u64) -> String {
+        if self.strict { format!("{version}-strict") } else { version.to_string() }
+    }
+}
+
+async fn export_openai(
+    State(rest): State<Arc<Rest>>,
+    Query(export): Query<OpenAiExport>,
+    headers: HeaderMap,
+) -> Response {
+    let version = rest.session.version();
+    let defs = rest.session.definitions().await;
+    let tools: Vec<_> = defs.iter().map(|d| d.to_openai(export.schema())).collect();
+    cached(&rest, export.tag(version), &headers, Json(tools))
+}
+
+async fn export_openai_responses(
+    State(rest): State<Arc<Rest>>,
+    Query(export): Query<OpenAiExport>,
+    headers: HeaderMap,
+) -> Response {
+    let version = rest.session.version();
+    let defs = rest.session.definitions().await;
+    let tools: Vec<_> = defs.iter().map(|d| d.to_openai_responses(export.schema())).collect();
+    cached(&rest, export.tag(version), &headers, Json(tools))
+}
+
+async fn export_anthropic(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
+    let version = rest.session.version();
+    let pinned = &rest.session.policy().pinned;
+    // Anthropic's server-side tool search finds the deferred tools; the
+    // pinned ones stay in the prompt.
+    let mut tools =
+        vec![serde_json::json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})];
+    for def in rest.session.definitions().await {
+        if let Ok(tool) = serde_json::to_value(def.to_anthropic(!pinned.contains(&def.name))) {
+            tools.push(tool);
+        }
+    }
+    cached(&rest, version, &headers, Json(tools))
+}
+
+async fn openapi_json(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
+    cached(&rest, concat!("api-", env!("CARGO_PKG_VERSION")), &headers, Json(rest.openapi.clone()))
+}

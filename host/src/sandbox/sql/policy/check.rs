@@ -1,0 +1,203 @@
+//! The policy's entry: what one statement may do at an access level, and
+//! why a refused one is refused.
+
+use super::{Functions, Hidden, Visible};
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::Visit;
+use sqlparser::dialect::{PostgreSqlDialect, SQLiteDialect};
+use sqlparser::parser::Parser;
+
+use crate::contract::Access;
+
+/// The SQL dialect of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// SQLite 3.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl Dialect {
+    /// Its name, as the `sql` capability reports it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "sqlite",
+            Dialect::Postgres => "postgresql",
+        }
+    }
+}
+
+/// Longest statement accepted, in bytes.
+pub const MAX_STATEMENT_BYTES: usize = 64 * 1024;
+
+/// What a statement does, once it passed the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// It reads (a query, or `EXPLAIN` of one).
+    Read,
+    /// It changes rows (DML).
+    Write,
+    /// It changes the schema (DDL).
+    Admin,
+}
+
+/// What kind of refusal a [`Refusal`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// The policy forbids it.
+    Denied,
+    /// The statement is malformed SQL: a mistake to fix.
+    Malformed,
+    /// It names a table, column or alias the schema as last read does not
+    /// have: the schema may have changed since.
+    Unknown,
+}
+
+/// Why a statement is refused: the rule, and how to rephrase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The rule it breaks.
+    pub rule: String,
+    /// What to do instead.
+    pub hint: String,
+    /// What kind of refusal this is.
+    pub why: Why,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}; {}", self.rule, self.hint)
+    }
+}
+
+pub(super) fn refuse(rule: impl Into<String>, hint: impl Into<String>) -> Refusal {
+    Refusal { rule: rule.into(), hint: hint.into(), why: Why::Denied }
+}
+
+/// What one database allows one caller.
+#[derive(Debug, Clone)]
+pub struct Policy<'a> {
+    /// The connection's dialect.
+    pub dialect: Dialect,
+    /// The caller's access here (the lower of the database's and the agent's).
+    pub access: Access,
+    /// What the operator hid.
+    pub hidden: &'a Hidden,
+    /// The schema as last read, less what is hidden.
+    pub visible: &'a Visible,
+    /// The functions this access level may call, with the operator's own.
+    pub functions: &'a Functions,
+}
+
+/// Check `sql` against `policy`; what it does if it may run.
+pub fn check(policy: &Policy<'_>, sql: &str) -> Result<Effect, Refusal> {
+    if sql.len() > MAX_STATEMENT_BYTES {
+        return Err(refuse(
+            format!("the statement is {} bytes, over the limit of {MAX_STATEMENT_BYTES}", sql.len()),
+            "send a shorter statement (filter in SQL rather than listing values)",
+        ));
+    }
+    if policy.dialect == Dialect::Postgres {
+        lexemes(sql)?;
+    }
+    let parsed = match policy.dialect {
+        Dialect::Sqlite => Parser::parse_sql(&SQLiteDialect {}, sql),
+        Dialect::Postgres => Parser::parse_sql(&PostgreSqlDialect {}, sql),
+    };
+    let statements = parsed.map_err(|e| super::statement::unparsed(policy.dialect, sql, e))?;
+    let statement = match statements.as_slice() {
+        [one] => one,
+        [] => return Err(refuse("there is no statement", "send one SQL statement")),
+        _ => {
+            return Err(refuse(
+                format!("only one statement per query, and this has {}", statements.len()),
+                "split it and send each statement on its own",
+            ));
+        }
+    };
+    let effect = super::statement::effect_of(statement)?;
+    let needed = match effect {
+        Effect::Read => Access::Read,
+        Effect::Write => Access::Write,
+        Effect::Admin => Access::Admin,
+    };
+    if needed > policy.access {
+        let allowed = match policy.access {
+            Access::Read => "queries only (SELECT, WITH … SELECT, VALUES, EXPLAIN)",
+            Access::Write => "queries and INSERT, UPDATE, DELETE, MERGE",
+            Access::Admin => "queries, DML and DDL",
+        };
+        return Err(refuse(
+            format!("this database grants `{}` access, and this statement needs `{needed}`", policy.access),
+            format!("it allows {allowed}"),
+        ));
+    }
+    // EXPLAIN's options were checked with its kind: the rest is its query.
+    let statement = match statement {
+        sqlparser::ast::Statement::Explain { statement, .. } => statement,
+        other => other,
+    };
+    let mut checker = super::walk::Checker {
+        policy,
+        effect,
+        names: super::scope::Names::of(statement, policy.dialect, policy.visible),
+        depth: 0,
+        function_names: BTreeSet::new(),
+        cte_scopes: Vec::new(),
+        ddl_targets: BTreeSet::new(),
+    };
+    // The tables first, so that a refusal names a table before its columns
+    // (a CTE's name is checked in its scope, by the visit).
+    for relation in &checker.names.relations_named {
+        if checker.names.ctes.contains_key(&super::scope::last(relation)) {
+            continue;
+        }
+        if let ControlFlow::Break(refusal) = checker.relation(relation) {
+            return Err(refusal);
+        }
+    }
+    match statement.visit(&mut checker) {
+        ControlFlow::Break(refusal) => Err(refusal),
+        ControlFlow::Continue(()) => Ok(effect),
+    }
+}
+
+/// Spellings PostgreSQL reads differently from the SQL parser: a
+/// Unicode-escaped identifier (`U&"\0065mail"` is `email` to the server,
+/// `U & "\0065mail"` to the parser) and a dollar-quote tag that starts with
+/// a digit (older servers read `$1a$` as a parameter and what follows as
+/// SQL). Refused before parsing.
+fn lexemes(sql: &str) -> Result<(), Refusal> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let Ok(tokens) = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize() else { return Ok(()) };
+    for pair in tokens.windows(3) {
+        if let [Token::Word(u), Token::Ampersand, Token::Word(quoted)] = pair
+            && u.quote_style.is_none()
+            && u.value.eq_ignore_ascii_case("u")
+            && quoted.quote_style == Some('"')
+        {
+            return Err(refuse("Unicode-escaped identifiers (U&\"…\") are not supported", "write the name plainly"));
+        }
+    }
+    for token in &tokens {
+        if let Token::DollarQuotedString(quoted) = token
+            && quoted.tag.as_deref().is_some_and(|tag| tag.starts_with(|c: char| c.is_ascii_digit()))
+        {
+            return Err(refuse("a dollar-quote tag may not start with a digit", "use $$…$$ or a tag like $a$"));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `parts` (lower case) name a system catalog: its tables are the
+/// unfiltered schema, hidden parts included.
+pub(super) fn system_relation(parts: &[String]) -> bool {
+    let first = parts.first().map(String::as_str).unwrap_or_default();
+    let last = parts.last().map(String::as_str).unwrap_or_default();
+    matches!(first, "pg_catalog" | "information_schema" | "pg_toast" | "pg_temp")
+        || last.starts_with("pg_")
+        || last.starts_with("sqlite_")
+}

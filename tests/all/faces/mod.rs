@@ -1,0 +1,6 @@
+//! The faces: MCP through a real rmcp client, the REST API through the
+//! router, and what both HTTP transports (and stdio) refuse.
+
+mod http;
+mod mcp;
+mod rest;
