@@ -38,9 +38,12 @@ fuzz_one() {
         openapi | mcp_tools | manifest) extra=(-max_len=65536) ;;
     esac
     # New finds go to $dir/new; the committed corpus is read, not written.
+    local start=$SECONDS
     cargo fuzz run --sanitizer none "$target" "$dir/new" "fuzz/corpus/$target" -- \
         -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 "${extra[@]}" \
         -artifact_prefix="$dir/artifacts/" > "$dir/log" 2>&1 || true
+    # A crash ends the run early: the row says how long it really ran.
+    local ran=$((SECONDS - start))
     local execs speed cov ft
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log" | grep -o '[0-9]*$' | tail -1)
     speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$dir/log" | grep -o '[0-9]*$' | tail -1)
@@ -60,7 +63,7 @@ fuzz_one() {
         mkdir -p "fuzz/regressions/$target"
         cp "$crash" "fuzz/regressions/$target/$(basename "$crash")"
     done
-    echo "| $target | $seconds | ${execs:-?} | ${speed:-?} | ${cov:-?} | ${ft:-?} | $before + $added | $crashes |" \
+    echo "| $target | $(date -u +%Y-%m-%d) | $ran | ${execs:-?} | ${speed:-?} | ${cov:-?} | ${ft:-?} | $before + $added | $crashes |" \
         > "$dir/row"
     echo "$target: ${execs:-?} executions, cov ${cov:-?}, +$added corpus, $crashes crashes (log: $dir/log)"
 }
@@ -75,16 +78,25 @@ for ((lane = 0; lane < lanes; lane++)); do
 done
 wait
 
-cpu=$((seconds * ${#targets[@]}))
+# The report keeps the latest row of every target: a campaign over some
+# targets replaces their rows and leaves the others as they were.
+for target in $(cargo fuzz list); do
+    if [ -f "$work/$target/row" ]; then
+        cat "$work/$target/row"
+    elif [ -f fuzz/REPORT.md ]; then
+        grep "^| $target |" fuzz/REPORT.md || true
+    fi
+done > "$work/rows"
+cpu=$(awk -F'|' '{ s += $4 } END { print int(s / 60) }' "$work/rows")
 {
-    echo "Campaign of $(date -u +%Y-%m-%d) with \`bash fuzz/run.sh $seconds\`: ${#targets[@]} targets, $lanes lanes,"
-    echo "$((cpu / 60)) CPU-minutes of fuzzing; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');"
-    echo "cargo-fuzz $(cargo fuzz --version | grep -o '[0-9.]*$'), \`--sanitizer none\`. *Coverage* and *features* are"
-    echo "libFuzzer's edge and feature counts at the end of the run; *corpus* is the committed corpus before the run"
-    echo "plus what the run merged into it (only inputs that add coverage)."
+    echo "The latest run of each target (\`bash fuzz/run.sh SECONDS [TARGET…]\`, $lanes lanes): $cpu CPU-minutes"
+    echo "of fuzzing in all; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); cargo-fuzz"
+    echo "$(cargo fuzz --version | grep -o '[0-9.]*$'), \`--sanitizer none\`. *Seconds* is how long the target ran (a crash"
+    echo "ends a run early); *coverage* and *features* are libFuzzer's edge and feature counts at its end; *corpus*"
+    echo "is the committed corpus before the run plus what the run merged into it (only inputs that add coverage)."
     echo
-    echo "| target | seconds | executions | exec/s | coverage (edges) | features | corpus | crashes |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-    for target in "${targets[@]}"; do cat "$work/$target/row"; done
+    echo "| target | date | seconds | executions | exec/s | coverage (edges) | features | corpus | crashes |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+    cat "$work/rows"
 } > fuzz/REPORT.md
 cat fuzz/REPORT.md

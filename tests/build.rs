@@ -6,8 +6,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-#[path = "../plugins/bundle/wasm_build.rs"]
-mod wasm_build;
+use quiver_wasm_build as wasm_build;
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -46,20 +45,11 @@ fn main() {
 
 /// The test module a fixture declares in `[package.metadata.quiver] suite`.
 fn suite(dir: &std::path::Path) -> String {
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("read the fixture's Cargo.toml");
-    let manifest: toml::Table = manifest.parse().expect("the fixture's Cargo.toml parses");
-    let suite = manifest
-        .get("package")
-        .and_then(|p| p.get("metadata"))
-        .and_then(|m| m.get("quiver"))
-        .and_then(|q| q.get("suite"))
-        .and_then(|s| s.as_str());
-    match suite {
-        Some(suite) => suite.to_owned(),
-        None => panic!(
+    wasm_build::quiver_metadata(dir, "suite").unwrap_or_else(|| {
+        panic!(
             "{}: add `[package.metadata.quiver] suite = \"MODULE\"`, the module of tests/all whose test is named \
              after this fixture",
             dir.display()
-        ),
-    }
+        )
+    })
 }

@@ -10,6 +10,7 @@ mod docs;
 mod egress;
 mod faces;
 mod fuzzing;
+mod golden;
 mod guests;
 mod hostile_http;
 mod load;

@@ -151,12 +151,11 @@ fn main() {
     }
     let options = Options::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let header = format!(
-        "# Benchmarks\n\nRegenerate with `cargo bench -p quiver --bench quiver` (writes this file; `-- --only NAME` \
-         re-measures one section and replaces it here, each section saying when it was measured). Machine: {}.{}\n",
-        machine(),
-        if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" }
-    );
+    let header = "# Benchmarks\n\nRegenerate with `cargo bench -p quiver --bench quiver` (writes this file; `-- --only NAME` \
+                  re-measures one section and replaces it here). Each section says when and on what it was measured.\n";
+    let machine = machine();
+    let smoke =
+        if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" };
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
     let sections: [(&str, Section); 16] = [
         ("loading", loading::section),
@@ -181,7 +180,8 @@ fn main() {
         if options.runs(name) {
             let mut body = String::new();
             section(&options, &runtime, &mut body);
-            fresh.push(report::Block { name: name.to_owned(), measured: now(), body });
+            let measured = format!("{} on {machine}{smoke}", now());
+            fresh.push(report::Block { name: name.to_owned(), measured, body });
         }
     }
     // A partial run keeps the sections it did not measure as they were.
@@ -190,8 +190,8 @@ fn main() {
         false => std::fs::read_to_string(&options.out).map(|text| report::parse(&text)).unwrap_or_default(),
     };
     let names: Vec<&str> = sections.iter().map(|(name, _)| *name).collect();
-    let text = report::render(&header, &report::merge(&names, fresh, earlier));
-    report::check_round_trip(&text, &header);
+    let text = report::render(header, &report::merge(&names, fresh, earlier));
+    report::check_round_trip(&text, header);
     std::fs::write(&options.out, &text).expect("write the report");
     eprintln!("wrote {}", options.out.display());
 }

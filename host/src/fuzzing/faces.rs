@@ -82,11 +82,21 @@ pub fn stdio(data: &[u8]) {
             continue;
         }
         let id = reply.get("id").cloned().unwrap_or(serde_json::Value::Null);
-        match expected.iter().position(|asked| *asked == id) {
+        match expected.iter().position(|asked| same_id(asked, &id)) {
             Some(at) => {
                 expected.swap_remove(at);
             }
             None => panic!("an answer no line asked for (or a second one): {reply}"),
         }
+    }
+}
+
+/// Whether a reply's `id` is the request's: the same string, or the same
+/// number however it is written (`199999e9` is answered as
+/// `199999000000000`, the same JSON value).
+fn same_id(asked: &serde_json::Value, answered: &serde_json::Value) -> bool {
+    match (asked.as_f64(), answered.as_f64()) {
+        (Some(a), Some(b)) if asked.is_number() && answered.is_number() => a == b,
+        _ => asked == answered,
     }
 }

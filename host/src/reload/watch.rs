@@ -17,7 +17,7 @@ use notify_debouncer_full::notify::event::{AccessKind, AccessMode, EventKind};
 use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
-use super::Reloader;
+use super::reloader::Reloader;
 use crate::error::{Error, Result};
 
 /// Quiet time after the last event before a batch is handled.

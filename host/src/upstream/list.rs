@@ -14,7 +14,7 @@ use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams, Serve
 use rmcp::service::{Peer, ServiceError};
 use serde_json::Value;
 
-use super::MAX_LIST_PAGES;
+use super::upstreams::MAX_LIST_PAGES;
 use crate::catalog::shown::shown_bytes;
 
 /// Largest tool list accepted: the JSON of every tool of every page.

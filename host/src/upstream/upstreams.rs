@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::ServerSpec;
 use super::server::{OnChange, Server};
+use super::spec::ServerSpec;
 use crate::catalog::{Catalog, LiveServer, ToolEntry, ToolRecord, names};
 use crate::error::{Error, Result};
 use crate::invoke::{Backend, BoxFuture, Caller};

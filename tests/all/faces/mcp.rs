@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 /// A client that counts `tools/list_changed` notifications.
 #[derive(Clone, Default)]
-struct Client {
+pub(crate) struct Client {
     changed: Arc<tokio::sync::Notify>,
 }
 
@@ -29,11 +29,11 @@ impl ClientHandler for Client {
     }
 }
 
-async fn connect(host: &quiver::Host) -> (RunningService<RoleClient, Client>, Client) {
+pub(crate) async fn connect(host: &quiver::Host) -> (RunningService<RoleClient, Client>, Client) {
     connect_to(McpServer::new(host.clone(), None).unwrap()).await
 }
 
-async fn connect_to<E: ServerHandler>(server: McpServer<E>) -> (RunningService<RoleClient, Client>, Client) {
+pub(crate) async fn connect_to<E: ServerHandler>(server: McpServer<E>) -> (RunningService<RoleClient, Client>, Client) {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         let running = server.serve(server_io).await.expect("the server starts");

@@ -2,5 +2,5 @@
 //! router, and what both HTTP transports (and stdio) refuse.
 
 mod http;
-mod mcp;
-mod rest;
+pub(crate) mod mcp;
+pub(crate) mod rest;

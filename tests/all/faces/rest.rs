@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 
-pub(super) async fn get(
+pub(crate) async fn get(
     app: &axum::Router,
     path: &str,
     headers: &[(&str, &str)],
@@ -25,7 +25,7 @@ pub(super) async fn get(
 
 /// Send `request` as an HTTP/1.1 client would: with a `Host` (localhost)
 /// unless it names one.
-pub(super) async fn send(
+pub(crate) async fn send(
     app: &axum::Router,
     mut request: Request<Body>,
 ) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
@@ -37,7 +37,7 @@ pub(super) async fn send(
     (parts.status, parts.headers, body.collect().await.unwrap().to_bytes().to_vec())
 }
 
-pub(super) fn json_of(body: &[u8]) -> Value {
+pub(crate) fn json_of(body: &[u8]) -> Value {
     serde_json::from_slice(body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(body)))
 }
 

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use super::Ranker;
+use super::index::Ranker;
 use super::lexical::{IdentTokenizer, Terms};
 use super::model::StaticModel;
 use super::store::{Record, TextCache};

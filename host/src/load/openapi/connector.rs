@@ -1,7 +1,7 @@
 //! An OpenAPI document as a connector: the API read, the operations
 //! selected, and the stub and manifest they become.
 
-use super::Operation;
+use super::operation::Operation;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};

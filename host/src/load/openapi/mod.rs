@@ -20,7 +20,6 @@ mod security;
 #[cfg(test)]
 mod tests;
 
-use self::connector::squeezed;
 pub use self::connector::{Api, OpenApiConnector, Selection};
 pub use self::operation::{Operation, access_of};
 pub use self::schema::{Definitions, Schema};

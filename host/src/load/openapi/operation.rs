@@ -201,7 +201,10 @@ impl<'a> Source<'a> {
         };
         let (summary, long) = (text(&self.op.summary), text(&self.op.description));
         let route = format!("`{} {}`", self.method, sanitize(self.path, Shape::Line));
-        let first = one_line(&super::squeezed(summary.as_ref().or(long.as_ref()).unwrap_or(&route)), MAX_SUMMARY_CHARS);
+        let first = one_line(
+            &super::connector::squeezed(summary.as_ref().or(long.as_ref()).unwrap_or(&route)),
+            MAX_SUMMARY_CHARS,
+        );
         let mut parts = vec![first.clone()];
         parts.extend([&summary, &long].into_iter().flatten().filter(|t| **t != first).cloned());
         if self.op.deprecated == Some(true) {

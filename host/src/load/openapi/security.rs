@@ -11,7 +11,7 @@
 
 use oas3::spec::SecurityScheme;
 
-use super::Api;
+use super::connector::Api;
 use crate::error::{Error, Result};
 use crate::sandbox::http::RawAuth;
 

@@ -12,8 +12,10 @@ use wasmtime_wasi_http::{
     WasiHttpView,
 };
 
+use super::credentials::Credential;
 use super::credentials::NotApplied;
-use super::{Credential, HttpGrant, Resolve, SystemResolver};
+use super::grant::HttpGrant;
+use super::guard::{Resolve, SystemResolver};
 use crate::contract::CREDENTIAL_REFUSAL;
 use crate::sandbox::secrets::Secret;
 

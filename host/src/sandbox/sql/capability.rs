@@ -11,7 +11,7 @@ use crate::contract::Access;
 use crate::contract::database::quiver::plugin::sql;
 use crate::contract::wit;
 
-use super::Database;
+use super::database::Database;
 
 /// Add the `sql` import to `linker` (database adapters only); `state`
 /// finds the call's [`SqlState`].

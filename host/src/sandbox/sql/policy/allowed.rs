@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use sqlparser::ast::{ArrayElemTypeDef, DataType, Ident};
 
-use super::Dialect;
+use super::check::Dialect;
 use crate::contract::Access;
 
 /// The allow-list, as written in `allowed.toml`.

@@ -1,7 +1,8 @@
 //! The policy's entry: what one statement may do at an access level, and
 //! why a refused one is refused.
 
-use super::{Functions, Hidden, Visible};
+use super::allowed::Functions;
+use super::schema::{Hidden, Visible};
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 

@@ -42,5 +42,4 @@ mod writes;
 
 pub use self::allowed::{AllowList, EngineList, Functions, allow_list};
 pub use self::check::{Dialect, Effect, MAX_STATEMENT_BYTES, Policy, Refusal, Why, check};
-use self::check::{refuse, system_relation};
 pub use self::schema::{Hidden, Visible};

@@ -10,9 +10,9 @@ use sqlparser::ast::{
     TableWithJoins,
 };
 
+use super::check::{Dialect, Effect, Refusal, Why, refuse};
 use super::scope::{Group, Relation, parts};
 use super::walk::Checker;
-use super::{Dialect, Effect, Refusal, Why, refuse};
 
 /// SQLite's implicit row-id columns, readable on any table.
 const SQLITE_ROW_IDS: &[&str] = &["rowid", "oid", "_rowid_"];
@@ -313,7 +313,7 @@ impl Checker<'_> {
     /// in DDL, a table the statement makes).
     pub(super) fn relation(&self, relation: &ObjectName) -> ControlFlow<Refusal> {
         let parts = parts(relation);
-        if super::system_relation(&parts) {
+        if super::check::system_relation(&parts) {
             return ControlFlow::Break(refuse(
                 format!("`{relation}` is a system catalog"),
                 "get the schema from list_tables and discover",

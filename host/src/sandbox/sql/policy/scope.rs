@@ -19,8 +19,8 @@ use sqlparser::ast::{
     SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias, TableFactor, TableObject, TableWithJoins, Visitor,
 };
 
-use super::Dialect;
 use super::allowed::allow_list;
+use super::check::Dialect;
 use super::schema::Visible;
 
 /// What a name in FROM (a table's name or an alias) stands for.

@@ -14,9 +14,9 @@ use sqlparser::ast::{
     UpdateTableFromKind,
 };
 
+use super::check::{Refusal, refuse};
 use super::scope::{last, parts};
 use super::walk::{Checker, table_named};
-use super::{Refusal, refuse};
 
 /// The column names of `names`, each one plain name: `addr.city` writes a
 /// field of the column `addr` (PostgreSQL), refused.
@@ -295,7 +295,7 @@ impl Checker<'_> {
     /// table's.
     pub(super) fn new_name(&self, name: &ObjectName) -> ControlFlow<Refusal> {
         let parts = parts(name);
-        if super::system_relation(&parts) || self.policy.hidden.table(parts.last().map_or("", String::as_str)) {
+        if super::check::system_relation(&parts) || self.policy.hidden.table(parts.last().map_or("", String::as_str)) {
             return ControlFlow::Break(refuse(format!("`{name}` may not be made or renamed to"), "pick another name"));
         }
         ControlFlow::Continue(())
