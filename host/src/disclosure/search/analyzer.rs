@@ -66,9 +66,10 @@ impl Analyzer {
     /// An analyzer embedding with `model` (BM25 alone without one),
     /// keeping what it computes under `cache_dir/search` when given.
     pub fn new(model: Option<Arc<StaticModel>>, cache_dir: Option<&Path>) -> Analyzer {
-        let analyzer = Analyzer::lazy(None, cache_dir);
-        let semantic = model.map(|model| analyzer.semantic_of(model));
-        analyzer.semantic.set(semantic).unwrap_or_else(|_| unreachable!("a new analyzer has no model yet"));
+        let load = model.map(|model| Box::new(move || Some(model)) as LoadModel);
+        let analyzer = Analyzer::lazy(load, cache_dir);
+        // The model is already in memory: nothing is left to load lazily.
+        analyzer.semantic();
         analyzer
     }
 
