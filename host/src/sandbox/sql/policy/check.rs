@@ -101,6 +101,16 @@ pub fn check(policy: &Policy<'_>, sql: &str) -> Result<Effect, Refusal> {
             "send a shorter statement (filter in SQL rather than listing values)",
         ));
     }
+    // Neither engine reads past a NUL: SQLite ends the statement there, and
+    // PostgreSQL's protocol cannot carry one (the client fails to send it).
+    if sql.contains('\0') {
+        return Err(Refusal {
+            rule: "the statement contains a NUL character (U+0000)".into(),
+            hint: "remove it; SQL text never needs one (for a zero byte in data, use a parameter or a blob literal)"
+                .into(),
+            why: Why::Malformed,
+        });
+    }
     if policy.dialect == Dialect::Postgres {
         lexemes(sql)?;
     }

@@ -398,3 +398,15 @@ fn hidden_entries_parse() {
     assert!(Hidden::parse(&["a.b.c".into()]).is_err());
     assert!(Hidden::parse(&["".into()]).is_err());
 }
+
+/// Found by the fuzz corpus replayed on PostgreSQL: a NUL in a comment
+/// reached the client library, which cannot send it ("unavailable"). It is
+/// malformed input on both engines, refused before anything is sent.
+#[test]
+fn a_nul_character_is_malformed_on_both_engines() {
+    for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+        let refusal = read(dialect, "SELECT first_name FROM customer -- a\0 comment").unwrap_err();
+        assert_eq!(refusal.why, Why::Malformed, "{dialect:?}: {}", refusal.rule);
+        assert!(refusal.rule.contains("NUL"), "{}", refusal.rule);
+    }
+}
