@@ -14,8 +14,12 @@ use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams, Serve
 use rmcp::service::{Peer, ServiceError};
 use serde_json::Value;
 
-use super::upstreams::MAX_LIST_PAGES;
 use crate::catalog::shown::shown_bytes;
+
+/// Most pages of one `tools/list` followed; a server that pages on is
+/// refused (`Upstream { fault: Protocol }`), as one whose pages together
+/// pass 4 MiB is.
+pub const MAX_LIST_PAGES: usize = 100;
 
 /// Largest tool list accepted: the JSON of every tool of every page.
 pub(crate) const MAX_LIST_BYTES: usize = 4 << 20;

@@ -33,5 +33,6 @@ pub mod spec;
 mod stderr;
 mod upstreams;
 
+pub use self::list::MAX_LIST_PAGES;
 pub use self::spec::{RawServer, ServerSpec};
-pub use self::upstreams::{MAX_LIST_PAGES, UpstreamStatus, Upstreams};
+pub use self::upstreams::{UpstreamStatus, Upstreams};

@@ -16,11 +16,6 @@ use crate::catalog::{Catalog, LiveServer, ToolEntry, ToolRecord, names};
 use crate::error::{Error, Result};
 use crate::invoke::{Backend, BoxFuture, Caller};
 
-/// Most pages of one `tools/list` followed; a server that pages on is
-/// refused (`Upstream { fault: Protocol }`), as one whose pages together
-/// pass 4 MiB is.
-pub const MAX_LIST_PAGES: usize = 100;
-
 /// Servers listed at once in the background.
 const BACKGROUND_STARTS: usize = 4;
 

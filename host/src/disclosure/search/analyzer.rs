@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use super::index::Ranker;
 use super::lexical::{IdentTokenizer, Terms};
 use super::model::StaticModel;
 use super::store::{Record, TextCache};
@@ -27,6 +26,16 @@ impl Record for Vector {
             .is_multiple_of(4)
             .then(|| Vector(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
     }
+}
+
+/// Which ranking answered a search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ranker {
+    /// BM25 alone.
+    Bm25,
+    /// BM25 fused with the semantic arm.
+    Hybrid,
 }
 
 /// Turns texts into terms and vectors, remembering each.

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::catalog::{Catalog, Category, Skill, ToolEntry, ToolRecord};
 use crate::contract::one_line;
 
-use super::analyzer::Analyzer;
+use super::analyzer::{Analyzer, Ranker};
 use super::fuse;
 use super::lexical::{Lexical, split_identifiers};
 
@@ -34,16 +34,6 @@ pub struct Document {
     pub lexical: String,
     /// Text for the embedding: name and description.
     pub semantic: String,
-}
-
-/// Which ranking answered a search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Ranker {
-    /// BM25 alone.
-    Bm25,
-    /// BM25 fused with the semantic arm.
-    Hybrid,
 }
 
 /// What ranks a search.

@@ -19,5 +19,6 @@ pub mod model;
 pub mod settings;
 pub mod store;
 
+pub use self::analyzer::Ranker;
 pub use self::cache::SearchCache;
-pub use self::index::{Arm, Document, Entry, Ranker, SearchIndex};
+pub use self::index::{Arm, Document, Entry, SearchIndex};

@@ -1,7 +1,7 @@
 //! An OpenAPI document as a connector: the API read, the operations
 //! selected, and the stub and manifest they become.
 
-use super::operation::Operation;
+use super::operation::{Operation, squeezed};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
@@ -260,9 +260,4 @@ impl OpenApiConnector {
             (quiver_contract::openapi::plan_key(&op.name), plan)
         })
     }
-}
-
-/// `text`'s lines with runs of spaces and tabs made one space.
-pub(super) fn squeezed(text: &str) -> String {
-    text.lines().map(|line| line.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n")
 }

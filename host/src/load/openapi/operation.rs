@@ -201,10 +201,7 @@ impl<'a> Source<'a> {
         };
         let (summary, long) = (text(&self.op.summary), text(&self.op.description));
         let route = format!("`{} {}`", self.method, sanitize(self.path, Shape::Line));
-        let first = one_line(
-            &super::connector::squeezed(summary.as_ref().or(long.as_ref()).unwrap_or(&route)),
-            MAX_SUMMARY_CHARS,
-        );
+        let first = one_line(&squeezed(summary.as_ref().or(long.as_ref()).unwrap_or(&route)), MAX_SUMMARY_CHARS);
         let mut parts = vec![first.clone()];
         parts.extend([&summary, &long].into_iter().flatten().filter(|t| **t != first).cloned());
         if self.op.deprecated == Some(true) {
@@ -294,4 +291,9 @@ fn preferred_media<'a>(types: impl Iterator<Item = &'a String>) -> Option<String
 
 fn media_schema(content: Option<&oas3::Map<String, oas3::spec::MediaType>>) -> Option<&oas3::spec::Schema> {
     content?.values().next()?.schema.as_ref()
+}
+
+/// `text`'s lines with runs of spaces and tabs made one space.
+pub(super) fn squeezed(text: &str) -> String {
+    text.lines().map(|line| line.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n")
 }

@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use sqlparser::ast::{ArrayElemTypeDef, DataType, Ident};
 
-use super::check::Dialect;
+use super::dialect::Dialect;
+use super::schema::{Hidden, Visible};
 use crate::contract::Access;
 
 /// The allow-list, as written in `allowed.toml`.
@@ -212,4 +213,19 @@ mod tests {
             assert!(!cast(refused), "{refused}");
         }
     }
+}
+
+/// What one database allows one caller.
+#[derive(Debug, Clone)]
+pub struct Policy<'a> {
+    /// The connection's dialect.
+    pub dialect: Dialect,
+    /// The caller's access here (the lower of the database's and the agent's).
+    pub access: Access,
+    /// What the operator hid.
+    pub hidden: &'a Hidden,
+    /// The schema as last read, less what is hidden.
+    pub visible: &'a Visible,
+    /// The functions this access level may call, with the operator's own.
+    pub functions: &'a Functions,
 }

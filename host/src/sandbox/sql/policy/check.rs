@@ -1,8 +1,9 @@
 //! The policy's entry: what one statement may do at an access level, and
 //! why a refused one is refused.
 
-use super::allowed::Functions;
-use super::schema::{Hidden, Visible};
+use super::allowed::Policy;
+use super::dialect::Dialect;
+use super::verdict::{Effect, Refusal, Why, refuse};
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
@@ -12,86 +13,8 @@ use sqlparser::parser::Parser;
 
 use crate::contract::Access;
 
-/// The SQL dialect of a connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    /// SQLite 3.
-    Sqlite,
-    /// PostgreSQL.
-    Postgres,
-}
-
-impl Dialect {
-    /// Its name, as the `sql` capability reports it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dialect::Sqlite => "sqlite",
-            Dialect::Postgres => "postgresql",
-        }
-    }
-}
-
 /// Longest statement accepted, in bytes.
 pub const MAX_STATEMENT_BYTES: usize = 64 * 1024;
-
-/// What a statement does, once it passed the policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
-    /// It reads (a query, or `EXPLAIN` of one).
-    Read,
-    /// It changes rows (DML).
-    Write,
-    /// It changes the schema (DDL).
-    Admin,
-}
-
-/// What kind of refusal a [`Refusal`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Why {
-    /// The policy forbids it.
-    Denied,
-    /// The statement is malformed SQL: a mistake to fix.
-    Malformed,
-    /// It names a table, column or alias the schema as last read does not
-    /// have: the schema may have changed since.
-    Unknown,
-}
-
-/// Why a statement is refused: the rule, and how to rephrase.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// The rule it breaks.
-    pub rule: String,
-    /// What to do instead.
-    pub hint: String,
-    /// What kind of refusal this is.
-    pub why: Why,
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}; {}", self.rule, self.hint)
-    }
-}
-
-pub(super) fn refuse(rule: impl Into<String>, hint: impl Into<String>) -> Refusal {
-    Refusal { rule: rule.into(), hint: hint.into(), why: Why::Denied }
-}
-
-/// What one database allows one caller.
-#[derive(Debug, Clone)]
-pub struct Policy<'a> {
-    /// The connection's dialect.
-    pub dialect: Dialect,
-    /// The caller's access here (the lower of the database's and the agent's).
-    pub access: Access,
-    /// What the operator hid.
-    pub hidden: &'a Hidden,
-    /// The schema as last read, less what is hidden.
-    pub visible: &'a Visible,
-    /// The functions this access level may call, with the operator's own.
-    pub functions: &'a Functions,
-}
 
 /// Check `sql` against `policy`; what it does if it may run.
 pub fn check(policy: &Policy<'_>, sql: &str) -> Result<Effect, Refusal> {
@@ -201,14 +124,4 @@ fn lexemes(sql: &str) -> Result<(), Refusal> {
         }
     }
     Ok(())
-}
-
-/// Whether `parts` (lower case) name a system catalog: its tables are the
-/// unfiltered schema, hidden parts included.
-pub(super) fn system_relation(parts: &[String]) -> bool {
-    let first = parts.first().map(String::as_str).unwrap_or_default();
-    let last = parts.last().map(String::as_str).unwrap_or_default();
-    matches!(first, "pg_catalog" | "information_schema" | "pg_toast" | "pg_temp")
-        || last.starts_with("pg_")
-        || last.starts_with("sqlite_")
 }

@@ -31,15 +31,19 @@
 
 mod allowed;
 mod check;
+mod dialect;
 mod resolve;
 mod schema;
 mod scope;
 mod statement;
 #[cfg(test)]
 mod tests;
+mod verdict;
 mod walk;
 mod writes;
 
-pub use self::allowed::{AllowList, EngineList, Functions, allow_list};
-pub use self::check::{Dialect, Effect, MAX_STATEMENT_BYTES, Policy, Refusal, Why, check};
+pub use self::allowed::{AllowList, EngineList, Functions, Policy, allow_list};
+pub use self::check::{MAX_STATEMENT_BYTES, check};
+pub use self::dialect::Dialect;
 pub use self::schema::{Hidden, Visible};
+pub use self::verdict::{Effect, Refusal, Why};

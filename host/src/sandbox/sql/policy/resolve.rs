@@ -10,8 +10,9 @@ use sqlparser::ast::{
     TableWithJoins,
 };
 
-use super::check::{Dialect, Effect, Refusal, Why, refuse};
+use super::dialect::Dialect;
 use super::scope::{Group, Relation, parts};
+use super::verdict::{Effect, Refusal, Why, refuse};
 use super::walk::Checker;
 
 /// SQLite's implicit row-id columns, readable on any table.
@@ -313,7 +314,7 @@ impl Checker<'_> {
     /// in DDL, a table the statement makes).
     pub(super) fn relation(&self, relation: &ObjectName) -> ControlFlow<Refusal> {
         let parts = parts(relation);
-        if super::check::system_relation(&parts) {
+        if super::dialect::system_relation(&parts) {
             return ControlFlow::Break(refuse(
                 format!("`{relation}` is a system catalog"),
                 "get the schema from list_tables and discover",

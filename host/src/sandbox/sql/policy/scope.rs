@@ -20,7 +20,7 @@ use sqlparser::ast::{
 };
 
 use super::allowed::allow_list;
-use super::check::Dialect;
+use super::dialect::Dialect;
 use super::schema::Visible;
 
 /// What a name in FROM (a table's name or an alias) stands for.

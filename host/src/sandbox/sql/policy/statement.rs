@@ -8,7 +8,8 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::ParserError;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-use super::check::{Dialect, Effect, Refusal, Why, refuse};
+use super::dialect::Dialect;
+use super::verdict::{Effect, Refusal, Why, refuse};
 
 /// Statements that start with these keywords may be allowed at some
 /// access level; any other statement is not, whether or not it parses.

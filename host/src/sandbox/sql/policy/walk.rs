@@ -12,9 +12,11 @@ use sqlparser::ast::{
     ObjectNamePart, Query, Select, SetExpr, Statement, TableFactor, TableWithJoins, UnaryOperator, Visitor,
 };
 
+use super::allowed::Policy;
 use super::allowed::cast_allowed;
-use super::check::{Dialect, Effect, Policy, Refusal, refuse};
+use super::dialect::Dialect;
 use super::scope::{Names, parts};
+use super::verdict::{Effect, Refusal, refuse};
 
 pub(super) struct Checker<'a> {
     pub(super) policy: &'a Policy<'a>,
@@ -309,7 +311,7 @@ impl Visitor for Checker<'_> {
         if self.ddl_targets.contains(&address) {
             // A name DDL makes: never a system catalog's or a hidden table's.
             let table = parts(relation).pop().unwrap_or_default();
-            if super::check::system_relation(&parts(relation)) || self.policy.hidden.table(&table) {
+            if super::dialect::system_relation(&parts(relation)) || self.policy.hidden.table(&table) {
                 return ControlFlow::Break(refuse(
                     format!("`{relation}` may not be made or renamed to"),
                     "pick another name",

@@ -14,8 +14,8 @@ use sqlparser::ast::{
     UpdateTableFromKind,
 };
 
-use super::check::{Refusal, refuse};
 use super::scope::{last, parts};
+use super::verdict::{Refusal, refuse};
 use super::walk::{Checker, table_named};
 
 /// The column names of `names`, each one plain name: `addr.city` writes a
@@ -295,7 +295,8 @@ impl Checker<'_> {
     /// table's.
     pub(super) fn new_name(&self, name: &ObjectName) -> ControlFlow<Refusal> {
         let parts = parts(name);
-        if super::check::system_relation(&parts) || self.policy.hidden.table(parts.last().map_or("", String::as_str)) {
+        if super::dialect::system_relation(&parts) || self.policy.hidden.table(parts.last().map_or("", String::as_str))
+        {
             return ControlFlow::Break(refuse(format!("`{name}` may not be made or renamed to"), "pick another name"));
         }
         ControlFlow::Continue(())
