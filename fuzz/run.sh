@@ -38,17 +38,19 @@ fuzz_one() {
         openapi | mcp_tools | manifest) extra=(-max_len=65536) ;;
     esac
     # New finds go to $dir/new; the committed corpus is read, not written.
-    local start=$SECONDS
     cargo fuzz run --sanitizer none "$target" "$dir/new" "fuzz/corpus/$target" -- \
         -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 "${extra[@]}" \
         -artifact_prefix="$dir/artifacts/" > "$dir/log" 2>&1 || true
-    # A crash ends the run early: the row says how long it really ran.
-    local ran=$((SECONDS - start))
     local execs speed cov ft
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log" | grep -o '[0-9]*$' | tail -1)
     speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$dir/log" | grep -o '[0-9]*$' | tail -1)
     cov=$(grep -o 'cov: [0-9]*' "$dir/log" | tail -1 | grep -o '[0-9]*')
     ft=$(grep -o 'ft: [0-9]*' "$dir/log" | tail -1 | grep -o '[0-9]*')
+    # How long it fuzzed, as libFuzzer says ("Done N runs in S second(s)");
+    # a crash ends a run early and says nothing: executions / speed then.
+    local ran
+    ran=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$dir/log" | grep -o '[0-9]* second' | grep -o '[0-9]*' | tail -1)
+    [ -n "$ran" ] || ran=$(( ${execs:-0} / (${speed:-0} > 0 ? ${speed:-1} : 1) ))
     local before added
     before=$(find "fuzz/corpus/$target" -type f | wc -l)
     if [ -n "$(ls -A "$dir/new")" ]; then
@@ -89,7 +91,7 @@ for target in $(cargo fuzz list); do
 done > "$work/rows"
 cpu=$(awk -F'|' '{ s += $4 } END { print int(s / 60) }' "$work/rows")
 {
-    echo "The latest run of each target (\`bash fuzz/run.sh SECONDS [TARGET…]\`, $lanes lanes): $cpu CPU-minutes"
+    echo "The latest run of each target (\`bash fuzz/run.sh SECONDS [TARGET…]\`): $cpu CPU-minutes"
     echo "of fuzzing in all; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); cargo-fuzz"
     echo "$(cargo fuzz --version | grep -o '[0-9.]*$'), \`--sanitizer none\`. *Seconds* is how long the target ran (a crash"
     echo "ends a run early); *coverage* and *features* are libFuzzer's edge and feature counts at its end; *corpus*"
