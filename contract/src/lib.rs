@@ -180,6 +180,18 @@ mod tests {
         assert!(MAX_PLUGIN_NAME + NAME_SEPARATOR.len() + MAX_ACTION_NAME <= MAX_TOOL_NAME);
     }
 
+    /// The WIT files are the other place the contract's version is
+    /// written (their syntax needs it literally): they say [`CONTRACT`].
+    #[test]
+    fn the_wit_package_is_this_contract() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit");
+        for file in ["types.wit", "worlds.wit"] {
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            let package = text.lines().find_map(|l| l.trim().strip_prefix("package ")).unwrap();
+            assert_eq!(package.trim_end_matches(';'), CONTRACT, "{file}");
+        }
+    }
+
     #[test]
     fn contract_versions_match_on_minor() {
         // 0.1.1 added `tables` and `dialect` to the `sql` import: plugins

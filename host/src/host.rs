@@ -14,13 +14,13 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::audit::{AuditLog, AuditRecord};
-use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Status, ToolEntry};
+use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Status};
 use crate::config::{self, Config};
 use crate::disclosure::policy::{Policy, PolicySettings};
 use crate::disclosure::search::{Ranker, SearchCache};
 use crate::disclosure::tokens::TokenReport;
 use crate::error::{Error, Result};
-use crate::invoke::{Backend, Backends, Caller};
+use crate::invoke::{self, Answer, Backend, Backends, Call, Caller};
 use crate::load::{LoadStats, Manifest, Origin, Plugin, stub};
 use crate::reload::watch::Watcher;
 use crate::reload::{Folders, Reloader};
@@ -159,6 +159,7 @@ impl HostBuilder {
             backend: Backends::new(runtime.clone(), upstreams.clone(), audit),
             selector: config.selector.build(analyzer.clone())?,
             search: SearchCache::new(analyzer),
+            tables: Default::default(),
         });
         let inner =
             Inner { services, reloader, runtime, upstreams, disclosure: config.disclosure, agents: config.agents };
@@ -346,32 +347,24 @@ impl Host {
         self.call_json(plugin, action, &input).await
     }
 
-    /// The entry of `action` of `plugin` in `catalog`; for a live MCP
-    /// server this snapshot does not list it in (never listed, or its list
-    /// changed), the server is asked.
-    async fn entry(&self, catalog: &Catalog, plugin: &str, action: &str) -> Result<ToolEntry> {
-        let known = catalog.action(plugin, action);
-        match catalog.mcp_server(plugin) {
-            Some(server) if server.live && known.is_err() => {
-                let records = self.inner.services.backend.definitions(catalog, plugin).await?;
-                let record = records.iter().find(|r| r.action == action).ok_or_else(|| Error::UnknownAction {
-                    plugin: plugin.to_owned(),
-                    action: action.to_owned(),
-                    known: records.iter().map(|r| r.action.clone()).collect(),
-                })?;
-                Ok(ToolEntry::of_record(record))
-            }
-            _ => known.cloned(),
-        }
+    /// Call `action` of `plugin` (or of an upstream MCP server, whose
+    /// whole `CallToolResult` is the value) with `input`: checked against
+    /// the action's schema before the plugin sees it, then run in a fresh
+    /// instance under the plugin's limits.
+    pub async fn call_json(&self, plugin: &str, action: &str, input: &Value) -> Result<Value> {
+        Ok(self.call_as(&Caller::operator(), plugin, action, input.clone()).await?.result?.into_json())
     }
 
-    /// Call `action` of `plugin` (or of an upstream MCP server) with
-    /// `input`: checked against the action's schema before the plugin sees
-    /// it, then run in a fresh instance under the plugin's limits.
-    pub async fn call_json(&self, plugin: &str, action: &str, input: &Value) -> Result<Value> {
+    /// Call `action` of `plugin` (a plugin, or an upstream MCP server:
+    /// a tool its live server lists now is found even when this snapshot
+    /// does not list it yet) with `input` for `caller`, and answer with
+    /// the typed output and the facts of the call; an error when there is
+    /// no such tool.
+    pub async fn call_as(&self, caller: &Caller, plugin: &str, action: &str, input: Value) -> Result<Answer> {
         let catalog = self.catalog();
-        let tool = self.entry(&catalog, plugin, action).await?;
-        self.inner.services.backend.call(&catalog, &tool, input.clone(), &Caller::operator()).await
+        let backend = &self.inner.services.backend;
+        let tool = invoke::tool_of(backend, &catalog, plugin, action).await?;
+        Ok(backend.call(Call { catalog: &catalog, tool: &tool, input, caller, progress: None }).await)
     }
 
     /// Load every plugin of the catalog now (filling the compile cache);

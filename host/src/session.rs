@@ -22,20 +22,23 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use rmcp::model::CallToolResult;
 use serde_json::Value;
 
 use crate::catalog::{Catalog, Category, Live, ToolEntry, ToolRecord};
 use crate::disclosure::failures;
-use crate::disclosure::formats::{OpenAiSchema, ToolDef};
-use crate::disclosure::meta_tools::{self, CallContext, View};
+use crate::disclosure::formats::ToolDef;
+use crate::disclosure::meta_tools::{self, CALL_TOOL, CallContext, call_tool};
 use crate::disclosure::policy::Policy;
 use crate::disclosure::search::SearchCache;
 use crate::disclosure::select::Selector;
-use crate::disclosure::tier1;
+use crate::disclosure::tables::ListedTables;
 use crate::disclosure::tokens::{self, TokenReport};
+use crate::disclosure::turn::{self, Rules};
+pub use crate::disclosure::turn::{SessionState, Turn};
 use crate::error::{Error, Result};
-use crate::invoke::{Backend, Backends, definition};
+use crate::invoke::progress::Sink;
+use crate::invoke::{Backend, Backends, Call, Facts, Output, definition};
 
 /// What every session of a host shares.
 pub(crate) struct Services {
@@ -43,17 +46,7 @@ pub(crate) struct Services {
     pub(crate) backend: Backends,
     pub(crate) selector: Box<dyn Selector>,
     pub(crate) search: SearchCache,
-}
-
-/// What survives between turns and across processes.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SessionState {
-    /// The agent profile, if any.
-    pub agent: Option<String>,
-    /// Tools the model unlocked with `request_tools` or `search_tools`.
-    pub unlocked: BTreeSet<String>,
-    /// Built-in tools resident in the last turn.
-    pub resident: BTreeSet<String>,
+    pub(crate) tables: ListedTables,
 }
 
 /// One conversation with a model.
@@ -66,103 +59,56 @@ pub struct Session {
     open: bool,
 }
 
-/// The tools for one model request.
-#[derive(Debug, Clone)]
-pub struct Turn {
-    /// Meta-tools first, then resident and unlocked tools, then flattened ones.
-    pub tools: Vec<ToolDef>,
-}
-
-impl Turn {
-    /// As MCP `Tool` objects.
-    pub fn mcp(&self) -> Vec<Value> {
-        self.tools.iter().map(|t| meta_tools::to_value(t.to_mcp())).collect()
-    }
-
-    /// As OpenAI Chat Completions function tools.
-    pub fn openai(&self) -> Vec<Value> {
-        self.tools.iter().map(|t| meta_tools::to_value(t.to_openai(OpenAiSchema::Exact))).collect()
-    }
-
-    /// As OpenAI Chat Completions function tools in strict mode, where
-    /// their schemas allow it (see [`crate::disclosure::strict`]).
-    pub fn openai_strict(&self) -> Vec<Value> {
-        self.tools.iter().map(|t| meta_tools::to_value(t.to_openai(OpenAiSchema::Strict))).collect()
-    }
-
-    /// As Anthropic tools (none deferred: the meta-tools disclose the rest).
-    pub fn anthropic(&self) -> Vec<Value> {
-        self.tools.iter().map(|t| meta_tools::to_value(t.to_anthropic(false))).collect()
-    }
-
-    /// The names offered, in order.
-    pub fn names(&self) -> Vec<&str> {
-        self.tools.iter().map(|t| t.name.as_str()).collect()
-    }
-}
-
-/// The result of a tool call, as the model should see it.
-#[derive(Debug, Clone)]
+/// The result of a tool call, as the model should see it, with the tool's
+/// typed output and the facts of the calls it made.
+#[derive(Debug)]
 pub struct CallOutcome {
-    /// Text for the model: the output as JSON (a string output as is), or
-    /// the error and how to fix it.
+    /// Text for the model: the output (a JSON output as JSON, a string as
+    /// is, an upstream result's text blocks), or the error and how to fix it.
     pub text: String,
-    /// The output, when the call succeeded.
-    pub value: Option<Value>,
-    /// Whether the call failed.
+    /// Whether the call failed (an error, or an upstream result with `isError`).
     pub is_error: bool,
-    /// The error, when the call failed.
+    /// The error, when the call failed before the tool answered.
     pub error: Option<Error>,
-    /// An upstream MCP server's `CallToolResult`, verbatim (every content
-    /// block, `structuredContent`, `isError`), when the call went to one.
-    pub upstream: Option<Value>,
+    /// The tool's output, when it answered: a plugin's (or meta-tool's)
+    /// JSON, or an upstream MCP server's `CallToolResult`, verbatim.
+    pub output: Option<Output>,
+    /// The facts of each tool call it made through the backend, in order:
+    /// one for a direct call, those a meta-tool made for it.
+    pub calls: Vec<Facts>,
 }
 
 impl CallOutcome {
     /// The outcome of `result`, a failure worded for the model with the
     /// tool names of `catalog`.
-    fn from_result(result: Result<Value>, catalog: &Catalog) -> CallOutcome {
+    fn new(result: Result<Output>, calls: Vec<Facts>, catalog: &Catalog) -> CallOutcome {
         match result {
-            Ok(value) => CallOutcome {
-                text: match &value {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                },
-                value: Some(value),
-                is_error: false,
+            Ok(output) => CallOutcome {
+                text: output.text(),
+                is_error: output.is_error(),
                 error: None,
-                upstream: None,
+                output: Some(output),
+                calls,
             },
             Err(error) => CallOutcome {
                 text: failures::explain(&error, catalog),
-                value: None,
                 is_error: true,
                 error: Some(error),
-                upstream: None,
+                output: None,
+                calls,
             },
         }
     }
 
-    /// The outcome of a call an upstream MCP server answered with
-    /// `result` (its `CallToolResult`): its text blocks are the text, its
-    /// `structuredContent` the value, its `isError` whether it failed.
-    fn from_upstream(result: Result<Value>, catalog: &Catalog) -> CallOutcome {
-        let Ok(result) = result else { return CallOutcome::from_result(result, catalog) };
-        let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        let texts: Vec<&str> = blocks
-            .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect();
-        let text =
-            if texts.is_empty() && !blocks.is_empty() { Value::from(blocks).to_string() } else { texts.join("\n") };
-        CallOutcome {
-            text,
-            value: result.get("structuredContent").cloned(),
-            is_error: result.get("isError").and_then(Value::as_bool).unwrap_or(false),
-            error: None,
-            upstream: Some(result),
-        }
+    /// The output as a value: a plugin's JSON, or an upstream result's
+    /// `structuredContent`.
+    pub fn value(&self) -> Option<&Value> {
+        self.output.as_ref().and_then(Output::value)
+    }
+
+    /// The upstream result, when an MCP server answered.
+    pub fn upstream(&self) -> Option<&CallToolResult> {
+        self.output.as_ref().and_then(Output::upstream)
     }
 }
 
@@ -227,32 +173,9 @@ impl Session {
         Listing { catalog: self.services.live.current(), policy: self.policy.clone() }
     }
 
-    /// The built-in tools the policy allows.
-    fn builtins<'c>(&self, catalog: &'c Catalog) -> Vec<&'c ToolEntry> {
-        if !self.policy.allows(Category::Builtin) {
-            return Vec::new();
-        }
-        catalog
-            .tools()
-            .iter()
-            .filter(|r| r.category == Category::Builtin && self.policy.shows(catalog, r.category, &r.origin))
-            .collect()
-    }
-
-    /// Built-in tools not resident and not unlocked: what `request_tools` lists.
-    fn registry<'c>(&self, builtins: &[&'c ToolEntry]) -> Vec<&'c ToolEntry> {
-        builtins
-            .iter()
-            .copied()
-            .filter(|r| !self.state.resident.contains(&r.name) && !self.state.unlocked.contains(&r.name))
-            .collect()
-    }
-
-    /// Which built-in tools are resident when no selection has run: all of
-    /// them under the threshold, else the pinned ones.
-    fn default_resident(&self, builtins: &[&ToolEntry]) -> BTreeSet<String> {
-        let all = builtins.len() <= self.policy.selection_threshold;
-        builtins.iter().filter(|r| all || self.policy.pinned.contains(&r.name)).map(|r| r.name.clone()).collect()
+    /// The turn rules over `catalog` with this session's state.
+    fn rules<'a>(&'a self, catalog: &'a Catalog) -> Rules<'a> {
+        Rules { catalog, policy: &self.policy, state: &self.state, open: self.open, tables: &self.services.tables }
     }
 
     /// The tool definitions for the next model request, given the user's
@@ -266,7 +189,8 @@ impl Session {
 
     /// The tool definitions when there is no user message to select by
     /// (an MCP `tools/list`): meta-tools, every built-in tool under the
-    /// threshold (else the pinned ones), flattened tools. It changes only
+    /// threshold (else the pinned ones), flattened tools, and `call_tool`
+    /// (for clients that only call what they were listed). It changes only
     /// with the catalog, never with what was called.
     pub async fn listed_tools(&mut self) -> Turn {
         self.assemble(None).await
@@ -274,70 +198,9 @@ impl Session {
 
     async fn assemble(&mut self, user_query: Option<&str>) -> Turn {
         let catalog = self.services.live.current();
-        let builtins = self.builtins(&catalog);
-        self.state.resident = match user_query {
-            Some(query) if builtins.len() > self.policy.selection_threshold => {
-                let max = self.policy.selection_max;
-                // What is known of each: the full record once its plugin is loaded.
-                let candidates: Vec<ToolRecord> =
-                    builtins.iter().map(|e| catalog.record(e).unwrap_or_else(|| ToolRecord::of_entry(e))).collect();
-                let mut resident: BTreeSet<String> = match self.services.selector.select(query, &candidates, max).await
-                {
-                    Ok(names) => names.into_iter().collect(),
-                    Err(reason) => {
-                        tracing::warn!(%reason, "tool selector failed; offering every built-in tool this turn");
-                        builtins.iter().map(|r| r.name.clone()).collect()
-                    }
-                };
-                resident.extend(self.default_resident(&builtins));
-                resident
-            }
-            _ => self.default_resident(&builtins),
-        };
-        let registry = self.registry(&builtins);
-        let view = View { catalog: &catalog, policy: &self.policy, registry: &registry };
-        let mut tools: Vec<ToolDef> = meta_tools::ALL.iter().filter_map(|m| m.definition(&view)).collect();
-
-        let mut direct: BTreeSet<&String> = self.state.resident.iter().collect();
-        if user_query.is_some() {
-            direct.extend(self.state.unlocked.iter());
-        }
-        for entry in direct.into_iter().filter_map(|name| catalog.tool(name)) {
-            if entry.category != Category::Mcp {
-                self.push_definition(&catalog, entry, &mut tools).await;
-            }
-        }
-        // Legacy modes: every action of those kinds, one origin at a time.
-        let mut origins: Vec<&str> = catalog
-            .tools()
-            .iter()
-            .filter(|e| self.policy.flattens(e.category) && self.policy.shows(&catalog, e.category, &e.origin))
-            .map(|e| e.origin.as_str())
-            .collect();
-        origins.dedup();
-        for origin in origins {
-            match self.services.backend.definitions(&catalog, origin).await {
-                Ok(records) => {
-                    for def in records.iter().filter_map(ToolDef::of) {
-                        if !tools.iter().any(|t| t.name == def.name) {
-                            tools.push(def);
-                        }
-                    }
-                }
-                Err(error) => tracing::warn!(%origin, %error, "tools left out of this turn"),
-            }
-        }
-        Turn { tools }
-    }
-
-    /// Add the definition of `entry` to `tools` (loading its plugin), or
-    /// log why it is left out.
-    async fn push_definition(&self, catalog: &Catalog, entry: &ToolEntry, tools: &mut Vec<ToolDef>) {
-        match definition(&self.services.backend, catalog, entry).await.map(|r| ToolDef::of(&r)) {
-            Ok(Some(def)) => tools.push(def),
-            Ok(None) => tracing::warn!(tool = %entry.name, "tool left out of this turn: no input schema"),
-            Err(error) => tracing::warn!(tool = %entry.name, %error, "tool left out of this turn"),
-        }
+        let resident = turn::resident(&self.rules(&catalog), self.services.selector.as_ref(), user_query).await;
+        self.state.resident = resident;
+        turn::tools(&self.rules(&catalog), &self.services.backend, user_query.is_some()).await
     }
 
     /// The Tier-1 text: what exists, in one short block per kind, and (in
@@ -346,10 +209,7 @@ impl Session {
     /// every tool that is not pinned, resident or not), so it stays
     /// byte-identical across turns and provider prompt caches keep hitting.
     pub fn system_prompt(&self) -> String {
-        let catalog = self.services.live.current();
-        let registry: Vec<&ToolEntry> =
-            self.builtins(&catalog).into_iter().filter(|r| !self.policy.pinned.contains(&r.name)).collect();
-        tier1::render(&View { catalog: &catalog, policy: &self.policy, registry: &registry })
+        self.rules(&self.services.live.current()).tier1()
     }
 
     /// What goes beside the meta-tools (MCP `instructions`): the Tier-1
@@ -357,17 +217,14 @@ impl Session {
     /// already carry. Use it instead of [`system_prompt`](Self::system_prompt)
     /// when the model also gets the tools of [`tools_for_turn`](Self::tools_for_turn).
     pub fn instructions(&self) -> String {
-        let catalog = self.services.live.current();
-        let registry: Vec<&ToolEntry> =
-            self.builtins(&catalog).into_iter().filter(|r| !self.policy.pinned.contains(&r.name)).collect();
-        tier1::instructions(&View { catalog: &catalog, policy: &self.policy, registry: &registry })
+        self.rules(&self.services.live.current()).instructions()
     }
 
     /// The full definition of the tool called `name` (discovery level 3),
     /// loading its plugin; an error if this session may not see it.
     pub async fn definition(&self, name: &str) -> Result<ToolDef> {
         let catalog = self.services.live.current();
-        let Some(entry) = catalog.tool(name).filter(|e| self.policy.shows(&catalog, e.category, &e.origin)) else {
+        let Some(entry) = self.rules(&catalog).visible(name) else {
             return Err(Error::UnknownTool { name: name.to_owned(), hint: "list the tools first".into() });
         };
         let record = definition(&self.services.backend, &catalog, entry).await?;
@@ -380,18 +237,12 @@ impl Session {
     /// load are left out and logged.
     pub async fn definitions(&self) -> Vec<ToolDef> {
         let catalog = self.services.live.current();
-        let mut defs = Vec::new();
         let callable =
             |e: &ToolEntry| e.category != Category::Mcp || catalog.mcp_server(&e.origin).is_some_and(|s| s.live);
-        let mut origins: Vec<&str> = catalog
-            .tools()
-            .iter()
-            .filter(|e| self.policy.shows(&catalog, e.category, &e.origin) && callable(e))
-            .map(|e| e.origin.as_str())
-            .collect();
-        origins.dedup();
-        for origin in origins {
-            match self.services.backend.definitions(&catalog, origin).await {
+        let origins = self.rules(&catalog).origins(callable);
+        let mut defs = Vec::new();
+        for (origin, records) in turn::records(&self.services.backend, &catalog, origins).await {
+            match records {
                 Ok(records) => defs.extend(records.iter().filter_map(ToolDef::of)),
                 Err(error) => tracing::warn!(%origin, %error, "left out of the definitions"),
             }
@@ -417,103 +268,182 @@ impl Session {
     /// fails to load counts with its stub only (a lower bound).
     pub async fn token_report(&self) -> TokenReport {
         let catalog = self.services.live.current();
-        let backend = &self.services.backend;
+        let rules = self.rules(&catalog);
         let mut records: Vec<ToolRecord> = Vec::new();
-        let mut origins: Vec<&str> = catalog
-            .tools()
-            .iter()
-            .filter(|e| self.policy.shows(&catalog, e.category, &e.origin))
-            .map(|e| e.origin.as_str())
-            .collect();
-        origins.dedup();
-        for origin in origins {
-            match backend.definitions(&catalog, origin).await {
+        for (origin, full) in turn::records(&self.services.backend, &catalog, rules.origins(|_| true)).await {
+            match full {
                 Ok(full) => records.extend(full),
                 Err(_) => records.extend(catalog.tools_of(origin).iter().map(ToolRecord::of_entry)),
             }
         }
-        let registry = self.builtins(&catalog);
-        tokens::report(&View { catalog: &catalog, policy: &self.policy, registry: &registry }, &records)
-    }
-
-    /// Whether `entry` may be called directly in this session.
-    fn is_callable(&self, catalog: &Catalog, entry: &ToolEntry) -> bool {
-        let name = &entry.name;
-        if self.open || self.state.unlocked.contains(name) || self.policy.pinned.contains(name) {
-            return true;
-        }
-        match entry.category {
-            Category::Builtin if self.state.resident.is_empty() => {
-                self.default_resident(&self.builtins(catalog)).contains(name)
-            }
-            Category::Builtin => self.state.resident.contains(name),
-            Category::Skill => false,
-            flat => self.policy.flattens(flat),
-        }
+        rules.with_full_view(|view| tokens::report(view, &records))
     }
 
     /// Call a meta-tool or a directly callable tool, and return what the
     /// model sees. Unlocking tools (`request_tools`, `search_tools`)
     /// changes this session's state.
     pub async fn call(&mut self, name: &str, args: Value) -> CallOutcome {
-        let upstream = self.goes_upstream(name, &args);
-        let result = self.dispatch(name, args).await;
-        let catalog = self.services.live.current();
-        if upstream { CallOutcome::from_upstream(result, &catalog) } else { CallOutcome::from_result(result, &catalog) }
+        self.call_reporting(name, args, None).await
     }
 
-    /// Whether calling `name` with `args` runs a tool of an upstream MCP
-    /// server (directly, or through the `mcp` meta-tool's `call`).
-    fn goes_upstream(&self, name: &str, args: &Value) -> bool {
-        if meta_tools::find(name).is_some() {
-            return name == "mcp" && args.get("subcommand").and_then(Value::as_str) == Some("call");
-        }
-        self.services.live.current().tool(name).is_some_and(|e| e.category == Category::Mcp)
+    /// [`call`](Self::call), with the progress the tool reports (an
+    /// upstream server's) sent to `progress`.
+    pub async fn call_reporting(&mut self, name: &str, args: Value, progress: Option<Sink>) -> CallOutcome {
+        // One snapshot for the whole call, from the first lookup to the wording of its failure.
+        let catalog = self.services.live.current();
+        let mut calls = Vec::new();
+        let result = self.dispatch(&catalog, name, args, progress, &mut calls).await;
+        CallOutcome::new(result, calls, &catalog)
     }
 
-    async fn dispatch(&mut self, name: &str, args: Value) -> Result<Value> {
-        let catalog = self.services.live.current();
-        if let Some(meta) = meta_tools::find(name) {
-            let builtins = self.builtins(&catalog);
-            let registry = self.registry(&builtins);
-            if meta.callable(&View { catalog: &catalog, policy: &self.policy, registry: &registry }) {
-                let cx = CallContext {
-                    catalog: &catalog,
-                    policy: &self.policy,
-                    backend: &self.services.backend,
-                    caller: &self.policy.caller,
-                    search: &self.services.search,
-                    unlocked: &mut self.state.unlocked,
-                };
-                return meta.call(cx, args).await;
-            }
-        }
-        let Some(entry) = catalog.tool(name).filter(|r| self.policy.shows(&catalog, r.category, &r.origin)) else {
-            return Err(Error::UnknownTool { name: name.to_owned(), hint: self.offered_hint(&catalog) });
+    async fn dispatch(
+        &mut self,
+        catalog: &Catalog,
+        name: &str,
+        args: Value,
+        progress: Option<Sink>,
+        calls: &mut Vec<Facts>,
+    ) -> Result<Output> {
+        let (name, args) = match name {
+            CALL_TOOL => call_tool::unwrap(args)?,
+            name => (name.to_owned(), args),
         };
-        if !self.is_callable(&catalog, entry) {
-            let hint = match entry.category {
-                Category::Builtin => "load it first with request_tools (or find it with search_tools)",
-                Category::Connector => "run it with the connector tool (`execute`), or unlock it with search_tools",
-                Category::Database => "use it through the database tool",
-                Category::Mcp | Category::Skill => "use it through the mcp tool",
+        if let Some(meta) = meta_tools::find(&name)
+            && self.rules(catalog).accepts(meta)
+        {
+            let services = &self.services;
+            let cx = CallContext {
+                catalog,
+                policy: &self.policy,
+                backend: &services.backend,
+                caller: &self.policy.caller,
+                search: &services.search,
+                tables: &services.tables,
+                unlocked: &mut self.state.unlocked,
+                progress,
+                calls,
             };
-            return Err(Error::UnknownTool { name: name.to_owned(), hint: format!("it is not active; {hint}") });
+            return meta.call(cx, args).await;
+        }
+        let rules = self.rules(catalog);
+        let Some(entry) = rules.visible(&name) else { return Err(rules.unknown(&name)) };
+        if !rules.is_callable(entry) {
+            return Err(rules.not_callable(entry));
         }
         let input = if args.is_null() { Value::Object(Default::default()) } else { args };
-        self.services.backend.call(&catalog, entry, input, &self.policy.caller).await
+        let call = Call { catalog, tool: entry, input, caller: &self.policy.caller, progress };
+        let answer = self.services.backend.call(call).await;
+        calls.push(answer.facts);
+        answer.result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use rmcp::model::ContentBlock;
+    use serde_json::json;
+
+    use super::*;
+    use crate::contract::{Access, Kind};
+    use crate::disclosure::policy::PolicySettings;
+    use crate::disclosure::search::analyzer::Analyzer;
+    use crate::disclosure::select::SelectorConfig;
+    use crate::invoke::testing::{Fake, catalog, plugin};
+    use crate::load::PluginSettings;
+
+    /// A session over `plugins`, its calls answered by `fake`; `open`: as
+    /// the stateless faces open one.
+    fn session(plugins: Vec<Arc<crate::load::Plugin>>, fake: Arc<Fake>, open: bool) -> Session {
+        let analyzer = Arc::new(Analyzer::bm25());
+        let services = Services {
+            live: Arc::new(Live::new(catalog(plugins))),
+            backend: Backends::new(fake, Arc::new(Fake::default()), None),
+            selector: SelectorConfig::default().build(analyzer.clone()).unwrap(),
+            search: SearchCache::new(analyzer),
+            tables: ListedTables::default(),
+        };
+        let env = |_: &str| None;
+        let policy = Policy::resolve(&PolicySettings::default(), &BTreeMap::new(), None, &env).unwrap();
+        Session::new(Arc::new(services), Arc::new(policy), SessionState::default(), open)
     }
 
-    fn offered_hint(&self, catalog: &Catalog) -> String {
-        let builtins = self.builtins(catalog);
-        let registry = self.registry(&builtins);
-        let view = View { catalog, policy: &self.policy, registry: &registry };
-        let metas: Vec<&str> =
-            meta_tools::ALL.iter().filter(|m| m.definition(&view).is_some()).map(|m| m.name()).collect();
-        if metas.is_empty() {
-            "call one of the tools you were given".to_owned()
-        } else {
-            format!("find tools with: {}", metas.join(", "))
-        }
+    fn tools() -> Vec<Arc<crate::load::Plugin>> {
+        let settings = PluginSettings::default;
+        vec![
+            plugin("calc", Kind::Tool, &[("evaluate", Access::Read)], settings()),
+            plugin("api", Kind::Connector, &[("get", Access::Read)], settings()),
+        ]
+    }
+
+    #[tokio::test]
+    async fn a_direct_call_carries_the_typed_output_and_its_facts() {
+        let fake = Arc::new(Fake::answering(vec![Ok(Output::Json(json!({"value": 4})))]));
+        let outcome = session(tools(), fake.clone(), false).call("calc__evaluate", json!({"expression": "2+2"})).await;
+        assert!(!outcome.is_error, "{}", outcome.text);
+        assert_eq!(outcome.text, r#"{"value":4}"#);
+        assert_eq!(outcome.value(), Some(&json!({"value": 4})));
+        assert_eq!(outcome.calls.len(), 1);
+        assert_eq!(outcome.calls[0].tool, "calc__evaluate");
+        // No arguments at all is an empty object.
+        session(tools(), fake.clone(), false).call("calc__evaluate", Value::Null).await;
+        assert_eq!(fake.received()[1].1, json!({}));
+    }
+
+    #[tokio::test]
+    async fn an_upstream_result_is_told_apart_by_its_type_not_its_name() {
+        let mut result = CallToolResult::error(vec![ContentBlock::text("no such file")]);
+        result.structured_content = Some(json!({"path": "/x"}));
+        let fake = Arc::new(Fake::answering(vec![Ok(Output::Upstream(Box::new(result)))]));
+        let outcome = session(tools(), fake, false).call("calc__evaluate", json!({})).await;
+        // Whoever answered with a `CallToolResult` is an upstream server.
+        assert!(outcome.is_error && outcome.error.is_none(), "{outcome:?}");
+        assert_eq!(outcome.text, "no such file");
+        assert_eq!(outcome.value(), Some(&json!({"path": "/x"})));
+        assert_eq!(outcome.upstream().unwrap().is_error, Some(true));
+    }
+
+    #[tokio::test]
+    async fn call_tool_names_the_tool_and_a_meta_tool_reports_its_calls() {
+        let fake = Arc::new(Fake::default());
+        let mut session = session(tools(), fake.clone(), false);
+        let outcome =
+            session.call(CALL_TOOL, json!({"name": "calc__evaluate", "arguments": {"expression": "1"}})).await;
+        assert!(!outcome.is_error, "{}", outcome.text);
+        assert_eq!(fake.received(), [("calc__evaluate".to_owned(), json!({"expression": "1"}))]);
+        let outcome = session.call(CALL_TOOL, json!({"tool": "calc__evaluate"})).await;
+        assert_eq!(outcome.error.map(|e| e.kind()), Some(crate::ErrorKind::InvalidArguments));
+
+        // The connector is reached through its meta-tool, whose calls are reported.
+        let args = json!({"subcommand": "execute", "connector": "api", "action": "get", "parameters": {"id": 7}});
+        let outcome = session.call("connector", args).await;
+        assert!(!outcome.is_error, "{}", outcome.text);
+        assert_eq!(outcome.calls.iter().map(|f| f.tool.as_str()).collect::<Vec<_>>(), ["api__get"]);
+    }
+
+    #[tokio::test]
+    async fn what_cannot_be_called_says_how_to_reach_it() {
+        let fake = Arc::new(Fake::default());
+        let mut session = session(tools(), fake.clone(), false);
+        let hidden = session.call("api__get", json!({})).await;
+        assert!(hidden.text.contains("connector tool"), "{}", hidden.text);
+        let unknown = session.call("nope", json!({})).await;
+        assert!(unknown.text.contains("find tools with"), "{}", unknown.text);
+        assert!(fake.received().is_empty());
+        // A face's open session calls any tool it may see by name.
+        let mut open = self::session(tools(), fake.clone(), true);
+        assert!(!open.call("api__get", json!({})).await.is_error);
+    }
+
+    #[tokio::test]
+    async fn the_listing_ends_with_call_tool_and_a_turn_does_not() {
+        let mut session = session(tools(), Arc::new(Fake::default()), false);
+        let listed = session.listed_tools().await;
+        assert_eq!(listed.names().last(), Some(&CALL_TOOL));
+        assert!(listed.names().contains(&"calc__evaluate") && listed.names().contains(&"connector"));
+        let turn = session.tools_for_turn("add two numbers").await;
+        assert!(!turn.names().contains(&CALL_TOOL), "{:?}", turn.names());
+        assert!(session.system_prompt().contains("- api: The api plugin. Actions: get"));
     }
 }

@@ -3,26 +3,11 @@
 //! limits a call runs under are the `sandbox` module's.)
 
 use quiver::{ErrorKind, GuestErrorKind};
-use quiver_tests::TestHost;
-
-fn host_with(config: &str) -> TestHost {
-    TestHost::builder().fixture("misbehave").config(config).build()
-}
-
-async fn still_serves(host: &quiver::Host) {
-    let out = host.call("misbehave", "echo", r#"{"text": "ok"}"#).await.unwrap();
-    assert_eq!(out, "ok");
-}
-
-async fn call_error(host: &quiver::Host, action: &str, input: &str) -> quiver::Error {
-    let error = host.call("misbehave", action, input).await.unwrap_err();
-    still_serves(host).await;
-    error
-}
+use quiver_tests::misbehave::{self, call_error};
 
 #[tokio::test]
 async fn unknown_names_are_errors_that_list_the_known_ones() {
-    let t = host_with("");
+    let t = misbehave::host("");
     let error = t.host.call("nope", "echo", "{}").await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::UnknownPlugin);
     assert!(error.to_string().contains("misbehave"), "{error}");
@@ -30,14 +15,14 @@ async fn unknown_names_are_errors_that_list_the_known_ones() {
     assert_eq!(error.kind(), ErrorKind::UnknownAction);
     assert!(error.to_string().contains("echo"), "{error}");
     // An unknown action is refused from the stub alone: nothing compiled.
-    let t = host_with("");
+    let t = misbehave::host("");
     let _ = t.host.call("misbehave", "nope", "{}").await;
     assert_eq!(t.host.load_stats().compiled(), 0);
 }
 
 #[tokio::test]
 async fn input_must_be_a_json_object_matching_the_schema() {
-    let t = host_with("");
+    let t = misbehave::host("");
     let kind = |e: quiver::Error| e.kind();
     assert_eq!(kind(call_error(&t.host, "echo", "not json").await), ErrorKind::InputNotJson);
     assert_eq!(kind(call_error(&t.host, "echo", "[1, 2]").await), ErrorKind::InputNotJson);
@@ -57,7 +42,7 @@ async fn input_must_be_a_json_object_matching_the_schema() {
 /// The `misbehave` fixture's own typed error reaches the caller whole.
 #[tokio::test]
 pub(crate) async fn misbehave() {
-    let t = host_with("");
+    let t = misbehave::host("");
     let error = call_error(&t.host, "missing", r#"{"text": "the key"}"#).await;
     match &error {
         quiver::Error::Guest { kind, message, .. } => {
@@ -70,7 +55,7 @@ pub(crate) async fn misbehave() {
 
 #[tokio::test]
 async fn a_panic_is_a_trap_with_the_panic_message() {
-    let t = host_with("");
+    let t = misbehave::host("");
     let error = call_error(&t.host, "panic", r#"{"text": "the sky fell"}"#).await;
     assert_eq!(error.kind(), ErrorKind::Trap, "{error}");
     assert!(error.to_string().contains("the sky fell"), "{error}");

@@ -107,7 +107,7 @@ access = {{ shelf = "read" }}
     assert!(outcome.is_error && outcome.text.contains("agent `reader`"), "{}", outcome.text);
     // `discover` marks what this caller may not run.
     let discovered = reader.call("connector", json!({ "subcommand": "discover", "connector": "shelf" })).await;
-    let actions = discovered.value.unwrap()["actions"].clone();
+    let actions = discovered.value().cloned().unwrap()["actions"].clone();
     let callable =
         |name: &str| actions.as_array().unwrap().iter().find(|a| a["name"] == name).unwrap()["callable"].clone();
     assert_eq!((callable("read"), callable("create"), callable("remove")), (json!(true), json!(false), json!(false)));

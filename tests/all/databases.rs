@@ -51,7 +51,7 @@ fn host(db: &TestDatabase, extra: &str, config: &str) -> TestHost {
 async fn ok(session: &mut Session, name: &str, args: Value) -> Value {
     let outcome = session.call(name, args.clone()).await;
     assert!(!outcome.is_error, "{name}({args}) failed: {}", outcome.text);
-    outcome.value.unwrap()
+    outcome.value().cloned().unwrap()
 }
 
 async fn err(session: &mut Session, name: &str, args: Value) -> Error {

@@ -9,20 +9,13 @@ use quiver_tests::{TestHost, data, http_server};
 
 /// Everything at once: bundled tools, a connector, a database, skills, an MCP list.
 fn full_host(config: &str) -> TestHost {
-    TestHost::builder()
-        .bundled()
-        .fixture("connector")
-        .fixture("database")
-        .skills(data("skills"))
-        .mcp(data("mcp"))
-        .config(config)
-        .build()
+    TestHost::every_kind(config)
 }
 
 async fn ok(session: &mut Session, name: &str, args: Value) -> Value {
     let outcome = session.call(name, args.clone()).await;
     assert!(!outcome.is_error, "{name}({args}) failed: {}", outcome.text);
-    outcome.value.unwrap()
+    outcome.value().cloned().unwrap()
 }
 
 async fn err(session: &mut Session, name: &str, args: Value) -> quiver::Error {

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use quiver::faces::http::{HttpOptions, router};
 use quiver::faces::mcp::McpServer;
-use quiver_tests::{TestHost, data};
+use quiver_tests::TestHost;
 use tokio_util::sync::CancellationToken;
 
 use crate::faces::mcp::connect_to;
@@ -28,14 +28,7 @@ mcp_tool_mode = "legacy"
 "#;
 
 fn host() -> TestHost {
-    TestHost::builder()
-        .bundled()
-        .fixture("connector")
-        .fixture("database")
-        .skills(data("skills"))
-        .mcp(data("mcp"))
-        .config(CONFIG)
-        .build()
+    TestHost::every_kind(CONFIG)
 }
 
 /// Compare `actual` with the golden file `name`, or write it when blessing.

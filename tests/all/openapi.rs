@@ -114,7 +114,7 @@ exclude_tags = ["admin"]
     // `discover` gives the document's schemas, references included.
     let mut session = t.host.session(None).unwrap();
     let found = session.call("connector", json!({ "subcommand": "discover", "connector": "books" })).await;
-    let found = found.value.unwrap();
+    let found = found.value().cloned().unwrap();
     let action = |name: &str| found["actions"].as_array().unwrap().iter().find(|a| a["name"] == name).unwrap().clone();
     let get = action("get_book");
     assert_eq!(get["input_schema"]["properties"]["bookId"]["description"], "The book's id.");
@@ -273,14 +273,14 @@ async fn api_failures_are_typed_errors() {
     // action's schema when asked.
     let mut session = t.host.session(None).unwrap();
     let listed = session.call("connector", json!({ "subcommand": "discover", "connector": "statuses" })).await;
-    let listed = listed.value.unwrap();
+    let listed = listed.value().cloned().unwrap();
     assert_eq!(listed["actions"].as_array().unwrap().len(), 89);
     assert!(listed["actions"][0].get("input_schema").is_none(), "{}", listed["actions"][0]);
     assert!(listed["note"].as_str().unwrap().contains("`action`"), "{listed}");
     let one = session
         .call("connector", json!({ "subcommand": "discover", "connector": "statuses", "action": "get_status_404" }))
         .await;
-    let one = one.value.unwrap();
+    let one = one.value().cloned().unwrap();
     assert_eq!(one["actions"].as_array().unwrap().len(), 1);
     assert_eq!(one["actions"][0]["input_schema"]["type"], "object", "{one}");
     let typo = session
@@ -442,7 +442,8 @@ async fn hostile_text_from_a_document_or_an_api_reaches_the_model_escaped() {
     let found = session
         .call("connector", json!({ "subcommand": "discover", "connector": "hostile", "action": "get_thing" }))
         .await
-        .value
+        .value()
+        .cloned()
         .unwrap();
     assert_eq!(raw_control(&found), None, "{found}");
     let action = &found["actions"][0];

@@ -3,28 +3,14 @@
 //! runs under, and the linking rules of each kind's world.
 
 use quiver::{ErrorKind, GuestErrorKind};
+use quiver_tests::misbehave::{self, call_error, still_serves};
 use quiver_tests::{TestHost, http_server};
-
-fn host_with(config: &str) -> TestHost {
-    TestHost::builder().fixture("misbehave").config(config).build()
-}
-
-async fn still_serves(host: &quiver::Host) {
-    let out = host.call("misbehave", "echo", r#"{"text": "ok"}"#).await.unwrap();
-    assert_eq!(out, "ok");
-}
-
-async fn call_error(host: &quiver::Host, action: &str, input: &str) -> quiver::Error {
-    let error = host.call("misbehave", action, input).await.unwrap_err();
-    still_serves(host).await;
-    error
-}
 
 // The WASI baseline: nothing granted.
 
 #[tokio::test]
 async fn the_guest_has_no_filesystem_and_no_environment() {
-    let t = host_with("");
+    let t = misbehave::host("");
     let error = call_error(&t.host, "write_file", r#"{"text": "x"}"#).await;
     assert!(matches!(error, quiver::Error::Guest { kind: GuestErrorKind::Denied, .. }), "{error}");
     assert!(!std::path::Path::new("/tmp/quiver-escape").exists());
@@ -36,7 +22,7 @@ async fn the_guest_has_no_filesystem_and_no_environment() {
 
 #[tokio::test]
 async fn megabytes_of_guest_output_are_contained() {
-    let t = host_with("");
+    let t = misbehave::host("");
     // 40,000 lines of 100 bytes: 4 MB on stdout and stderr, over the log budget.
     let out = t.host.call("misbehave", "spam", r#"{"n": 40000}"#).await.unwrap();
     assert_eq!(out, 40000);
@@ -47,7 +33,7 @@ async fn megabytes_of_guest_output_are_contained() {
 
 #[tokio::test]
 async fn configuration_reaches_the_plugin() {
-    let t = host_with("[plugins.misbehave]\nconfig = { region = \"eu\", units = \"metric\" }");
+    let t = misbehave::host("[plugins.misbehave]\nconfig = { region = \"eu\", units = \"metric\" }");
     let out = t.host.call("misbehave", "config", "{}").await.unwrap();
     assert_eq!(out, serde_json::json!([["region", "eu"], ["units", "metric"]]));
     let out = t.host.call("misbehave", "log", r#"{"text": "hello log"}"#).await.unwrap();
@@ -130,7 +116,7 @@ pub(crate) async fn database() {
 /// reset in place, not unmapped).
 #[tokio::test]
 async fn no_state_survives_a_call() {
-    let t = host_with("");
+    let t = misbehave::host("");
     for i in 0..50 {
         let text = format!("secret {i}");
         let out = t.host.call_json("misbehave", "remember", &serde_json::json!({ "text": text })).await.unwrap();
@@ -142,7 +128,7 @@ async fn no_state_survives_a_call() {
 
 #[tokio::test]
 async fn an_infinite_loop_hits_the_deadline() {
-    let t = host_with("[plugins.misbehave]\ntimeout_ms = 300");
+    let t = misbehave::host("[plugins.misbehave]\ntimeout_ms = 300");
     let error = call_error(&t.host, "spin", "{}").await;
     assert_eq!(error.kind(), ErrorKind::Timeout, "{error}");
     assert!(error.to_string().contains("300 ms"), "{error}");
@@ -150,7 +136,7 @@ async fn an_infinite_loop_hits_the_deadline() {
 
 #[tokio::test]
 async fn a_memory_bomb_hits_the_limit() {
-    let t = host_with("[plugins.misbehave]\nmemory_mb = 16");
+    let t = misbehave::host("[plugins.misbehave]\nmemory_mb = 16");
     let error = call_error(&t.host, "alloc", r#"{"n": 64}"#).await;
     assert_eq!(error.kind(), ErrorKind::MemoryLimit, "{error}");
     // Under the limit, the same action works.
@@ -159,7 +145,7 @@ async fn a_memory_bomb_hits_the_limit() {
 
 #[tokio::test]
 async fn an_output_over_the_cap_is_refused() {
-    let t = host_with("[plugins.misbehave]\nmax_output_kb = 64");
+    let t = misbehave::host("[plugins.misbehave]\nmax_output_kb = 64");
     let error = call_error(&t.host, "big_output", r#"{"n": 100000}"#).await;
     assert_eq!(error.kind(), ErrorKind::OutputTooLarge, "{error}");
     let out = t.host.call("misbehave", "big_output", r#"{"n": 1000}"#).await.unwrap();
@@ -212,7 +198,7 @@ async fn a_full_house_refuses_calls_as_busy() {
 /// the log) megabytes through an error.
 #[tokio::test]
 async fn long_error_and_panic_texts_are_cut() {
-    let t = host_with("");
+    let t = misbehave::host("");
     let long = "x".repeat(300_000);
     for action in ["missing", "panic"] {
         let error = call_error(&t.host, action, &serde_json::json!({ "text": long }).to_string()).await;
@@ -227,7 +213,7 @@ async fn long_error_and_panic_texts_are_cut() {
 /// breaks and tabs stay.
 #[tokio::test]
 async fn guest_error_and_panic_texts_are_escaped() {
-    let t = host_with("");
+    let t = misbehave::host("");
     let hostile = "first\n\tsecond\r\u{1b}[2J\u{1b}]0;pwned\u{7}\u{202e}\u{9b}";
     for action in ["missing", "panic"] {
         let error = call_error(&t.host, action, &serde_json::json!({ "text": hostile }).to_string()).await;
@@ -244,7 +230,7 @@ async fn guest_error_and_panic_texts_are_escaped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_in_one_call_does_not_affect_concurrent_calls() {
-    let t = host_with("[plugins.misbehave]\ntimeout_ms = 2000");
+    let t = misbehave::host("[plugins.misbehave]\ntimeout_ms = 2000");
     let host = t.host.clone();
     let mut tasks = Vec::new();
     for i in 0..40 {

@@ -14,7 +14,7 @@ use quiver_tests::databases::{Engine, TestDatabase};
 
 async fn query(session: &mut Session, sql: &str) -> Result<Value, (GuestErrorKind, String)> {
     let outcome = session.call("database", json!({ "subcommand": "query", "database": "music", "sql": sql })).await;
-    match (outcome.value, outcome.error) {
+    match (outcome.value().cloned(), outcome.error) {
         (Some(value), None) => Ok(value),
         (_, Some(Error::Guest { kind, message, .. })) => Err((kind, message)),
         (_, other) => panic!("`{sql}`: not the adapter's typed answer: {other:?} {}", outcome.text),

@@ -9,10 +9,10 @@
 use serde_json::{Value, json};
 
 use quiver::faces::mcp::McpServer;
-use quiver::{Error, ErrorKind, UpstreamFault};
+use quiver::{ErrorKind, UpstreamFault};
 use quiver_tests::TestHost;
 use quiver_tests::builds::wait_for;
-use quiver_tests::mcp_servers::{EverythingHttp, alive, node_section, time_section, unruly_section};
+use quiver_tests::mcp_servers::{self, EverythingHttp, alive, fault, node_section, time_section, unruly_section};
 
 fn host(sections: &[String], cache: Option<&std::path::Path>) -> TestHost {
     let mut builder = TestHost::builder().config(&sections.join("\n"));
@@ -27,15 +27,8 @@ async fn mcp(t: &TestHost, args: Value) -> quiver::CallOutcome {
     session.call("mcp", args).await
 }
 
-fn fault(result: quiver::Result<Value>) -> (UpstreamFault, String) {
-    match result {
-        Err(Error::Upstream { fault, message, .. }) => (fault, message),
-        other => panic!("not an upstream fault: {other:?}"),
-    }
-}
-
 fn starts(t: &TestHost, server: &str) -> u64 {
-    t.host.upstream_status().into_iter().find(|s| s.name == server).expect("a configured server").starts
+    mcp_servers::starts(&t.host, server)
 }
 
 fn pid(t: &TestHost, server: &str) -> Option<u32> {
@@ -105,7 +98,7 @@ async fn discover_and_call_the_reference_servers_over_stdio() {
     // A server never listed: `discover` connects and lists it.
     let found = mcp(&t, json!({"subcommand": "discover", "server": "everything", "tool": "get-sum"})).await;
     assert!(!found.is_error, "{}", found.text);
-    let schema = &found.value.as_ref().unwrap()[0]["input_schema"];
+    let schema = &found.value().unwrap()[0]["input_schema"];
     assert_eq!(schema["properties"]["a"]["type"], "number", "{schema}");
 
     let unknown = mcp(&t, json!({"subcommand": "call", "server": "everything", "tool": "no-such-tool"})).await;
@@ -149,8 +142,8 @@ async fn discover_and_call_the_reference_servers_over_stdio() {
     )
     .await;
     assert!(!now.is_error, "{}", now.text);
-    assert_eq!(now.value.as_ref().unwrap()["timezone"], "Asia/Tokyo", "structuredContent passes through");
-    let meta = &now.upstream.as_ref().unwrap()["_meta"];
+    assert_eq!(now.value().unwrap()["timezone"], "Asia/Tokyo", "structuredContent passes through");
+    let meta = &serde_json::to_value(now.upstream().unwrap()).unwrap()["_meta"];
     assert!(
         meta.get("io.modelcontextprotocol/serverInfo").is_none(),
         "the upstream's protocol _meta stays behind: {meta}"
@@ -164,14 +157,14 @@ async fn discover_and_call_the_reference_servers_over_stdio() {
     .await;
     assert!(outside.is_error && outside.error.is_none(), "{outside:?}");
     assert!(outside.text.contains("Access denied"), "{}", outside.text);
-    assert_eq!(outside.upstream.as_ref().unwrap()["isError"], true);
+    assert_eq!(outside.upstream().unwrap().is_error, Some(true));
 }
 
 #[tokio::test]
 async fn images_and_resource_links_pass_through_every_face() {
     let t = host(&[node_section("everything", "everything", &["stdio"], "")], None);
     let outcome = mcp(&t, json!({"subcommand": "call", "server": "everything", "tool": "get-tiny-image"})).await;
-    let content = outcome.upstream.as_ref().expect("the upstream result")["content"].clone();
+    let content = serde_json::to_value(&outcome.upstream().expect("the upstream result").content).unwrap();
     let image = content.as_array().unwrap().iter().find(|b| b["type"] == "image").expect("an image block");
     assert_eq!(image["mimeType"], "image/png");
     assert!(image["data"].as_str().unwrap().len() > 50);

@@ -8,12 +8,12 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
+use quiver::UpstreamFault;
 use quiver::faces::http::{HttpOptions, router};
 use quiver::upstream::MAX_LIST_PAGES;
-use quiver::{Error, UpstreamFault};
 use quiver_tests::TestHost;
 use quiver_tests::builds::wait_for;
-use quiver_tests::mcp_servers::unruly_section;
+use quiver_tests::mcp_servers::{self, fault, unruly_section};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
@@ -22,15 +22,8 @@ fn host(sections: &[String]) -> TestHost {
     TestHost::builder().config(&sections.join("\n")).build()
 }
 
-fn fault(result: quiver::Result<Value>) -> (UpstreamFault, String) {
-    match result {
-        Err(Error::Upstream { fault, message, .. }) => (fault, message),
-        other => panic!("not an upstream fault: {other:?}"),
-    }
-}
-
 fn starts(t: &TestHost, server: &str) -> u64 {
-    t.host.upstream_status().into_iter().find(|s| s.name == server).expect("a configured server").starts
+    mcp_servers::starts(&t.host, server)
 }
 
 /// `[mcp_servers.NAME]` in `mode`, logging what it is asked to `log`.
@@ -122,7 +115,7 @@ async fn hostile_tool_names_and_descriptions_never_reach_a_model_raw() {
 
     // The two names that cannot be shown are left out; `.` and `/` are
     // cleaned as always (the model-facing name), kept on the server's side.
-    let discovered = found.value.expect("the tools");
+    let discovered = found.value().cloned().expect("the tools");
     let names: Vec<&str> = discovered.as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
     assert_eq!(names, ["files/read.v2", "ok"], "{discovered}");
     assert_clean_json("discover", &discovered, true);
@@ -142,7 +135,8 @@ async fn hostile_tool_names_and_descriptions_never_reach_a_model_raw() {
     let refused = session.call("mcp", json!({"subcommand": "call", "server": "hostile", "tool": "ok"})).await;
     assert!(refused.is_error, "{}", refused.text);
     assert!(!refused.text.chars().any(|c| unsafe_in(c, false)), "the error text: {:?}", refused.text);
-    assert_clean_json("the upstream result", refused.upstream.as_ref().unwrap(), false);
+    let result = serde_json::to_value(refused.upstream().unwrap()).unwrap();
+    assert_clean_json("the upstream result", &result, false);
     let tool = catalog.mcp_server("hostile").unwrap().tool("files/read.v2").unwrap().clone();
     // Its own description keeps its lines (the model reads it as the
     // tool's description, never inside Tier 1), escaped.

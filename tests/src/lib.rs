@@ -68,6 +68,45 @@ impl TestHost {
     pub fn builder() -> TestHostBuilder {
         TestHostBuilder::default()
     }
+
+    /// A host with every kind of resource at once: the bundled tools, a
+    /// connector and a database adapter (fixtures), skills and a saved MCP
+    /// list, configured with `config`.
+    pub fn every_kind(config: &str) -> TestHost {
+        TestHost::builder()
+            .bundled()
+            .fixture("connector")
+            .fixture("database")
+            .skills(data("skills"))
+            .mcp(data("mcp"))
+            .config(config)
+            .build()
+    }
+}
+
+/// The `misbehave` fixture, which does whatever a call asks of it, and the
+/// checks the call and sandbox tests share.
+pub mod misbehave {
+    use super::TestHost;
+
+    /// A host serving only `misbehave`, configured with `config`.
+    pub fn host(config: &str) -> TestHost {
+        TestHost::builder().fixture("misbehave").config(config).build()
+    }
+
+    /// The host still serves `misbehave` (after whatever went before).
+    pub async fn still_serves(host: &quiver::Host) {
+        let out = host.call("misbehave", "echo", r#"{"text": "ok"}"#).await.unwrap();
+        assert_eq!(out, "ok");
+    }
+
+    /// The error of calling `action` with `input`, which must fail, after
+    /// which the host must still serve.
+    pub async fn call_error(host: &quiver::Host, action: &str, input: &str) -> quiver::Error {
+        let error = host.call("misbehave", action, input).await.unwrap_err();
+        still_serves(host).await;
+        error
+    }
 }
 
 impl TestHostBuilder {

@@ -113,3 +113,16 @@ pub fn alive(pid: u32) -> bool {
         Err(_) => false,
     }
 }
+
+/// The fault and message of an upstream failure; any other result panics.
+pub fn fault(result: quiver::Result<serde_json::Value>) -> (quiver::UpstreamFault, String) {
+    match result {
+        Err(quiver::Error::Upstream { fault, message, .. }) => (fault, message),
+        other => panic!("not an upstream fault: {other:?}"),
+    }
+}
+
+/// How many times the host started (connected to) `server`.
+pub fn starts(host: &quiver::Host, server: &str) -> u64 {
+    host.upstream_status().into_iter().find(|s| s.name == server).expect("a configured server").starts
+}

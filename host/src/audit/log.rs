@@ -127,28 +127,14 @@ impl AuditLog {
     }
 }
 
-/// The `outcome` of a call: `ok`, the kind a plugin gave its error
-/// (`denied`, `invalid_input`, `not_found`, `unavailable`, `failed`), or
-/// the host's error kind (`timeout`, `unknown_action`...), in snake case.
-pub fn outcome<T>(result: &crate::error::Result<T>) -> String {
-    let name = match result {
-        Ok(_) => return "ok".to_owned(),
-        Err(crate::error::Error::Guest { kind, .. }) => format!("{kind:?}"),
-        Err(error) => format!("{:?}", error.kind()),
-    };
-    let mut snake = String::with_capacity(name.len() + 4);
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            snake.push('_');
-        }
-        snake.push(c.to_ascii_lowercase());
-    }
-    snake
-}
-
 /// The current time, for a record.
 pub fn now() -> String {
     jiff::Timestamp::now().to_string()
+}
+
+/// `at` as a record writes it (RFC 3339, UTC).
+pub fn time(at: std::time::SystemTime) -> String {
+    jiff::Timestamp::try_from(at).map_or_else(|_| now(), |t| t.to_string())
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! The audit log, a side stage: one JSON line per call that crosses the
-//! invocation seam, whatever runs it (a plugin, a database adapter, later a
+//! invocation seam, whatever runs it (a plugin, a database adapter, a
 //! connector or an upstream MCP server).
 //!
 //! A line holds the time, the agent, the resource and action, the access
-//! level the action declares, the outcome (`ok` or the error's kind), the
+//! level the action declares, the outcome (`ok`, `tool_error` or the error's kind), the
 //! duration, the bytes in and out, and the parameters with credentials
 //! redacted ([`redact`]: keys that name a credential, and every value the
 //! host holds as a secret). It is off unless a path is configured. A line
@@ -13,4 +13,4 @@
 mod log;
 pub mod redact;
 
-pub use self::log::{AuditLog, AuditRecord, KEPT, now, outcome};
+pub use self::log::{AuditLog, AuditRecord, KEPT, now, time};

@@ -18,9 +18,8 @@ use super::snapshot::{Catalog, Rejection};
 use crate::contract::{Kind, NAME_SEPARATOR};
 use crate::error::{Error, Result};
 use crate::load::openapi::OpenApiConnector;
-use crate::load::{FileStamp, Origin, Plugin, PluginSettings, RawPluginSettings, SettingsResolver, stub};
+use crate::load::{ConnectorSettings, FileStamp, Origin, Plugin, RawPluginSettings, SettingsResolver, stub};
 use crate::sandbox::config::ConfigGrant;
-use crate::sandbox::http::ConnectorSettings;
 use crate::sandbox::sql::{Database, SqlGrant};
 
 /// An embedded plugin: a file name and its bytes.
@@ -238,7 +237,7 @@ impl Catalog {
                 Error::config(origin.clone(), format!("`{name}` is already the name of a plugin; rename the section"));
             return self.refuse(origin, error);
         }
-        let (stub, plugin_origin, mut resolved, manifest) = match &source.openapi {
+        let (stub, plugin_origin, resolved, manifest) = match &source.openapi {
             Some(document) => {
                 let Some((file_name, bytes)) = generic else {
                     let error = Error::config(origin.clone(), "no generic OpenAPI connector is built in");
@@ -267,7 +266,7 @@ impl Catalog {
                 (plugin.stub().clone(), plugin.origin().clone(), plugin.settings().clone(), None)
             }
         };
-        instance_settings(&mut resolved, connector);
+        let resolved = connector.over(&resolved);
         let reused = previous.and_then(|p| p.plugins.get(name)).filter(|p| {
             p.is_instance() && p.origin().same_as(&plugin_origin) && *p.settings() == resolved && *p.stub() == stub
         });
@@ -448,21 +447,6 @@ impl Catalog {
             tracing::info!(plugin = %plugin.name(), origin = %plugin.origin(), "folder plugin replaces the bundled one");
         }
         self.plugins.insert(plugin.name().to_owned(), plugin);
-    }
-}
-
-/// A connector instance's grant, `config` values, ceiling, answer budget
-/// and time limit, over `resolved` (its plugin's settings).
-fn instance_settings(resolved: &mut PluginSettings, connector: &ConnectorSettings) {
-    let mut config: std::collections::BTreeMap<String, String> =
-        resolved.grants.config.entries().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
-    config.extend(connector.config.iter().map(|(k, v)| (k.clone(), v.clone())));
-    resolved.grants.config = ConfigGrant::new(config);
-    resolved.grants.http = connector.grant.clone();
-    resolved.access = Some(connector.access);
-    resolved.answer_budget = Some(connector.answer_budget);
-    if let Some(timeout_ms) = connector.timeout_ms {
-        resolved.grants.limits.timeout_ms = timeout_ms;
     }
 }
 

@@ -9,6 +9,7 @@
 
 use std::fmt::Write;
 
+use crate::disclosure::meta_tools::line::joined;
 use crate::disclosure::meta_tools::{ALL, View};
 
 /// The instructions an MCP client receives beside the tool list: which
@@ -47,7 +48,7 @@ pub(crate) fn render(view: &View<'_>) -> String {
     );
     for (title, lines) in ALL.iter().filter_map(|m| m.section(view)) {
         if !lines.is_empty() {
-            let _ = write!(out, "\n## {title}\n{}\n", lines.join("\n"));
+            let _ = write!(out, "\n## {title}\n{}\n", joined(&lines));
         }
     }
     for text in ALL.iter().filter_map(|m| m.inline(view)) {

@@ -13,11 +13,20 @@ use serde::Serialize;
 
 use crate::catalog::{Category, ToolRecord};
 use crate::disclosure::formats::ToolDef;
-use crate::disclosure::meta_tools::{self, View};
+use crate::disclosure::meta_tools::{self, Line, View};
+use crate::disclosure::turn::origins;
 
 /// The Tier-1 lines of every meta-tool of `category`.
-fn lines_of(view: &View<'_>, category: Category) -> Vec<String> {
+fn lines_of(view: &View<'_>, category: Category) -> Vec<Line> {
     meta_tools::ALL.iter().filter(|m| m.category() == category).flat_map(|m| m.lines(view)).collect()
+}
+
+/// What `lines` cost, one line of text each.
+fn cost_of<'a>(lines: impl Iterator<Item = &'a Line>) -> Cost {
+    lines.fold(Cost::default(), |mut acc, line| {
+        acc += Cost::of(&format!("{line}\n"));
+        acc
+    })
 }
 
 /// A token count under both encodings.
@@ -99,15 +108,13 @@ pub(crate) fn report(view: &View<'_>, records: &[ToolRecord]) -> TokenReport {
     let mut rows: Vec<TokenRow> = Vec::new();
     let mut full_total = Cost::default();
     let mut names_total = Cost::default();
-    let stubs: Vec<(Category, Vec<String>)> =
-        [Category::Connector, Category::Database, Category::Mcp, Category::Builtin]
-            .into_iter()
-            .map(|c| (c, lines_of(view, c)))
-            .collect();
-    let mut origins: Vec<(String, Category)> = records.iter().map(|r| (r.origin.clone(), r.category)).collect();
-    origins.dedup();
-    for (origin, category) in origins {
+    let stubs: Vec<(Category, Vec<Line>)> = [Category::Connector, Category::Database, Category::Mcp, Category::Builtin]
+        .into_iter()
+        .map(|c| (c, lines_of(view, c)))
+        .collect();
+    for origin in origins(records.iter().map(|r| r.origin.as_str())) {
         let tools: Vec<&ToolRecord> = records.iter().filter(|r| r.origin == origin).collect();
+        let category = tools[0].category;
         let mut full = Cost::default();
         let mut names = Cost::default();
         for record in &tools {
@@ -115,24 +122,11 @@ pub(crate) fn report(view: &View<'_>, records: &[ToolRecord]) -> TokenReport {
             names += Cost::of(&format!("{}\n", record.name));
         }
         // The stub line(s) of this origin in its meta-tool.
-        let prefix_plugin = format!("- {origin}: ");
-        let prefix_server = format!("- {origin} (");
-        let progressive = stubs
-            .iter()
-            .filter(|(c, _)| *c == category)
-            .flat_map(|(_, lines)| lines)
-            .filter(|l| {
-                l.starts_with(&prefix_plugin)
-                    || l.starts_with(&prefix_server)
-                    || tools.iter().any(|t| l.starts_with(&format!("- {}: ", t.name)))
-            })
-            .fold(Cost::default(), |mut acc, l| {
-                acc += Cost::of(&format!("{l}\n"));
-                acc
-            });
+        let lines = stubs.iter().filter(|(c, _)| *c == category).flat_map(|(_, lines)| lines);
+        let progressive = cost_of(lines.filter(|line| line.origin == origin));
         full_total += full;
         names_total += names;
-        rows.push(TokenRow { name: origin, category, tools: tools.len(), full, progressive, names });
+        rows.push(TokenRow { name: origin.to_owned(), category, tools: tools.len(), full, progressive, names });
     }
     let skills: Vec<_> = view.catalog.skills().collect();
     if !skills.is_empty() {
@@ -147,10 +141,7 @@ pub(crate) fn report(view: &View<'_>, records: &[ToolRecord]) -> TokenReport {
             ));
             names += Cost::of(&format!("{}\n", skill.name));
         }
-        let progressive = lines_of(view, Category::Skill).iter().fold(Cost::default(), |mut acc, l| {
-            acc += Cost::of(&format!("{l}\n"));
-            acc
-        });
+        let progressive = cost_of(lines_of(view, Category::Skill).iter());
         full_total += full;
         names_total += names;
         rows.push(TokenRow {

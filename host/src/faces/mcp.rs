@@ -36,29 +36,17 @@ use rmcp::model::{
     UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::disclosure::formats::ToolDef;
 use crate::error::{ErrorKind, Result};
 use crate::host::Host;
+use crate::invoke::Output;
 use crate::invoke::progress::{self, Progress};
-use crate::session::Session;
+use crate::session::{CallOutcome, Session};
 
-/// The name of the generic call tool.
-pub const CALL_TOOL: &str = "call_tool";
-
-/// Arguments of `call_tool`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct CallToolArgs {
-    /// The tool's exact name, as `request_tools` or `search_tools` returned it.
-    name: String,
-    /// Its arguments, as its input schema describes them.
-    #[serde(default)]
-    arguments: serde_json::Map<String, Value>,
-}
+/// The name of the generic call tool (listed last in `tools/list`).
+pub use crate::disclosure::CALL_TOOL;
 
 /// The extras of a plain Quiver server: none (rmcp's defaults: no tools,
 /// resources or prompts, `method not found` where that is the answer).
@@ -183,8 +171,7 @@ impl<E: ServerHandler> McpServer<E> {
             return tools;
         }
         let mut session = self.session.clone();
-        let mut defs = session.listed_tools().await.tools;
-        defs.push(call_tool_def());
+        let defs = session.listed_tools().await.tools;
         self.tools.keep(version, Arc::new(defs.iter().filter_map(to_rmcp).collect()))
     }
 
@@ -199,39 +186,18 @@ impl<E: ServerHandler> McpServer<E> {
 
     /// Run one `tools/call` of a Quiver tool.
     pub async fn call(&self, name: &str, arguments: Value) -> std::result::Result<CallToolResult, ErrorData> {
-        let (name, arguments) = if name == CALL_TOOL {
-            match serde_json::from_value::<CallToolArgs>(arguments) {
-                Ok(args) => (args.name, Value::Object(args.arguments)),
-                Err(e) => {
-                    return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                        "call_tool needs {{\"name\": \"<tool name>\", \"arguments\": {{...}}}}: {e}"
-                    ))]));
-                }
-            }
-        } else {
-            (name.to_owned(), arguments)
-        };
-        let outcome = self.session.clone().call(&name, arguments).await;
-        if outcome.error.as_ref().is_some_and(|e| e.kind() == ErrorKind::UnknownTool) {
-            // Not a tool of this server: a protocol error (-32602), as the spec asks.
-            return Err(ErrorData::invalid_params(outcome.text, None));
-        }
-        if let Some(mut result) = outcome.upstream.and_then(|r| serde_json::from_value::<CallToolResult>(r).ok()) {
-            // An upstream server's answer passes through intact; an older
-            // server's has no result type, which 2026-07-28 clients need
-            // (rmcp drops it again for older clients).
-            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
-            return Ok(result);
-        }
-        Ok(if outcome.is_error {
-            CallToolResult::error(vec![ContentBlock::text(outcome.text)])
-        } else {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(outcome.text)]);
-            if let Some(value @ Value::Object(_)) = outcome.value {
-                result.structured_content = Some(value);
-            }
-            result
-        })
+        self.call_reporting(name, arguments, None).await
+    }
+
+    /// Run one `tools/call` of a Quiver tool, its progress (an upstream
+    /// server's) sent to `progress`; the answer rendered for MCP.
+    async fn call_reporting(
+        &self,
+        name: &str,
+        arguments: Value,
+        progress: Option<progress::Sink>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        render(self.session.clone().call_reporting(name, arguments, progress).await)
     }
 
     /// `Ok` when the extras declare the capability `declared` looks for,
@@ -243,6 +209,32 @@ impl<E: ServerHandler> McpServer<E> {
     ) -> std::result::Result<(), ErrorData> {
         if declared(&self.extras.get_info().capabilities) { Ok(()) } else { Err(ErrorData::method_not_found::<M>()) }
     }
+}
+
+/// `outcome` as MCP answers it: a tool this server does not have is a
+/// protocol error (-32602, as the spec asks); an upstream server's result
+/// passes through intact, as a complete result (rmcp drops the result type
+/// again for clients of a revision without it); a plugin's output is a
+/// text block (and `structuredContent` when it is an object); any other
+/// failure is a result with `isError` and the text a model can act on.
+fn render(outcome: CallOutcome) -> std::result::Result<CallToolResult, ErrorData> {
+    if outcome.error.as_ref().is_some_and(|e| e.kind() == ErrorKind::UnknownTool) {
+        return Err(ErrorData::invalid_params(outcome.text, None));
+    }
+    Ok(match outcome.output {
+        Some(Output::Upstream(mut result)) => {
+            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+            *result
+        }
+        Some(Output::Json(value)) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(outcome.text)]);
+            if value.is_object() {
+                result.structured_content = Some(value);
+            }
+            result
+        }
+        None => CallToolResult::error(vec![ContentBlock::text(outcome.text)]),
+    })
 }
 
 /// A JSON-RPC error reply written by Quiver itself (rmcp writes the
@@ -278,21 +270,6 @@ fn call_params_fault(method: &str, params: Option<&Value>) -> Option<String> {
     serde_json::from_value::<CallToolRequestParams>(params)
         .err()
         .map(|e| format!("invalid params for tools/call: {e} (`arguments` is an object of the tool's parameters)"))
-}
-
-fn call_tool_def() -> ToolDef {
-    let schema = crate::disclosure::meta_tools::args_schema::<CallToolArgs>(&[]);
-    ToolDef {
-        name: CALL_TOOL.into(),
-        description: "Call any tool by its exact name with its arguments: use it for tools that request_tools or \
-                      search_tools returned, which are not in the tool list."
-            .into(),
-        input_schema: schema,
-        output_schema: None,
-        category: crate::catalog::Category::Builtin,
-        access: Some(crate::contract::Access::Admin),
-        meta: true,
-    }
 }
 
 /// One definition as an rmcp `Tool` (through its MCP JSON form); a
@@ -366,27 +343,23 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
             return self.extras.call_tool(request, context).await;
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let call = self.call(&request.name, arguments);
         // Progress the call reports (an upstream server's) goes to the
         // client, in order, when it sent a progress token.
-        let call = match context.meta.get_progress_token() {
-            Some(token) => {
-                let (sink, mut reports) = tokio::sync::mpsc::unbounded_channel::<Progress>();
-                let peer = context.peer.clone();
-                tokio::spawn(async move {
-                    while let Some(p) = reports.recv().await {
-                        let mut params = ProgressNotificationParam::new(token.clone(), p.progress);
-                        (params.total, params.message) = (p.total, p.message);
-                        if peer.notify_progress(params).await.is_err() {
-                            break;
-                        }
+        let sink = context.meta.get_progress_token().map(|token| {
+            let (sink, mut reports) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some(p) = reports.recv().await {
+                    let mut params = ProgressNotificationParam::new(token.clone(), p.progress);
+                    (params.total, params.message) = (p.total, p.message);
+                    if peer.notify_progress(params).await.is_err() {
+                        break;
                     }
-                });
-                let sink: progress::Sink = Arc::new(move |p| drop(sink.send(p)));
-                Box::pin(progress::reporting(sink, call)) as std::pin::Pin<Box<dyn Future<Output = _> + Send>>
-            }
-            None => Box::pin(call),
-        };
+                }
+            });
+            Arc::new(move |p| drop(sink.send(p))) as progress::Sink
+        });
+        let call = self.call_reporting(&request.name, arguments, sink);
         // A cancelled request stops the call (an upstream server is told).
         tokio::select! {
             result = call => Ok(result?.into()),
@@ -541,5 +514,49 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
 
     async fn on_custom_notification(&self, notification: CustomNotification, context: NotificationContext<RoleServer>) {
         self.extras.on_custom_notification(notification, context).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::error::Error;
+
+    fn outcome(output: Option<Output>, error: Option<Error>, text: &str) -> CallOutcome {
+        CallOutcome { text: text.into(), is_error: error.is_some(), error, output, calls: Vec::new() }
+    }
+
+    #[test]
+    fn a_plugins_object_is_text_and_structured_content() {
+        let result = render(outcome(Some(Output::Json(json!({"value": 4}))), None, r#"{"value":4}"#)).unwrap();
+        assert_eq!(result.structured_content, Some(json!({"value": 4})));
+        assert_eq!(result.content[0].as_text().unwrap().text, r#"{"value":4}"#);
+        assert_eq!(result.is_error, Some(false));
+        let result = render(outcome(Some(Output::Json(json!("plain"))), None, "plain")).unwrap();
+        assert!(result.structured_content.is_none());
+    }
+
+    #[test]
+    fn an_upstream_result_passes_through_as_complete() {
+        let mut upstream = CallToolResult::error(vec![ContentBlock::image("AAAA", "image/png")]);
+        upstream.result_type = None;
+        let result = render(outcome(Some(Output::Upstream(Box::new(upstream.clone()))), None, "")).unwrap();
+        assert_eq!(result.result_type, Some(rmcp::model::ResultType::COMPLETE));
+        assert_eq!((result.content, result.is_error), (upstream.content, Some(true)));
+    }
+
+    #[test]
+    fn an_unknown_tool_is_a_protocol_error_and_the_rest_are_results() {
+        let unknown = Error::UnknownTool { name: "x".into(), hint: "list the tools".into() };
+        let error = render(outcome(None, Some(unknown), "no tool `x`")).unwrap_err();
+        assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        let busy = Error::Busy { plugin: "p".into(), action: "a".into(), reason: "full".into() };
+        let result = render(outcome(None, Some(busy), "retry in a moment")).unwrap();
+        assert_eq!(
+            (result.is_error, result.content[0].as_text().unwrap().text.as_str()),
+            (Some(true), "retry in a moment")
+        );
     }
 }

@@ -1,46 +1,38 @@
-//! The [`Backend`] trait, the caller a call is made for, and the backends
-//! of a host routed by resource.
+//! The [`Backend`] trait, the [`Call`] it runs, and the backends of a host
+//! routed by resource.
 
-use crate::sandbox::http::{self, Exchanges};
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::audit::{self, AuditLog, AuditRecord};
+use super::answer::{Answer, Facts, Output};
+use super::caller::Caller;
+use super::progress;
+use crate::audit::{AuditLog, AuditRecord};
 use crate::catalog::{Catalog, ToolEntry, ToolRecord};
-use crate::contract::Access;
 use crate::error::{Error, Result};
-
-/// Who a call is made for: the agent, and the highest access it is
-/// granted on each resource (a plugin instance, a database, an MCP server).
-/// The seam refuses an action above the grant before anything runs, and
-/// passes the grant down (a database adapter's statements are held to it).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Caller {
-    /// The agent profile, if any.
-    pub agent: Option<String>,
-    /// Grants by resource name; `*` applies to every other resource.
-    pub access: Arc<BTreeMap<String, Access>>,
-}
-
-impl Caller {
-    /// The operator itself (the library, the CLI): no agent, every resource
-    /// at the level it is configured with.
-    pub fn operator() -> Caller {
-        Caller::default()
-    }
-
-    /// The highest access granted on `resource`.
-    pub fn ceiling(&self, resource: &str) -> Access {
-        self.access.get(resource).or_else(|| self.access.get("*")).copied().unwrap_or(Access::Admin)
-    }
-}
 
 /// A boxed future, as the backend trait returns them (object-safe).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One call of one tool, as a backend receives it. The trace context is
+/// the `tracing` span the call runs in (a face opens one per request).
+pub struct Call<'a> {
+    /// The catalog snapshot the call works on, from its first lookup to
+    /// its last.
+    pub catalog: &'a Catalog,
+    /// The tool, an entry of `catalog`.
+    pub tool: &'a ToolEntry,
+    /// Its arguments (checked against its schema by the backend).
+    pub input: Value,
+    /// Who it is made for: the principal, with its grants.
+    pub caller: &'a Caller,
+    /// Where progress reports go, when the face asked for them.
+    pub progress: Option<progress::Sink>,
+}
 
 /// What runs the tools of some kind of resource.
 pub trait Backend: Send + Sync {
@@ -49,19 +41,16 @@ pub trait Backend: Send + Sync {
     /// version in `catalog`, never from a later snapshot.
     fn definitions<'a>(&'a self, catalog: &'a Catalog, origin: &'a str) -> BoxFuture<'a, Result<Vec<ToolRecord>>>;
 
-    /// Run `tool`, an entry of `catalog`, with `input` (checked against
-    /// its schema first) for `caller`, and return its output.
-    fn call<'a>(
-        &'a self,
-        catalog: &'a Catalog,
-        tool: &'a ToolEntry,
-        input: Value,
-        caller: &'a Caller,
-    ) -> BoxFuture<'a, Result<Value>>;
+    /// Run `call` (its input checked against the tool's schema first) and
+    /// answer with the output and what the backend saw of the call (HTTP
+    /// statuses, the server that answered); the router completes the
+    /// facts (timing, sizes, the principal).
+    fn call<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Answer>;
 }
 
 /// Routes plugins and upstream servers to their backends, refuses what a
-/// caller's grant does not cover, and audits every call.
+/// caller's grant does not cover, fits answers to their budget, and
+/// audits every call.
 #[derive(Clone)]
 pub struct Backends {
     plugins: Arc<dyn Backend>,
@@ -81,41 +70,30 @@ impl Backends {
         self.audit.as_deref()
     }
 
-    async fn checked_call(&self, catalog: &Catalog, tool: &ToolEntry, input: Value, caller: &Caller) -> Result<Value> {
-        let settings = catalog.get(&tool.origin).map(|p| p.settings());
-        if let Some(allowed) = settings.and_then(|s| s.access)
-            && tool.access > allowed
-        {
-            return Err(Error::AboveCeiling {
-                resource: tool.origin.clone(),
-                action: tool.action.clone(),
-                needed: tool.access,
-                allowed,
-            });
-        }
-        let granted = caller.ceiling(&tool.origin);
-        if tool.access > granted {
-            return Err(Error::Denied {
-                resource: tool.origin.clone(),
-                action: tool.action.clone(),
-                needed: tool.access,
-                granted,
-                agent: caller.agent.clone(),
-            });
-        }
-        let mut answer = self.of(catalog, &tool.origin).call(catalog, tool, input, caller).await?;
-        if let Some(budget) = settings.and_then(|s| s.answer_budget) {
-            super::fit::fit(&mut answer, budget);
-        }
-        Ok(answer)
-    }
-
     fn of(&self, catalog: &Catalog, origin: &str) -> &dyn Backend {
         if catalog.get(origin).is_none() && catalog.mcp_server(origin).is_some() {
             self.upstream.as_ref()
         } else {
             self.plugins.as_ref()
         }
+    }
+
+    fn audited(&self, answer: &Answer, params: Value) {
+        let Some(audit) = &self.audit else { return };
+        let facts = &answer.facts;
+        audit.record(AuditRecord {
+            time: crate::audit::time(facts.started),
+            agent: facts.agent.clone(),
+            resource: facts.resource.clone(),
+            action: facts.action.clone(),
+            access: facts.access,
+            outcome: answer.outcome(),
+            duration_ms: facts.duration.as_secs_f64() * 1e3,
+            bytes_in: facts.bytes_in,
+            bytes_out: facts.bytes_out,
+            http_statuses: facts.http_statuses.clone(),
+            params,
+        });
     }
 }
 
@@ -128,39 +106,154 @@ pub async fn definition(backend: &dyn Backend, catalog: &Catalog, tool: &ToolEnt
     })
 }
 
+/// The tool of `origin` called `name` (its action, or its model-facing
+/// name). A live MCP server's tool that `catalog` does not list (the
+/// server was never listed, or its list changed since) is looked for in
+/// what the server lists now.
+pub async fn tool_of(backend: &dyn Backend, catalog: &Catalog, origin: &str, name: &str) -> Result<ToolEntry> {
+    let listed = catalog.tools_of(origin);
+    if let Some(entry) = listed.iter().find(|t| t.action == name || t.name == name) {
+        return Ok(entry.clone());
+    }
+    let unknown = |known: Vec<String>| Error::UnknownAction { plugin: origin.to_owned(), action: name.into(), known };
+    match catalog.mcp_server(origin) {
+        Some(server) if server.live => {
+            let records = backend.definitions(catalog, origin).await?;
+            match records.iter().find(|r| r.action == name || r.name == name) {
+                Some(record) => Ok(ToolEntry::of_record(record)),
+                None => Err(unknown(records.into_iter().map(|r| r.action).collect())),
+            }
+        }
+        Some(_) => Err(unknown(listed.iter().map(|t| t.action.clone()).collect())),
+        None => catalog.action(origin, name).cloned(),
+    }
+}
+
 impl Backend for Backends {
     fn definitions<'a>(&'a self, catalog: &'a Catalog, origin: &'a str) -> BoxFuture<'a, Result<Vec<ToolRecord>>> {
         self.of(catalog, origin).definitions(catalog, origin)
     }
 
-    /// Refuse an action above the caller's grant, else run it; audit it.
-    fn call<'a>(
-        &'a self,
-        catalog: &'a Catalog,
-        tool: &'a ToolEntry,
-        input: Value,
-        caller: &'a Caller,
-    ) -> BoxFuture<'a, Result<Value>> {
+    /// Refuse an action above the caller's grant, else run it; fit a
+    /// plugin's output to its resource's answer budget; complete the
+    /// facts; audit it.
+    fn call<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Answer> {
         Box::pin(async move {
-            let Some(audit) = &self.audit else { return self.checked_call(catalog, tool, input, caller).await };
-            let (time, started) = (audit::now(), std::time::Instant::now());
-            let (bytes_in, params) = (input.to_string().len(), audit.redact(&input));
-            let exchanges = Arc::new(Exchanges::default());
-            let result = http::recording(exchanges.clone(), self.checked_call(catalog, tool, input, caller)).await;
-            audit.record(AuditRecord {
-                time,
-                agent: caller.agent.clone(),
-                resource: tool.origin.clone(),
-                action: tool.action.clone(),
-                access: tool.access,
-                outcome: audit::outcome(&result),
-                duration_ms: started.elapsed().as_secs_f64() * 1e3,
-                bytes_in,
-                bytes_out: result.as_ref().map_or(0, |v| v.to_string().len()),
-                http_statuses: exchanges.statuses(),
-                params,
-            });
-            result
+            let (catalog, tool) = (call.catalog, call.tool);
+            let mut facts = Facts::starting(tool, call.caller.agent.as_deref());
+            let started = Instant::now();
+            facts.bytes_in = super::fit::size(&call.input);
+            let params = self.audit.as_ref().map(|audit| audit.redact(&call.input));
+            let mut answer = match call.caller.permit(catalog, tool) {
+                Ok(()) => self.of(catalog, &tool.origin).call(call).await,
+                Err(refused) => Answer { result: Err(refused), facts: Facts::starting(tool, None) },
+            };
+            if let (Ok(Output::Json(value)), Some(budget)) =
+                (&mut answer.result, catalog.get(&tool.origin).and_then(|p| p.settings().answer_budget))
+            {
+                facts.cut = super::fit::fit(value, budget);
+            }
+            // What the backend saw, then what only the router knows.
+            facts.http_statuses = std::mem::take(&mut answer.facts.http_statuses);
+            facts.server = answer.facts.server.take();
+            facts.cut |= answer.facts.cut;
+            facts.duration = started.elapsed();
+            facts.bytes_out = answer.result.as_ref().map_or(0, Output::size);
+            answer.facts = facts;
+            if let Some(params) = params {
+                self.audited(&answer, params);
+            }
+            answer
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::contract::{Access, Kind};
+    use crate::invoke::testing::{Fake, catalog, plugin};
+    use crate::load::PluginSettings;
+
+    fn backends(plugins: Arc<Fake>, audit: Option<Arc<AuditLog>>) -> Backends {
+        Backends::new(plugins, Arc::new(Fake::default()), audit)
+    }
+
+    fn reader() -> Caller {
+        Caller { agent: Some("reader".into()), access: Arc::new(BTreeMap::from([("*".into(), Access::Read)])) }
+    }
+
+    async fn call(backends: &Backends, catalog: &Catalog, name: &str, input: Value, caller: &Caller) -> Answer {
+        let tool = catalog.tool(name).unwrap();
+        backends.call(Call { catalog, tool, input, caller, progress: None }).await
+    }
+
+    #[tokio::test]
+    async fn a_call_above_a_grant_never_reaches_the_backend() {
+        let ceiling = PluginSettings { access: Some(Access::Write), ..PluginSettings::default() };
+        let api = plugin(
+            "api",
+            Kind::Connector,
+            &[("get", Access::Read), ("post", Access::Write), ("drop", Access::Admin)],
+            ceiling,
+        );
+        let catalog = catalog(vec![api]);
+        let fake = Arc::new(Fake::default());
+        let backends = backends(fake.clone(), None);
+
+        let above = call(&backends, &catalog, "api__drop", json!({}), &Caller::operator()).await;
+        assert!(matches!(above.result, Err(Error::AboveCeiling { .. })), "{:?}", above.result);
+        let denied = call(&backends, &catalog, "api__post", json!({}), &reader()).await;
+        assert!(
+            matches!(&denied.result, Err(Error::Denied { agent: Some(a), .. }) if a == "reader"),
+            "{:?}",
+            denied.result
+        );
+        assert_eq!(denied.outcome(), "denied");
+        assert!(fake.received().is_empty(), "{:?}", fake.received());
+
+        let allowed = call(&backends, &catalog, "api__get", json!({"q": 1}), &reader()).await;
+        assert_eq!(allowed.result.unwrap(), Output::Json(json!({"q": 1})));
+        assert_eq!(fake.received(), [("api__get".to_owned(), json!({"q": 1}))]);
+    }
+
+    #[tokio::test]
+    async fn the_router_completes_the_facts_the_backend_began() {
+        let catalog =
+            catalog(vec![plugin("api", Kind::Connector, &[("get", Access::Read)], PluginSettings::default())]);
+        let fake = Arc::new(Fake::answering(vec![Ok(Output::Json(json!({"ok": true})))]).with_statuses(vec![301, 200]));
+        let answer = call(&backends(fake, None), &catalog, "api__get", json!({"q": "x"}), &reader()).await;
+        let facts = &answer.facts;
+        assert_eq!((facts.tool.as_str(), facts.resource.as_str(), facts.action.as_str()), ("api__get", "api", "get"));
+        assert_eq!(facts.agent.as_deref(), Some("reader"));
+        assert_eq!(facts.http_statuses, [301, 200]);
+        assert_eq!((facts.bytes_in, facts.bytes_out), (r#"{"q":"x"}"#.len(), r#"{"ok":true}"#.len()));
+        assert!(!facts.cut && facts.server.is_none());
+        assert_eq!(answer.outcome(), "ok");
+    }
+
+    #[tokio::test]
+    async fn a_plugins_output_is_fitted_to_its_budget_and_audited() {
+        let budget = PluginSettings { answer_budget: Some(256), ..PluginSettings::default() };
+        let catalog = catalog(vec![plugin("api", Kind::Connector, &[("list", Access::Read)], budget)]);
+        let items: Vec<Value> = (0..100).map(|i| json!({"id": i, "name": format!("item {i}")})).collect();
+        let fake = Arc::new(Fake::answering(vec![Ok(Output::Json(json!({"items": items})))]));
+        let audit = Arc::new(AuditLog::new(None, Vec::new()));
+        let secret = json!({"token": "hunter2", "page": 1});
+        let answer = call(&backends(fake, Some(audit.clone())), &catalog, "api__list", secret, &reader()).await;
+        let output = answer.result.unwrap();
+        assert!(answer.facts.cut && output.size() <= 256, "{}", output.size());
+        assert_eq!(answer.facts.bytes_out, output.size());
+        let record = audit.recent(1, None).pop().unwrap();
+        assert_eq!(
+            (record.outcome.as_str(), record.bytes_out, record.agent.as_deref()),
+            ("ok", output.size(), Some("reader"))
+        );
+        assert_eq!(record.params["page"], 1);
+        assert_ne!(record.params["token"], "hunter2", "a credential-named key is redacted: {}", record.params);
     }
 }

@@ -62,9 +62,27 @@ pub(crate) fn fit(value: &mut Value, budget: usize) -> bool {
     cut
 }
 
-/// The bytes of `value`'s JSON.
-pub(crate) fn size(value: &Value) -> usize {
-    serde_json::to_vec(value).map_or(0, |v| v.len())
+/// The bytes of `value`'s JSON, counted as it is written, never kept.
+pub(crate) fn size<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    let mut counter = Counter(0);
+    match serde_json::to_writer(&mut counter, value) {
+        Ok(()) => counter.0,
+        Err(_) => 0,
+    }
+}
+
+/// A writer that only counts.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 enum Largest<'a> {

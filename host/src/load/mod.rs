@@ -11,6 +11,7 @@
 
 pub mod cache;
 pub(crate) mod compile;
+pub mod connector;
 mod manifest;
 mod nulls;
 pub mod openapi;
@@ -21,6 +22,7 @@ pub mod settings;
 pub mod stub;
 
 pub use compile::LoadStats;
+pub use connector::{ConnectorSettings, OPENAPI_PLUGIN, RawConnector};
 pub(crate) use manifest::violation;
 pub use manifest::{ActionSchema, ActionSpec, Manifest, SharedSchema};
 pub use nulls::drop_null_optionals;

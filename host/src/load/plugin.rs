@@ -28,8 +28,6 @@ pub struct Plugin {
     /// Its `quiver:manifest` section, if it has one (see [`Declared`]).
     declared: Option<Declared>,
     prepared: OnceCell<Result<Arc<Prepared>>>,
-    /// For database adapters: the table names last listed.
-    tables: std::sync::RwLock<Option<Arc<[String]>>>,
 }
 
 /// The manifest a plugin's `quiver:manifest` section declares: kept as
@@ -61,16 +59,7 @@ impl std::fmt::Debug for Plugin {
 impl Plugin {
     /// A plugin with a stub already read from its bytes.
     pub fn new(stub: Stub, origin: Origin, settings: PluginSettings) -> Plugin {
-        Plugin {
-            stub,
-            instance: None,
-            origin,
-            settings,
-            described: None,
-            declared: None,
-            prepared: OnceCell::new(),
-            tables: Default::default(),
-        }
+        Plugin { stub, instance: None, origin, settings, described: None, declared: None, prepared: OnceCell::new() }
     }
 
     /// The component with `stub` served under another `name`, with its own
@@ -184,15 +173,5 @@ impl Plugin {
         } else {
             false
         }
-    }
-
-    /// For a database adapter: its tables, once they have been listed.
-    pub fn tables(&self) -> Option<Arc<[String]>> {
-        self.tables.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
-    }
-
-    /// Remember the tables a database adapter listed (shown in Tier 1).
-    pub fn remember_tables(&self, tables: Vec<String>) {
-        *self.tables.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(tables.into());
     }
 }

@@ -6,13 +6,13 @@
 //! a memory cap, and drops the store. A trap, timeout or OOM ends that store
 //! only; nothing is shared between calls.
 
-use wasmtime::{Engine, Store, Trap};
+use wasmtime::{Engine, Trap};
 
 use crate::contract::tool::ToolPre;
 use crate::contract::{Access, Shape, guest_error, sanitize, sanitize_cut};
 use crate::error::{Error, Result};
 use crate::load::{Manifest, Plugin};
-use crate::sandbox::{self, GuestState};
+use crate::sandbox::{self, Ending, GuestState};
 
 /// Longest error or crash text a guest may hand a model (a model needs
 /// the reason, not a dump); longer texts are cut with a note. Every such
@@ -33,13 +33,15 @@ pub(crate) async fn describe(engine: &Engine, pre: &ToolPre<GuestState>, plugin:
         instance.quiver_plugin_plugin().call_describe(&mut store).await
     })
     .await;
-    let manifest = settle(&mut store, plugin, "describe", outcome)?;
+    let ending = store.data_mut().finish();
+    let manifest = settle(ending, plugin, "describe", outcome)?;
     Manifest::from_wit(manifest, plugin.name())
 }
 
 /// Run `invoke(action, input)` in a fresh instance by `deadline` (the
 /// call's, which a wait for a slot has used up in part); `input` was
-/// validated.
+/// validated. Also the statuses of the HTTP responses the call received,
+/// whatever its outcome.
 pub(crate) async fn invoke(
     engine: &Engine,
     pre: &ToolPre<GuestState>,
@@ -47,9 +49,8 @@ pub(crate) async fn invoke(
     (action, input): (&str, &str),
     ceiling: Access,
     deadline: std::time::Instant,
-) -> Result<serde_json::Value> {
+) -> (Result<serde_json::Value>, Vec<u16>) {
     let grants = &plugin.settings().grants;
-    let limits = grants.limits;
     let mut store = sandbox::store(engine, plugin.name(), grants, ceiling, deadline);
     let left = deadline.saturating_duration_since(std::time::Instant::now());
     let outcome = tokio::time::timeout(left + WALL_GRACE, async {
@@ -57,7 +58,20 @@ pub(crate) async fn invoke(
         instance.quiver_plugin_plugin().call_invoke(&mut store, action, input).await
     })
     .await;
-    let output = settle(&mut store, plugin, action, outcome)?.map_err(|e| {
+    let mut ending = store.data_mut().finish();
+    let statuses = std::mem::take(&mut ending.http_statuses);
+    (output(settle(ending, plugin, action, outcome), plugin, action), statuses)
+}
+
+/// The guest's answer to `invoke` as our result: its typed error, or its
+/// output within the size limit and parsed.
+fn output(
+    answer: Result<std::result::Result<String, crate::contract::wit::Error>>,
+    plugin: &Plugin,
+    action: &str,
+) -> Result<serde_json::Value> {
+    let limits = plugin.settings().grants.limits;
+    let output = answer?.map_err(|e| {
         let (kind, message) = guest_error(e);
         let message = guest_text(&message, MAX_ERROR_BYTES.min(limits.output_bytes()));
         Error::Guest { plugin: plugin.name().to_owned(), action: action.to_owned(), kind, message }
@@ -81,12 +95,11 @@ pub(crate) async fn invoke(
 /// failure: the deadline, the memory cap, or a crash (with the panic
 /// message when the guest reported one).
 fn settle<T>(
-    store: &mut Store<GuestState>,
+    ending: Ending,
     plugin: &Plugin,
     action: &str,
     outcome: std::result::Result<wasmtime::Result<T>, tokio::time::error::Elapsed>,
 ) -> Result<T> {
-    let ending = store.data_mut().finish();
     let limits = plugin.settings().grants.limits;
     let timeout =
         || Error::Timeout { plugin: plugin.name().to_owned(), action: action.to_owned(), limit: limits.timeout() };
@@ -131,6 +144,30 @@ pub(super) fn guest_text(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::contract::{Kind, wit};
+    use crate::error::GuestErrorKind;
+    use crate::invoke::testing::plugin;
+    use crate::load::PluginSettings;
+
+    #[test]
+    fn a_guests_answer_becomes_a_value_or_a_typed_error() {
+        let mut settings = PluginSettings::default();
+        settings.grants.limits.max_output_kb = 1;
+        let plugin = plugin("p", Kind::Tool, &[("a", Access::Read)], settings);
+        assert_eq!(output(Ok(Ok(r#"{"n":1}"#.into())), &plugin, "a").unwrap(), serde_json::json!({"n": 1}));
+        let denied = output(Ok(Err(wit::Error::Denied("no\u{1b}[2J".into()))), &plugin, "a").unwrap_err();
+        match denied {
+            Error::Guest { kind, message, .. } => {
+                assert_eq!((kind, message.as_str()), (GuestErrorKind::Denied, "no\\u{1b}[2J"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let big = output(Ok(Ok(format!("\"{}\"", "x".repeat(2000)))), &plugin, "a").unwrap_err();
+        assert!(matches!(big, Error::OutputTooLarge { size: 2002, limit: 1024, .. }), "{big:?}");
+        assert!(matches!(output(Ok(Ok("{".into())), &plugin, "a"), Err(Error::InvalidOutput { .. })));
+    }
+
     #[test]
     fn guest_texts_are_escaped_and_cut_at_a_character() {
         assert_eq!(super::guest_text("short", 10), "short");

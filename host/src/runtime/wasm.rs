@@ -7,10 +7,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use wasmtime::Engine;
 
-use crate::catalog::{Catalog, ToolEntry, ToolRecord};
+use crate::catalog::{Catalog, ToolRecord};
 use crate::contract::Access;
 use crate::error::{Error, Result};
-use crate::invoke::{Backend, BoxFuture, Caller};
+use crate::invoke::{Answer, Backend, BoxFuture, Call, Facts, Output};
 use crate::load::cache::ArtifactCache;
 use crate::load::compile::Compiler;
 use crate::load::{ActionSpec, LoadStats, Manifest, Plugin, Prepared};
@@ -144,29 +144,43 @@ impl WasmRuntime {
 
     /// Run `action` of `plugin` with `input`, after checking it against
     /// the action's schema; `ceiling` is the caller's highest access to
-    /// what the plugin reaches.
-    pub async fn invoke(&self, plugin: &Plugin, action: &str, input: &Value, ceiling: Access) -> Result<Value> {
-        let prepared = self.prepare(plugin).await?;
-        let spec = prepared.manifest.action(action).ok_or_else(|| Error::UnknownAction {
-            plugin: plugin.name().to_owned(),
-            action: action.to_owned(),
-            known: plugin.stub().action_names().map(str::to_owned).collect(),
-        })?;
-        let input = match validate(plugin, spec, input) {
-            Ok(()) => input.to_string(),
-            // Optional arguments the model gave as `null` (as OpenAI's strict
-            // mode makes it) mean "not given": drop them and check again.
-            Err(error) => {
-                let mut relaxed = input.clone();
-                if !crate::load::drop_null_optionals(&spec.input_schema.value(), &mut relaxed) {
-                    return Err(error);
+    /// what the plugin reaches. Also the statuses of the HTTP responses
+    /// the call received, whatever its outcome.
+    pub async fn invoke(
+        &self,
+        plugin: &Plugin,
+        action: &str,
+        input: &Value,
+        ceiling: Access,
+    ) -> (Result<Value>, Vec<u16>) {
+        let started = async {
+            let prepared = self.prepare(plugin).await?;
+            let spec = prepared.manifest.action(action).ok_or_else(|| Error::UnknownAction {
+                plugin: plugin.name().to_owned(),
+                action: action.to_owned(),
+                known: plugin.stub().action_names().map(str::to_owned).collect(),
+            })?;
+            let input = match validate(plugin, spec, input) {
+                Ok(()) => input.to_string(),
+                // Optional arguments the model gave as `null` (as OpenAI's strict
+                // mode makes it) mean "not given": drop them and check again.
+                Err(error) => {
+                    let mut relaxed = input.clone();
+                    if !crate::load::drop_null_optionals(&spec.input_schema.value(), &mut relaxed) {
+                        return Err(error);
+                    }
+                    validate(plugin, spec, &relaxed).map_err(|_| error)?;
+                    relaxed.to_string()
                 }
-                validate(plugin, spec, &relaxed).map_err(|_| error)?;
-                relaxed.to_string()
-            }
+            };
+            let deadline = std::time::Instant::now() + plugin.settings().grants.limits.timeout();
+            let permit = self.permit_by(deadline, plugin, action).await?;
+            Ok((prepared, input, deadline, permit))
         };
-        let deadline = std::time::Instant::now() + plugin.settings().grants.limits.timeout();
-        let _permit = self.permit_by(deadline, plugin, action).await?;
+        let (prepared, input, deadline, _permit) = match started.await {
+            Ok(ready) => ready,
+            Err(error) => return (Err(error), Vec::new()),
+        };
         super::call::invoke(&self.engine, &prepared.pre, plugin, (action, &input), ceiling, deadline).await
     }
 
@@ -258,18 +272,18 @@ impl Backend for WasmRuntime {
         })
     }
 
-    fn call<'a>(
-        &'a self,
-        catalog: &'a Catalog,
-        tool: &'a ToolEntry,
-        input: Value,
-        caller: &'a Caller,
-    ) -> BoxFuture<'a, Result<Value>> {
+    fn call<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Answer> {
         Box::pin(async move {
-            let plugin = catalog
-                .get(&tool.origin)
-                .ok_or_else(|| Error::UnknownPlugin { plugin: tool.origin.clone(), known: catalog.names() })?;
-            self.invoke(plugin, &tool.action, &input, caller.ceiling(&tool.origin)).await
+            let (catalog, tool) = (call.catalog, call.tool);
+            let mut facts = Facts::starting(tool, call.caller.agent.as_deref());
+            let Some(plugin) = catalog.get(&tool.origin) else {
+                let error = Error::UnknownPlugin { plugin: tool.origin.clone(), known: catalog.names() };
+                return Answer { result: Err(error), facts };
+            };
+            let (result, statuses) =
+                self.invoke(plugin, &tool.action, &call.input, call.caller.ceiling(&tool.origin)).await;
+            facts.http_statuses = statuses;
+            Answer { result: result.map(Output::Json), facts }
         })
     }
 }

@@ -30,6 +30,13 @@ impl ConfigGrant {
         ConfigGrant(Arc::new(values))
     }
 
+    /// These values with `over`'s taking their place and adding to them.
+    pub fn overlaid(&self, over: &BTreeMap<String, String>) -> ConfigGrant {
+        let mut values = self.0.as_ref().clone();
+        values.extend(over.iter().map(|(k, v)| (k.clone(), v.clone())));
+        ConfigGrant::new(values)
+    }
+
     /// The value of `key`, if granted.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.0.get(key).map(String::as_str)

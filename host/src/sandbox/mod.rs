@@ -35,4 +35,4 @@ pub(crate) mod wasi;
 
 pub use grants::Grants;
 pub(crate) use linkers::Linkers;
-pub(crate) use store::{GuestState, store};
+pub(crate) use store::{Ending, GuestState, store};

@@ -38,6 +38,8 @@ pub(crate) struct Ending {
     pub(crate) last: Last,
     /// Whether a memory tried to grow past the cap.
     pub(crate) memory_hit: bool,
+    /// The statuses of the HTTP responses it received, in order.
+    pub(crate) http_statuses: Vec<u16>,
 }
 
 impl GuestState {
@@ -59,7 +61,7 @@ impl GuestState {
 
     /// Flush the guest's log and say how the call ended. Call once.
     pub(crate) fn finish(&mut self) -> Ending {
-        Ending { last: self.log.finish(), memory_hit: self.limiter.memory_hit }
+        Ending { last: self.log.finish(), memory_hit: self.limiter.memory_hit, http_statuses: self.http.statuses() }
     }
 }
 

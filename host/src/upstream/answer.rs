@@ -1,5 +1,6 @@
-//! An upstream `CallToolResult` as Quiver passes it on: the protocol's own
-//! `_meta` keys dropped, and cut to the server's answer budget
+//! An upstream `CallToolResult` as Quiver passes it on, typed as rmcp
+//! read it: the protocol's own `_meta` keys dropped, and cut to the
+//! server's answer budget
 //! (`max_answer_kb`) the way a connector's answer is
 //! ([`invoke::fit`](crate::invoke::fit)), while it stays a valid result.
 //!
@@ -13,15 +14,15 @@
 //! note saying how much. Should that not be enough (thousands of blocks),
 //! the last blocks are left out, with a note.
 
-use rmcp::model::CallToolResult;
-use serde_json::{Map, Value};
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use serde_json::Value;
 
 use crate::invoke::fit;
 
 /// `result` as Quiver passes it on: the protocol's own `_meta` keys
 /// (`io.modelcontextprotocol/...`, which describe the upstream connection,
-/// such as its `serverInfo`) are dropped; everything else is kept. The
-/// result type is set by the face for the client's protocol version.
+/// such as its `serverInfo`) are dropped; everything else is kept as the
+/// server sent it. Each face writes it for its own protocol.
 pub(crate) fn passed_on(mut result: CallToolResult) -> CallToolResult {
     if let Some(meta) = result.meta.as_mut() {
         meta.0.retain(|key, _| !key.starts_with("io.modelcontextprotocol/"));
@@ -29,13 +30,12 @@ pub(crate) fn passed_on(mut result: CallToolResult) -> CallToolResult {
             result.meta = None;
         }
     }
-    result.result_type = None;
     result
 }
 
-/// Cut `result`, a `CallToolResult` as JSON, until it is at most `budget`
-/// bytes (or nothing more can be cut). Returns whether anything was cut.
-pub(crate) fn fit_result(result: &mut Value, budget: usize) -> bool {
+/// Cut `result` until its JSON is at most `budget` bytes (or nothing more
+/// can be cut). Returns whether anything was cut.
+pub(crate) fn fit_result(result: &mut CallToolResult, budget: usize) -> bool {
     if fit::size(result) <= budget {
         return false;
     }
@@ -46,77 +46,96 @@ pub(crate) fn fit_result(result: &mut Value, budget: usize) -> bool {
     }
     if fit::size(result) > budget {
         // What is left is neither content nor structured (a huge `_meta`).
-        fit::fit(result, budget);
+        cut_meta(result, budget);
     }
     true
 }
 
-fn content(result: &mut Value) -> Option<&mut Vec<Value>> {
-    result.get_mut("content").and_then(Value::as_array_mut)
-}
-
-/// The base64 payload of `block`, if it is an image, audio or a binary resource.
-fn binary(block: &Value) -> Option<&str> {
-    match block.get("type").and_then(Value::as_str)? {
-        "image" | "audio" => block.get("data")?.as_str(),
-        "resource" => block.get("resource")?.get("blob")?.as_str(),
+/// The kind, MIME type and base64 payload of `block`, if it is an image,
+/// audio or a binary resource.
+fn binary(block: &ContentBlock) -> Option<(&'static str, Option<&str>, &str)> {
+    match block {
+        ContentBlock::Image(image) => Some(("image", Some(&image.mime_type), &image.data)),
+        ContentBlock::Audio(audio) => Some(("audio", Some(&audio.mime_type), &audio.data)),
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::BlobResourceContents { mime_type, blob, .. } => {
+                Some(("resource", mime_type.as_deref(), blob))
+            }
+            _ => None,
+        },
         _ => None,
     }
 }
 
-/// A text block saying `text`.
-fn text_block(text: String) -> Value {
-    let mut block = Map::new();
-    block.insert("type".into(), "text".into());
-    block.insert("text".into(), text.into());
-    Value::Object(block)
-}
-
 /// Leave out the largest binary blocks while together they are over `share`.
-fn leave_out_binaries(result: &mut Value, share: usize) {
-    let Some(blocks) = content(result) else { return };
+fn leave_out_binaries(result: &mut CallToolResult, share: usize) {
+    let blocks = &mut result.content;
     let mut binaries: Vec<(usize, usize)> =
-        blocks.iter().enumerate().filter_map(|(i, b)| binary(b).map(|data| (i, data.len()))).collect();
+        blocks.iter().enumerate().filter_map(|(i, b)| binary(b).map(|(_, _, data)| (i, data.len()))).collect();
     let mut total: usize = binaries.iter().map(|(_, bytes)| bytes).sum();
     binaries.sort_by_key(|(_, bytes)| std::cmp::Reverse(*bytes));
     for (i, bytes) in binaries {
         if total <= share {
             break;
         }
-        let block = &blocks[i];
-        let kind = block["type"].as_str().unwrap_or("binary");
-        let mime = block.get("mimeType").or_else(|| block["resource"].get("mimeType")).and_then(Value::as_str);
+        let Some((kind, mime, _)) = binary(&blocks[i]) else { continue };
         let what = mime.map_or_else(|| kind.to_owned(), |mime| format!("{kind} ({mime})"));
-        blocks[i] = text_block(format!(
+        blocks[i] = ContentBlock::text(format!(
             "[an {what} of {bytes} bytes of base64 was left out to fit the answer budget; ask for a smaller one]"
         ));
         total -= bytes;
     }
 }
 
+/// A text or structured part of a result, which may be cut.
+enum Part<'a> {
+    Text(&'a mut String),
+    Json(&'a mut Value),
+}
+
+impl Part<'_> {
+    fn size(&self) -> usize {
+        match self {
+            Part::Text(text) => fit::size(text.as_str()),
+            Part::Json(value) => fit::size(*value),
+        }
+    }
+
+    fn fit(&mut self, share: usize) {
+        match self {
+            Part::Text(text) => {
+                let mut value = Value::String(std::mem::take(*text));
+                fit::fit(&mut value, share);
+                **text = match value {
+                    Value::String(cut) => cut,
+                    other => other.to_string(),
+                };
+            }
+            Part::Json(value) => {
+                fit::fit(value, share);
+            }
+        }
+    }
+}
+
 /// Share what the budget leaves after everything else among the texts and
 /// `structuredContent`: each over its share is cut to it.
-fn cut_texts(result: &mut Value, budget: usize) {
+fn cut_texts(result: &mut CallToolResult, budget: usize) {
     let total = fit::size(result);
-    let Some(map) = result.as_object_mut() else { return };
-    let mut parts: Vec<&mut Value> = Vec::new();
-    for (key, value) in map.iter_mut() {
-        match (key.as_str(), value) {
-            ("structuredContent", value) => parts.push(value),
-            ("content", Value::Array(blocks)) => {
-                for block in blocks.iter_mut().filter(|b| binary(b).is_none()) {
-                    let text = match block.get("type").and_then(Value::as_str) {
-                        Some("text") => block.get_mut("text"),
-                        Some("resource") => block.get_mut("resource").and_then(|r| r.get_mut("text")),
-                        _ => None,
-                    };
-                    parts.extend(text);
+    let mut parts: Vec<Part<'_>> = Vec::new();
+    parts.extend(result.structured_content.as_mut().map(Part::Json));
+    for block in result.content.iter_mut() {
+        match block {
+            ContentBlock::Text(text) => parts.push(Part::Text(&mut text.text)),
+            ContentBlock::Resource(embedded) => {
+                if let ResourceContents::TextResourceContents { text, .. } = &mut embedded.resource {
+                    parts.push(Part::Text(text));
                 }
             }
             _ => {}
         }
     }
-    let mut sizes: Vec<(usize, usize)> = parts.iter().map(|p| fit::size(p)).enumerate().collect();
+    let mut sizes: Vec<(usize, usize)> = parts.iter().map(Part::size).enumerate().collect();
     let fixed = total - sizes.iter().map(|(_, size)| size).sum::<usize>();
     let mut left = budget.saturating_sub(fixed);
     // Smallest first: what fits its share whole stays whole, and leaves
@@ -126,17 +145,17 @@ fn cut_texts(result: &mut Value, budget: usize) {
     for (done, (i, size)) in sizes.into_iter().enumerate() {
         let share = left / (count - done);
         if size > share {
-            fit::fit(parts[i], share);
+            parts[i].fit(share);
         }
-        left = left.saturating_sub(fit::size(parts[i]));
+        left = left.saturating_sub(parts[i].size());
     }
 }
 
 /// Leave out the last content blocks (keeping the first) until `result`
 /// fits, with a note.
-fn leave_out_last_blocks(result: &mut Value, budget: usize) {
+fn leave_out_last_blocks(result: &mut CallToolResult, budget: usize) {
     let excess = fit::size(result).saturating_sub(budget);
-    let Some(blocks) = content(result) else { return };
+    let blocks = &mut result.content;
     let (mut freed, mut left_out) = (0, 0);
     // Room for the note, about 120 bytes.
     while blocks.len() > 1 && freed < excess + 120 {
@@ -144,9 +163,21 @@ fn leave_out_last_blocks(result: &mut Value, budget: usize) {
         left_out += 1;
     }
     if left_out > 0 {
-        blocks.push(text_block(format!(
+        blocks.push(ContentBlock::text(format!(
             "… {left_out} more content blocks left out to fit the answer budget; ask for fewer"
         )));
+    }
+}
+
+/// Cut the result's `_meta` to what the budget leaves it.
+fn cut_meta(result: &mut CallToolResult, budget: usize) {
+    let Some(meta) = result.meta.take() else { return };
+    let rest = fit::size(result);
+    let mut value = Value::Object(meta.0);
+    // `,"_meta":` and the braces around it.
+    fit::fit(&mut value, budget.saturating_sub(rest + 10));
+    if let Value::Object(map) = value {
+        result.meta = Some(rmcp::model::MetaObject(map));
     }
 }
 
@@ -156,30 +187,40 @@ mod tests {
 
     use super::*;
 
+    /// `result` after fitting it to `budget`, as JSON, and whether it was cut.
+    fn fitted(result: Value, budget: usize) -> (Value, bool) {
+        let mut typed: CallToolResult = serde_json::from_value(result).unwrap();
+        let cut = fit_result(&mut typed, budget);
+        (serde_json::to_value(typed).unwrap(), cut)
+    }
+
     fn texts(result: &Value) -> Vec<&str> {
         result["content"].as_array().unwrap().iter().filter_map(|b| b["text"].as_str()).collect()
     }
 
     #[test]
     fn a_result_within_its_budget_is_left_alone() {
-        let mut result = json!({"content": [{"type": "text", "text": "short"}], "isError": false});
-        let before = result.clone();
-        assert!(!fit_result(&mut result, 1024));
+        let before = json!({"content": [{"type": "text", "text": "short"}], "isError": false});
+        let (result, cut) = fitted(before.clone(), 1024);
+        assert!(!cut);
         assert_eq!(result, before);
     }
 
     #[test]
     fn texts_share_the_budget_and_what_fits_stays_whole() {
         let items: Vec<Value> = (0..5000).map(|i| json!({"id": i})).collect();
-        let mut result = json!({
-            "content": [
-                {"type": "text", "text": "small and whole"},
-                {"type": "text", "text": "a".repeat(100_000)},
-                {"type": "resource", "resource": {"uri": "file:///x", "text": "b".repeat(100_000)}},
-            ],
-            "structuredContent": {"items": items},
-        });
-        assert!(fit_result(&mut result, 8192));
+        let (result, cut) = fitted(
+            json!({
+                "content": [
+                    {"type": "text", "text": "small and whole"},
+                    {"type": "text", "text": "a".repeat(100_000)},
+                    {"type": "resource", "resource": {"uri": "file:///x", "text": "b".repeat(100_000)}},
+                ],
+                "structuredContent": {"items": items},
+            }),
+            8192,
+        );
+        assert!(cut);
         assert!(fit::size(&result) <= 8192, "{}", fit::size(&result));
         let texts = texts(&result);
         assert_eq!(texts[0], "small and whole");
@@ -196,12 +237,15 @@ mod tests {
 
     #[test]
     fn images_are_kept_whole_or_left_out_with_their_type_and_size() {
-        let mut result = json!({"content": [
-            {"type": "text", "text": "here"},
-            {"type": "image", "data": "A".repeat(50_000), "mimeType": "image/png"},
-            {"type": "audio", "data": "B".repeat(1_000), "mimeType": "audio/wav"},
-        ]});
-        assert!(fit_result(&mut result, 4096));
+        let (result, cut) = fitted(
+            json!({"content": [
+                {"type": "text", "text": "here"},
+                {"type": "image", "data": "A".repeat(50_000), "mimeType": "image/png"},
+                {"type": "audio", "data": "B".repeat(1_000), "mimeType": "audio/wav"},
+            ]}),
+            4096,
+        );
+        assert!(cut);
         assert!(fit::size(&result) <= 4096);
         assert_eq!(result["content"][0]["text"], "here");
         let note = result["content"][1]["text"].as_str().unwrap();
@@ -210,10 +254,30 @@ mod tests {
     }
 
     #[test]
+    fn a_huge_meta_is_cut_last() {
+        let (result, cut) =
+            fitted(json!({"content": [{"type": "text", "text": "ok"}], "_meta": {"log": "z".repeat(10_000)}}), 2048);
+        assert!(cut && fit::size(&result) <= 2048, "{}", fit::size(&result));
+        assert_eq!(texts(&result), ["ok"]);
+        assert!(result["_meta"]["log"].as_str().unwrap().contains("more characters cut"));
+    }
+
+    #[test]
+    fn the_protocols_own_meta_stays_behind() {
+        let result: CallToolResult = serde_json::from_value(json!({
+            "content": [],
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "x"}, "trace": "t"}
+        }))
+        .unwrap();
+        let meta = passed_on(result).meta.unwrap();
+        assert_eq!(meta.0.keys().collect::<Vec<_>>(), ["trace"]);
+    }
+
+    #[test]
     fn thousands_of_blocks_lose_their_tail_with_a_count() {
         let blocks: Vec<Value> = (0..5000).map(|i| json!({"type": "text", "text": format!("line {i}")})).collect();
-        let mut result = json!({"content": blocks});
-        assert!(fit_result(&mut result, 4096));
+        let (result, cut) = fitted(json!({"content": blocks}), 4096);
+        assert!(cut);
         assert!(fit::size(&result) <= 4096, "{}", fit::size(&result));
         let texts = texts(&result);
         assert_eq!(texts[0], "line 0");

@@ -28,6 +28,7 @@ use super::{answer, cache};
 use crate::catalog::shown::shown_bytes;
 use crate::catalog::{Listing, mcp::parse_tools};
 use crate::error::{Error, Result, UpstreamFault};
+use crate::invoke::progress::Sink;
 
 /// Failures in a row after which a server is shown as failing.
 pub(crate) const FAILING_AFTER: u32 = 3;
@@ -300,13 +301,20 @@ impl Server {
         }
     }
 
-    /// Call `tool` with `arguments`: the server's `CallToolResult`, as JSON.
-    pub(crate) async fn call(&self, tool: &str, arguments: Map<String, Value>) -> Result<Value> {
+    /// Call `tool` with `arguments`: the server's `CallToolResult`, as
+    /// Quiver passes it on ([`answer`]); the server's progress goes to
+    /// `progress`, when given.
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        progress: Option<Sink>,
+    ) -> Result<CallToolResult> {
         let connection = self.connection().await?;
         let _in_flight = InFlight::start(&self.activity);
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let timeout = self.spec.call_timeout;
-        let answer = match tokio::time::timeout(timeout, Self::request(&connection, params)).await {
+        let answer = match tokio::time::timeout(timeout, Self::request(&connection, params, progress)).await {
             Err(_) => {
                 let message =
                     format!("`{tool}` got no answer within {} s; the call was cancelled", timeout.as_secs_f64());
@@ -340,31 +348,31 @@ impl Server {
                 return Err(error);
             }
         };
-        let mut answer =
-            serde_json::to_value(answer::passed_on(result)).map_err(|e| Error::internal("an upstream result", e))?;
+        let mut answer = answer::passed_on(result);
         answer::fit_result(&mut answer, self.spec.answer_budget);
         Ok(answer)
     }
 
     /// Send one `tools/call` on `connection` and wait for its answer. The
-    /// server's progress goes to the calling face's progress sink, if any;
-    /// if this future is dropped (the downstream call was cancelled, or
-    /// timed out), the server is told to cancel.
+    /// server's progress goes to `progress`, if given; if this future is
+    /// dropped (the downstream call was cancelled, or timed out), the
+    /// server is told to cancel.
     async fn request(
         connection: &Connection,
         params: CallToolRequestParams,
+        progress: Option<Sink>,
     ) -> std::result::Result<ServerResult, ServiceError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = connection.peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
-        let progress = &connection.handler.progress;
-        if let Some(sink) = crate::invoke::progress::sink() {
-            progress.lock().unwrap_or_else(|e| e.into_inner()).insert(handle.progress_token.clone(), sink);
+        let sinks = &connection.handler.progress;
+        if let Some(sink) = progress {
+            sinks.lock().unwrap_or_else(|e| e.into_inner()).insert(handle.progress_token.clone(), sink);
         }
         let mut pending = Pending { peer: handle.peer.clone(), id: Some(handle.id.clone()) };
         let token = handle.progress_token.clone();
         let answer = handle.await_response().await;
         pending.id = None;
-        progress.lock().unwrap_or_else(|e| e.into_inner()).remove(&token);
+        sinks.lock().unwrap_or_else(|e| e.into_inner()).remove(&token);
         answer
     }
 

@@ -14,7 +14,7 @@ use super::server::{OnChange, Server};
 use super::spec::ServerSpec;
 use crate::catalog::{Catalog, LiveServer, ToolEntry, ToolRecord, names};
 use crate::error::{Error, Result};
-use crate::invoke::{Backend, BoxFuture, Caller};
+use crate::invoke::{Answer, Backend, BoxFuture, Call, Facts, Output};
 
 /// Servers listed at once in the background.
 const BACKGROUND_STARTS: usize = 4;
@@ -171,22 +171,21 @@ impl Backend for Upstreams {
         })
     }
 
-    fn call<'a>(
-        &'a self,
-        catalog: &'a Catalog,
-        tool: &'a ToolEntry,
-        mut input: Value,
-        _: &'a Caller,
-    ) -> BoxFuture<'a, Result<Value>> {
+    fn call<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Answer> {
         Box::pin(async move {
+            let (catalog, tool) = (call.catalog, call.tool);
+            let mut facts = Facts::starting(tool, call.caller.agent.as_deref());
             let Some(server) = self.servers.get(&tool.origin) else {
-                return Err(Error::NotCallable {
+                let error = Error::NotCallable {
                     name: tool.name.clone(),
                     reason: "its server is a saved tools/list (read-only); there is no live connection to it".into(),
-                });
+                };
+                return Answer { result: Err(error), facts };
             };
+            facts.server = Some(server.spec.name.clone());
             // Optional arguments given as `null` mean "not given" here as for
             // plugins (see `load::drop_null_optionals`); the server checks the rest.
+            let mut input = call.input;
             if let Some(listed) = catalog.mcp_server(&tool.origin).and_then(|s| s.tool(&tool.action)) {
                 crate::load::drop_null_optionals(&listed.input_schema, &mut input);
             }
@@ -194,14 +193,43 @@ impl Backend for Upstreams {
                 Value::Object(arguments) => arguments,
                 Value::Null => Default::default(),
                 other => {
-                    return Err(Error::InputSchema {
+                    let error = Error::InputSchema {
                         plugin: tool.origin.clone(),
                         action: tool.action.clone(),
                         errors: vec![format!("the arguments are {other}, not a JSON object")],
-                    });
+                    };
+                    return Answer { result: Err(error), facts };
                 }
             };
-            server.call(&tool.action, arguments).await
+            let result = server.call(&tool.action, arguments, call.progress).await;
+            Answer { result: result.map(|r| Output::Upstream(Box::new(r))), facts }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::catalog::Sources;
+    use crate::invoke::Caller;
+    use crate::load::SettingsResolver;
+
+    #[tokio::test]
+    async fn a_saved_lists_tools_are_listed_but_never_called() {
+        let dir = tempfile::tempdir().unwrap();
+        let list = json!([{"name": "search", "description": "Search.", "inputSchema": {"type": "object"}}]);
+        std::fs::write(dir.path().join("saved.json"), list.to_string()).unwrap();
+        let sources = Sources { mcp_dir: Some(dir.path()), ..Sources::default() };
+        let catalog = Catalog::scan(&sources, &SettingsResolver::default(), None, false).unwrap();
+        let upstreams = Upstreams::default();
+        let records = upstreams.definitions(&catalog, "saved").await.unwrap();
+        assert_eq!(records.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["saved__search"]);
+        let tool = catalog.tool("saved__search").unwrap();
+        let call = Call { catalog: &catalog, tool, input: json!({}), caller: &Caller::operator(), progress: None };
+        let answer = upstreams.call(call).await;
+        assert!(matches!(answer.result, Err(Error::NotCallable { .. })), "{:?}", answer.result);
+        assert_eq!((answer.facts.server, answer.facts.resource.as_str()), (None, "saved"));
     }
 }

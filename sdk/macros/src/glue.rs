@@ -120,6 +120,11 @@ pub(crate) fn glue(
         )
     };
     let database_export = (options.kind == Kind::Database).then(|| database_export(mod_ident));
+    // An action the module does not declare: its fallback's, or unknown.
+    let otherwise = match &options.fallback {
+        Some(fallback) => quote!(_ => super::#fallback(&action, &input).map_err(__rt::WitError::from),),
+        None => quote!(_ => Err(__rt::unknown_action(&action, &[#(#names),*])),),
+    };
     let stub_len = stub.len();
     let stub_bytes = syn::LitByteStr::new(stub, Span::call_site());
     let wit_dir = WIT_DIR;
@@ -153,7 +158,7 @@ pub(crate) fn glue(
                     __rt::install_panic_hook();
                     match action.as_str() {
                         #(#dispatch)*
-                        _ => Err(__rt::unknown_action(&action, &[#(#names),*])),
+                        #otherwise
                     }
                 }
             }

@@ -21,7 +21,11 @@ use self::parse::{check_database_actions, check_plugin_name, docs, parse_options
 ///
 /// Options (all optional): `name = "..."` (default: the module's name with
 /// `_` as `-`), `kind = "tool" | "connector" | "database"` (default `tool`),
-/// `version = "..."` (default: the crate's version), `categories = [...]`.
+/// `version = "..."` (default: the crate's version), `categories = [...]`,
+/// `fallback = path::to::function` (where calls of actions the module does
+/// not declare go, as `fn(action: &str, input: &str) -> Result<String,
+/// ToolError>` with the input as JSON text: for a plugin whose actions the
+/// host configures, such as the OpenAPI connector).
 /// The module's doc comment is the plugin's one-line description.
 #[proc_macro_attribute]
 pub fn plugin(args: TokenStream, item: TokenStream) -> TokenStream {

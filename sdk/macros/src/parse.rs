@@ -14,6 +14,9 @@ pub(crate) struct Options {
     pub(crate) categories: Vec<String>,
     /// The module's `#[init]` function, if it has one.
     pub(crate) init: Option<syn::Ident>,
+    /// Where calls of actions the module does not declare go (a plugin
+    /// whose actions the host configures), if anywhere.
+    pub(crate) fallback: Option<syn::Path>,
 }
 
 pub(crate) struct Action {
@@ -27,7 +30,8 @@ pub(crate) struct Action {
 }
 
 pub(crate) fn parse_options(args: TokenStream2) -> syn::Result<Options> {
-    let mut options = Options { name: None, kind: Kind::Tool, version: None, categories: Vec::new(), init: None };
+    let mut options =
+        Options { name: None, kind: Kind::Tool, version: None, categories: Vec::new(), init: None, fallback: None };
     let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args)?;
     for meta in metas {
         let Meta::NameValue(nv) = &meta else {
@@ -58,10 +62,16 @@ pub(crate) fn parse_options(args: TokenStream2) -> syn::Result<Options> {
                     options.categories.push(c);
                 }
             }
+            "fallback" => {
+                let Expr::Path(path) = &nv.value else {
+                    return Err(syn::Error::new_spanned(&nv.value, "expected a function path: `fallback = run`"));
+                };
+                options.fallback = Some(path.path.clone());
+            }
             _ => {
                 return Err(syn::Error::new_spanned(
                     &nv.path,
-                    "unknown option: expected name, kind, version or categories",
+                    "unknown option: expected name, kind, version, categories or fallback",
                 ));
             }
         }

@@ -56,6 +56,6 @@ pub(crate) async fn as_agent(
     match outcome.error {
         Some(error) => Err(error),
         // What the operator's call prints: an upstream's whole result, or the output.
-        None => Ok(outcome.upstream.or(outcome.value).unwrap_or(Value::Null)),
+        None => Ok(outcome.output.map_or(Value::Null, quiver::invoke::Output::into_json)),
     }
 }

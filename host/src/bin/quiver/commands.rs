@@ -256,7 +256,7 @@ async fn search(
     if let Some(error) = outcome.error {
         return Err(error);
     }
-    let hits = outcome.value.unwrap_or_default();
+    let hits = outcome.value().cloned().unwrap_or_default();
     if json {
         let (ranker, model) = host.ranker();
         print_json(&serde_json::json!({ "ranker": ranker, "model": model, "hits": hits }));

@@ -5,9 +5,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::line::Line;
 use super::tool::{CallContext, CallFuture, MetaTool, View, first_names, missing, named, to_value};
 use crate::catalog::Category;
 use crate::contract::{Access, Kind};
+use crate::invoke::Output;
 
 pub(crate) struct Connector;
 
@@ -77,7 +79,7 @@ impl MetaTool for Connector {
     const CHOICE: Option<&'static str> = Some("connector");
 
     /// Name, one line, action names.
-    fn lines(view: &View<'_>) -> Vec<String> {
+    fn lines(view: &View<'_>) -> Vec<Line> {
         view.catalog
             .plugins_of(Kind::Connector)
             .filter(|p| view.policy.shows_plugin(p))
@@ -85,7 +87,7 @@ impl MetaTool for Connector {
                 let stub = p.stub();
                 let actions: Vec<&str> = stub.action_names().collect();
                 let actions = first_names(actions.into_iter(), SHOWN_ACTIONS);
-                format!("- {}: {} Actions: {actions}", p.name(), stub.description)
+                Line::described(p.name(), p.name(), &format!("{} Actions: {actions}", stub.description))
             })
             .collect()
     }
@@ -98,30 +100,24 @@ impl MetaTool for Connector {
             .collect()
     }
 
-    fn run<'a>(cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
+    fn run<'a>(mut cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
         Box::pin(async move {
-            let connectors = || {
-                cx.catalog
-                    .plugins_of(Kind::Connector)
-                    .filter(|p| cx.policy.shows_plugin(p))
-                    .map(|p| p.name().to_owned())
-            };
-            let found = cx
-                .catalog
-                .get(&args.connector)
-                .filter(|p| p.stub().kind == Kind::Connector && cx.policy.shows_plugin(p));
+            let (catalog, policy) = (cx.catalog, cx.policy);
+            let connectors =
+                || catalog.plugins_of(Kind::Connector).filter(|p| policy.shows_plugin(p)).map(|p| p.name().to_owned());
+            let found =
+                catalog.get(&args.connector).filter(|p| p.stub().kind == Kind::Connector && policy.shows_plugin(p));
             let plugin = named(Self::NAME, "connector", &args.connector, found, connectors())?;
             match args.subcommand {
                 Subcommand::Discover => {
-                    let mut records = cx.backend.definitions(cx.catalog, plugin.name()).await?;
+                    let mut records = cx.backend.definitions(catalog, plugin.name()).await?;
                     if let Some(action) = &args.action {
                         let known = records.iter().map(|r| r.action.clone()).collect::<Vec<_>>();
                         let found = records.iter().position(|r| r.action == *action);
                         let index = named(Self::NAME, "action", action, found, known)?;
                         records = vec![records.swap_remove(index)];
                     }
-                    let ceiling =
-                        cx.caller.ceiling(plugin.name()).min(plugin.settings().access.unwrap_or(Access::Admin));
+                    let ceiling = cx.caller.allowed_on(catalog, plugin.name());
                     let total = records.len();
                     let with_schemas = total <= SCHEMAS_LISTED;
                     let actions = records
@@ -141,17 +137,15 @@ impl MetaTool for Connector {
                         )
                     });
                     let description = &plugin.stub().description;
-                    Ok(to_value(Discovered { connector: plugin.name(), description, actions, note }))
+                    Ok(Output::Json(to_value(Discovered { connector: plugin.name(), description, actions, note })))
                 }
                 Subcommand::Execute => {
                     let action = args.action.ok_or_else(|| missing(Self::NAME, "action", "execute"))?;
-                    let tools = cx.catalog.tools_of(plugin.name());
+                    let tools = catalog.tools_of(plugin.name());
                     let known = || tools.iter().map(|t| t.action.clone());
                     let tool =
                         named(Self::NAME, "action", &action, tools.iter().find(|t| t.action == action), known())?;
-                    cx.backend
-                        .call(cx.catalog, tool, Value::Object(args.parameters.unwrap_or_default()), cx.caller)
-                        .await
+                    cx.call(tool, Value::Object(args.parameters.unwrap_or_default())).await
                 }
             }
         })

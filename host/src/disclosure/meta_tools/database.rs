@@ -1,21 +1,25 @@
 //! `database(subcommand, database, table?, sql?)`: list tables, discover
 //! columns, run a read query, through a database adapter's actions.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::line::Line;
 use super::tool::{CallContext, CallFuture, MetaTool, View, missing, named};
 use crate::catalog::Category;
 use crate::contract::Kind;
 use crate::error::{Error, Result};
+use crate::invoke::Output;
 use crate::load::Plugin;
-use crate::sandbox::sql::TableList;
+use crate::sandbox::sql::TableNames;
 
 pub(crate) struct Database;
 
 /// Table names listed per database in Tier 1.
-use crate::sandbox::sql::SHOWN_TABLES;
+const SHOWN_TABLES: usize = 10;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -54,7 +58,7 @@ impl MetaTool for Database {
 
     /// Name, one line, and its tables: read by the host from a configured
     /// database, or as the adapter last listed them.
-    fn lines(view: &View<'_>) -> Vec<String> {
+    fn lines(view: &View<'_>) -> Vec<Line> {
         view.catalog
             .plugins_of(Kind::Database)
             .filter(|p| view.policy.shows_plugin(p))
@@ -62,22 +66,22 @@ impl MetaTool for Database {
                 let (description, tables) = match p.settings().grants.sql.database() {
                     Some(database) => (
                         database.settings().description.clone().unwrap_or_else(|| p.stub().description.clone()),
-                        database.table_list(),
+                        database.table_names(),
                     ),
                     None => (
                         p.stub().description.clone(),
-                        p.tables().map_or(TableList::Unknown, |t| TableList::Known(t.to_vec())),
+                        view.tables.of(p).map_or(TableNames::NotRead, |t| TableNames::Read(t.to_vec())),
                     ),
                 };
                 let tables = match tables {
-                    TableList::Known(names) => {
+                    TableNames::Read(names) => {
                         let more = if names.len() > SHOWN_TABLES { ", …" } else { "" };
                         format!("Tables ({}): {}{more}", names.len(), names[..names.len().min(SHOWN_TABLES)].join(", "))
                     }
-                    TableList::Unknown => "Tables: see list_tables".to_owned(),
-                    TableList::Failed(_) => "Tables: not readable now (see list_tables)".to_owned(),
+                    TableNames::NotRead => "Tables: see list_tables".to_owned(),
+                    TableNames::Failed(_) => "Tables: not readable now (see list_tables)".to_owned(),
                 };
-                format!("- {}: {description} {tables}", p.name())
+                Line::described(p.name(), p.name(), &format!("{description} {tables}"))
             })
             .collect()
     }
@@ -90,31 +94,33 @@ impl MetaTool for Database {
             .collect()
     }
 
-    fn run<'a>(cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
+    fn run<'a>(mut cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
         Box::pin(async move {
-            let databases = || {
-                cx.catalog.plugins_of(Kind::Database).filter(|p| cx.policy.shows_plugin(p)).map(|p| p.name().to_owned())
-            };
+            let (catalog, policy) = (cx.catalog, cx.policy);
+            let databases =
+                || catalog.plugins_of(Kind::Database).filter(|p| policy.shows_plugin(p)).map(|p| p.name().to_owned());
             let found =
-                cx.catalog.get(&args.database).filter(|p| p.stub().kind == Kind::Database && cx.policy.shows_plugin(p));
+                catalog.get(&args.database).filter(|p| p.stub().kind == Kind::Database && policy.shows_plugin(p));
             let plugin = named(Self::NAME, "database", &args.database, found, databases())?;
+            let cx = &mut cx;
             match args.subcommand {
-                Subcommand::ListTables => list_tables(&cx, plugin).await,
+                Subcommand::ListTables => list_tables(cx, plugin).await.map(Output::Json),
                 Subcommand::Discover => match args.table {
-                    Some(table) => action(&cx, plugin, "describe_table", json!({ "table": table })).await,
+                    Some(table) => action(cx, plugin, "describe_table", json!({ "table": table })).await,
                     None => {
-                        let tables = list_tables(&cx, plugin).await?;
+                        let tables = list_tables(cx, plugin).await?;
                         let mut schemas = Vec::new();
                         for table in tables.as_array().into_iter().flatten() {
                             let name = table.get("name").cloned().unwrap_or_default();
-                            schemas.push(action(&cx, plugin, "describe_table", json!({ "table": name })).await?);
+                            let schema = action(cx, plugin, "describe_table", json!({ "table": name })).await?;
+                            schemas.push(schema.into_json());
                         }
-                        Ok(Value::Array(schemas))
+                        Ok(Output::Json(Value::Array(schemas)))
                     }
                 },
                 Subcommand::Query => {
                     let sql = args.sql.ok_or_else(|| missing(Self::NAME, "sql", "query"))?;
-                    action(&cx, plugin, "query", json!({ "sql": sql })).await
+                    action(cx, plugin, "query", json!({ "sql": sql })).await
                 }
             }
         })
@@ -122,25 +128,25 @@ impl MetaTool for Database {
 }
 
 /// Call the adapter's `name` action with `input`.
-async fn action(cx: &CallContext<'_>, plugin: &Plugin, name: &str, input: Value) -> Result<Value> {
+async fn action(cx: &mut CallContext<'_>, plugin: &Plugin, name: &str, input: Value) -> Result<Output> {
     let tool =
         cx.catalog.tools_of(plugin.name()).iter().find(|t| t.action == name).ok_or_else(|| Error::UnknownAction {
             plugin: plugin.name().to_owned(),
             action: name.to_owned(),
             known: plugin.stub().action_names().map(str::to_owned).collect(),
         })?;
-    cx.backend.call(cx.catalog, tool, input, cx.caller).await
+    cx.call(tool, input).await
 }
 
-/// Call the adapter's `list_tables`, remembering the names for Tier 1.
-async fn list_tables(cx: &CallContext<'_>, plugin: &Plugin) -> Result<Value> {
-    let tables = action(cx, plugin, "list_tables", json!({})).await?;
+/// Call the adapter's `list_tables`, noting the names for Tier 1.
+async fn list_tables(cx: &mut CallContext<'_>, plugin: &Arc<Plugin>) -> Result<Value> {
+    let tables = action(cx, plugin, "list_tables", json!({})).await?.into_json();
     let names: Vec<String> = tables
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
         .collect();
-    plugin.remember_tables(names);
+    cx.tables.note(plugin, names);
     Ok(tables)
 }

@@ -5,8 +5,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::line::Line;
 use super::tool::{CallContext, CallFuture, MetaTool, View, first_names, missing, named, to_value};
-use crate::catalog::{Category, ServerState, ToolEntry};
+use crate::catalog::{Category, ServerState};
+use crate::error::Error;
+use crate::invoke::{Output, tool_of};
 
 pub(crate) struct Mcp;
 
@@ -54,7 +57,7 @@ impl MetaTool for Mcp {
 
     /// Name, purpose, tool count, first tool names; or that its tools are
     /// not listed yet, or that it is failing.
-    fn lines(view: &View<'_>) -> Vec<String> {
+    fn lines(view: &View<'_>) -> Vec<Line> {
         view.catalog
             .mcp_servers()
             .map(|s| {
@@ -71,7 +74,7 @@ impl MetaTool for Mcp {
                     ServerState::Failing(_) => " (failing now: calls may fail)",
                     _ => "",
                 };
-                format!("- {}{purpose} ({tools}){failing}", s.name)
+                Line::new(&s.name, &s.name, format!("{purpose} ({tools}){failing}"))
             })
             .collect()
     }
@@ -80,52 +83,42 @@ impl MetaTool for Mcp {
         view.catalog.mcp_servers().map(|s| s.name.clone()).collect()
     }
 
-    fn run<'a>(cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
+    fn run<'a>(mut cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
         Box::pin(async move {
-            let servers = || cx.catalog.mcp_servers().map(|s| s.name.clone());
-            let server = named(Self::NAME, "server", &args.server, cx.catalog.mcp_server(&args.server), servers())?;
-            // Discover asks the backend for the definitions (a cached
-            // listing; a live server never listed is connected and listed
-            // first); so does a call of a tool this snapshot does not know
-            // yet (a server never listed, or whose list changed).
-            let listed = cx.catalog.tools_of(&server.name);
-            let known = |name: &str| listed.iter().any(|t| t.action == name || t.name == name);
-            let ask = matches!(args.subcommand, Subcommand::Discover)
-                || (server.live && args.tool.as_deref().is_none_or(|name| !known(name)));
-            let records = match ask {
-                true => cx.backend.definitions(cx.catalog, &server.name).await?,
-                false => Vec::new(),
-            };
-            let fresh: Vec<ToolEntry> = match ask {
-                true => records.iter().map(ToolEntry::of_record).collect(),
-                false => listed.to_vec(),
-            };
-            let tool = match &args.tool {
-                Some(name) => {
-                    let known = || fresh.iter().map(|t| t.action.clone());
-                    let found = fresh.iter().find(|t| &t.action == name || &t.name == name);
-                    Some(named(Self::NAME, "tool", name, found, known())?)
-                }
-                None => None,
-            };
+            let catalog = cx.catalog;
+            let servers = || catalog.mcp_servers().map(|s| s.name.clone());
+            let server = named(Self::NAME, "server", &args.server, catalog.mcp_server(&args.server), servers())?;
             match args.subcommand {
+                // The backend's definitions: a cached listing; a live server
+                // never listed is connected and listed first.
                 Subcommand::Discover => {
+                    let records = cx.backend.definitions(catalog, &server.name).await?;
+                    if let Some(name) = &args.tool {
+                        let known = || records.iter().map(|r| r.action.clone());
+                        let found = records.iter().find(|r| &r.action == name || &r.name == name);
+                        named(Self::NAME, "tool", name, found, known())?;
+                    }
                     let tools: Vec<DiscoveredTool> = records
                         .into_iter()
-                        .filter(|r| tool.is_none_or(|one| one.action == r.action))
+                        .filter(|r| args.tool.as_ref().is_none_or(|name| &r.action == name || &r.name == name))
                         .map(|r| DiscoveredTool {
                             name: r.action,
                             description: r.description,
                             input_schema: r.input_schema.unwrap_or_default(),
                         })
                         .collect();
-                    Ok(to_value(tools))
+                    Ok(Output::Json(to_value(tools)))
                 }
                 Subcommand::Call => {
-                    let tool = tool.ok_or_else(|| missing(Self::NAME, "tool", "call"))?;
-                    cx.backend
-                        .call(cx.catalog, tool, Value::Object(args.parameters.unwrap_or_default()), cx.caller)
-                        .await
+                    let name = args.tool.ok_or_else(|| missing(Self::NAME, "tool", "call"))?;
+                    let tool = match tool_of(cx.backend, catalog, &server.name, &name).await {
+                        Ok(tool) => tool,
+                        Err(Error::UnknownAction { known, .. }) => {
+                            return named(Self::NAME, "tool", &name, None, known);
+                        }
+                        Err(other) => return Err(other),
+                    };
+                    cx.call(&tool, Value::Object(args.parameters.unwrap_or_default())).await
                 }
             }
         })

@@ -10,8 +10,10 @@
 //! derived with schemars plus the `enum` of valid names), its Tier-1
 //! section, and the parsing of a call's arguments.
 
+pub(crate) mod call_tool;
 mod connector;
 mod database;
+pub(crate) mod line;
 mod mcp;
 mod read_skill;
 mod request_tools;
@@ -20,6 +22,8 @@ mod tool;
 
 use std::marker::PhantomData;
 
+pub use call_tool::CALL_TOOL;
+pub(crate) use line::Line;
 use tool::Meta;
 pub(crate) use tool::{CallContext, Offered, View, args_schema, to_value};
 

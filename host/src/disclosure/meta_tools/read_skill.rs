@@ -6,10 +6,12 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::line::Line;
 use super::tool::{CallContext, CallFuture, MetaTool, View, named, to_value};
 use crate::catalog::{Category, SUMMARY_CHARS};
 use crate::contract::one_line;
 use crate::error::Error;
+use crate::invoke::Output;
 
 pub(crate) struct ReadSkill;
 
@@ -47,8 +49,11 @@ impl MetaTool for ReadSkill {
     const CHOICE: Option<&'static str> = Some("name");
 
     /// Name and description cut to 120 characters.
-    fn lines(view: &View<'_>) -> Vec<String> {
-        view.catalog.skills().map(|s| format!("- {}: {}", s.name, one_line(&s.description, SUMMARY_CHARS))).collect()
+    fn lines(view: &View<'_>) -> Vec<Line> {
+        view.catalog
+            .skills()
+            .map(|s| Line::described(&s.name, &s.name, &one_line(&s.description, SUMMARY_CHARS)))
+            .collect()
     }
 
     fn choices(view: &View<'_>) -> Vec<String> {
@@ -72,7 +77,7 @@ impl MetaTool for ReadSkill {
         Box::pin(async move {
             let skills = || cx.catalog.skills().map(|s| s.name.clone());
             let skill = named(Self::NAME, "skill", &args.name, cx.catalog.skill(&args.name), skills())?;
-            Ok(match args.file {
+            Ok(Output::Json(match args.file {
                 Some(file) => {
                     let content = skill
                         .read_file(&file)
@@ -84,7 +89,7 @@ impl MetaTool for ReadSkill {
                     instructions: skill.body()?,
                     files: skill.files(),
                 }),
-            })
+            }))
         })
     }
 }

@@ -5,12 +5,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::line::Line;
 use super::tool::{CallContext, CallFuture, MetaTool, View, to_value};
 use crate::catalog::{Category, SUMMARY_CHARS};
 use crate::contract::one_line;
 use crate::disclosure::formats::ToolDef;
 use crate::error::{Error, Result};
-use crate::invoke::definition;
+use crate::invoke::{Output, definition};
 
 pub(crate) struct RequestTools;
 
@@ -35,8 +36,11 @@ impl MetaTool for RequestTools {
     const CHOICE: Option<&'static str> = Some("tool_names");
 
     /// The compact catalog of the tools not resident.
-    fn lines(view: &View<'_>) -> Vec<String> {
-        view.registry.iter().map(|r| format!("- {}: {}", r.name, one_line(&r.summary, SUMMARY_CHARS))).collect()
+    fn lines(view: &View<'_>) -> Vec<Line> {
+        view.registry
+            .iter()
+            .map(|r| Line::described(&r.origin, &r.name, &one_line(&r.summary, SUMMARY_CHARS)))
+            .collect()
     }
 
     fn choices(view: &View<'_>) -> Vec<String> {
@@ -75,7 +79,7 @@ impl MetaTool for RequestTools {
                 });
             }
             cx.unlocked.extend(args.tool_names);
-            Ok(Value::Array(definitions))
+            Ok(Output::Json(Value::Array(definitions)))
         })
     }
 }

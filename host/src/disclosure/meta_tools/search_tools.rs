@@ -5,9 +5,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::line::Line;
 use super::tool::{CallContext, CallFuture, MetaTool, View, to_value};
 use crate::catalog::Category;
+use crate::disclosure::search::Entry;
+use crate::disclosure::turn::{Reach, reach};
 use crate::error::{Error, Result};
+use crate::invoke::Output;
 
 pub(crate) struct SearchTools;
 
@@ -71,7 +75,7 @@ impl MetaTool for SearchTools {
     const FOOTER: Option<&'static str> = Some("search_tools finds any tool or skill by what it does.");
 
     /// It has no section of its own: it searches everything.
-    fn lines(_view: &View<'_>) -> Vec<String> {
+    fn lines(_view: &View<'_>) -> Vec<Line> {
         Vec::new()
     }
 
@@ -101,40 +105,41 @@ impl MetaTool for SearchTools {
                 });
             }
             let index = cx.search.index(cx.catalog);
-            let found: Vec<(String, Category, String)> = index
+            let found: Vec<Entry> = index
                 .search(&args.query, args.limit as usize, |e| cx.policy.shows(cx.catalog, e.category, &e.origin))
                 .into_iter()
-                .map(|(e, _)| (e.name.clone(), e.category, e.summary.clone()))
+                .map(|(e, _)| e.clone())
                 .collect();
             let mut hits = Vec::with_capacity(found.len());
-            for (name, category, summary) in found {
-                hits.push(hit(&cx, &name, category, summary, args.detail).await?);
-                if category != Category::Skill {
-                    cx.unlocked.insert(name);
+            for entry in found {
+                hits.push(hit(&cx, &entry, args.detail).await?);
+                if entry.category != Category::Skill {
+                    cx.unlocked.insert(entry.name);
                 }
             }
-            Ok(to_value(hits))
+            Ok(Output::Json(to_value(hits)))
         })
     }
 }
 
-async fn hit(cx: &CallContext<'_>, name: &str, category: Category, summary: String, detail: Detail) -> Result<Hit> {
+async fn hit(cx: &CallContext<'_>, found: &Entry, detail: Detail) -> Result<Hit> {
+    let (name, category) = (found.name.as_str(), found.category);
     let entry = cx.catalog.tool(name);
     // The arguments, when known without loading anything (a loaded
     // plugin, an MCP tool), so that a first call can be right; else where
     // to get them.
     let schema =
         entry.filter(|_| detail == Detail::Summary).and_then(|e| cx.catalog.record(e)).and_then(|r| r.input_schema);
-    let usage = match (category, schema) {
-        (Category::Skill, _) => format!("read_skill(name: \"{name}\")"),
-        (Category::Mcp, _) if !entry.is_some_and(|e| cx.catalog.mcp_server(&e.origin).is_some_and(|s| s.live)) => {
-            "read-only entry: see it with the mcp tool's discover".to_owned()
+    let usage = match (reach(cx.catalog, category, &found.origin), schema) {
+        (Reach::Skill, _) => format!("read_skill(name: \"{name}\")"),
+        (Reach::Saved, _) => "read-only entry: see it with the mcp tool's discover".to_owned(),
+        (Reach::Direct, Some(schema)) if detail == Detail::Summary => {
+            format!("call it directly: {}", signature(name, &schema))
         }
-        (_, Some(schema)) if detail == Detail::Summary => format!("call it directly: {}", signature(name, &schema)),
-        (_, _) if detail == Detail::Summary => {
+        (Reach::Direct, _) if detail == Detail::Summary => {
             "call it directly; its arguments: search_tools with detail \"full\", or request_tools".to_owned()
         }
-        _ => "call it directly".to_owned(),
+        (Reach::Direct, _) => "call it directly".to_owned(),
     };
     let definition = match (detail, entry) {
         (Detail::Full, Some(entry)) => Some(super::request_tools::full(cx, entry).await?),
@@ -143,7 +148,7 @@ async fn hit(cx: &CallContext<'_>, name: &str, category: Category, summary: Stri
     Ok(Hit {
         name: name.to_owned(),
         kind: category,
-        summary: (detail != Detail::Names).then_some(summary),
+        summary: (detail != Detail::Names).then(|| found.summary.clone()),
         usage: (detail != Detail::Names).then_some(usage),
         definition,
     })

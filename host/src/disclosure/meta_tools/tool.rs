@@ -10,12 +10,15 @@ use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::line::{self, Line};
 use crate::catalog::{Catalog, Category, ToolEntry};
 use crate::disclosure::formats::ToolDef;
 use crate::disclosure::policy::Policy;
 use crate::disclosure::search::SearchCache;
+use crate::disclosure::tables::ListedTables;
 use crate::error::{Error, Result};
-use crate::invoke::{Backend, BoxFuture, Caller};
+use crate::invoke::progress::Sink;
+use crate::invoke::{Backend, BoxFuture, Call, Caller, Facts, Output};
 
 /// What a meta-tool's definition depends on.
 pub(crate) struct View<'a> {
@@ -23,6 +26,8 @@ pub(crate) struct View<'a> {
     pub policy: &'a Policy,
     /// Built-in tools that are not resident this turn (what `request_tools` offers).
     pub registry: &'a [&'a ToolEntry],
+    /// The tables database adapters listed.
+    pub tables: &'a ListedTables,
 }
 
 /// What a meta-tool call may use and change.
@@ -35,13 +40,30 @@ pub(crate) struct CallContext<'a> {
     pub caller: &'a Caller,
     /// The search index of each catalog version.
     pub search: &'a SearchCache,
+    /// The tables database adapters listed (`list_tables` notes them).
+    pub tables: &'a ListedTables,
     /// Tools this session may call directly; `request_tools` and
     /// `search_tools` add to it.
     pub unlocked: &'a mut BTreeSet<String>,
+    /// Where the progress of the tools it calls goes, if a face asked.
+    pub progress: Option<Sink>,
+    /// The facts of every tool call it made, in order.
+    pub calls: &'a mut Vec<Facts>,
+}
+
+impl CallContext<'_> {
+    /// Call `tool` with `input` through the backend, for this context's
+    /// caller, keeping the facts of the call.
+    pub(crate) async fn call(&mut self, tool: &ToolEntry, input: Value) -> Result<Output> {
+        let call = Call { catalog: self.catalog, tool, input, caller: self.caller, progress: self.progress.clone() };
+        let answer = self.backend.call(call).await;
+        self.calls.push(answer.facts);
+        answer.result
+    }
 }
 
 /// The future of a meta-tool call.
-pub(crate) type CallFuture<'a> = BoxFuture<'a, Result<Value>>;
+pub(crate) type CallFuture<'a> = BoxFuture<'a, Result<Output>>;
 
 /// One meta-tool, as its file declares it.
 pub(crate) trait MetaTool: Sync + 'static {
@@ -62,7 +84,7 @@ pub(crate) trait MetaTool: Sync + 'static {
     const CHOICE: Option<&'static str>;
 
     /// The Tier-1 lines: one per resource it discloses.
-    fn lines(view: &View<'_>) -> Vec<String>;
+    fn lines(view: &View<'_>) -> Vec<Line>;
 
     /// The valid values of the [`CHOICE`](Self::CHOICE) argument.
     fn choices(view: &View<'_>) -> Vec<String>;
@@ -97,9 +119,9 @@ pub(crate) trait Offered: Sync {
     /// The category it discloses.
     fn category(&self) -> Category;
     /// Its Tier-1 lines, whether offered or not.
-    fn lines(&self, view: &View<'_>) -> Vec<String>;
+    fn lines(&self, view: &View<'_>) -> Vec<Line>;
     /// Its Tier-1 section (heading, lines) when offered.
-    fn section(&self, view: &View<'_>) -> Option<(String, Vec<String>)>;
+    fn section(&self, view: &View<'_>) -> Option<(String, Vec<Line>)>;
     /// Text for the system prompt in an inline mode.
     fn inline(&self, view: &View<'_>) -> Option<String>;
     /// A line after every section, when offered.
@@ -124,11 +146,11 @@ impl<M: MetaTool> Offered for Meta<M> {
         M::CATEGORY
     }
 
-    fn lines(&self, view: &View<'_>) -> Vec<String> {
+    fn lines(&self, view: &View<'_>) -> Vec<Line> {
         M::lines(view)
     }
 
-    fn section(&self, view: &View<'_>) -> Option<(String, Vec<String>)> {
+    fn section(&self, view: &View<'_>) -> Option<(String, Vec<Line>)> {
         M::offered(view).then(|| (format!("{} ({})", M::SECTION, M::NAME), M::lines(view)))
     }
 
@@ -148,7 +170,7 @@ impl<M: MetaTool> Offered for Meta<M> {
         let description = if lines.is_empty() {
             M::PURPOSE.to_owned()
         } else {
-            format!("{}\n{}:\n{}", M::PURPOSE, M::LABEL, lines.join("\n"))
+            format!("{}\n{}:\n{}", M::PURPOSE, M::LABEL, line::joined(&lines))
         };
         let choices = M::choices(view);
         let enums: Vec<(&str, &[String])> = M::CHOICE.map(|c| (c, choices.as_slice())).into_iter().collect();

@@ -7,6 +7,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -230,20 +231,20 @@ async fn call(State(rest): State<Arc<Rest>>, Path(name): Path<String>, body: axu
             }
         }
     };
-    let outcome = rest.session.clone().call(&name, arguments).await;
+    let mut outcome = rest.session.clone().call(&name, arguments).await;
     if let Some(error) = outcome.error.as_ref().filter(|e| e.kind() == ErrorKind::UnknownTool) {
         return error_response(error);
     }
     // The body is the same either way; the status says whose fault a failure was.
     let status = outcome.error.as_ref().map_or(StatusCode::OK, errors::status_of);
-    let (text, upstream) = match outcome.upstream {
+    let (text, upstream) = match outcome.upstream() {
         Some(result) => beside_text(result),
-        None => (outcome.text, None),
+        None => (std::mem::take(&mut outcome.text), None),
     };
     let answer = CallAnswer {
         is_error: outcome.is_error,
         text,
-        value: outcome.value,
+        value: outcome.value().cloned(),
         error_kind: outcome.error.map(|e| format!("{:?}", e.kind())),
         upstream,
     };
@@ -254,30 +255,17 @@ async fn call(State(rest): State<Arc<Rest>>, Path(name): Path<String>, body: axu
 /// once: its text blocks joined (the `text`), and what that and `value`
 /// (its `structuredContent`) and `is_error` do not carry, its other
 /// content blocks and `_meta` (the `upstream`, absent if nothing is left).
-fn beside_text(mut result: Value) -> (String, Option<Value>) {
-    let Some(map) = result.as_object_mut() else { return (String::new(), Some(result)) };
-    map.remove("structuredContent");
-    map.remove("isError");
-    let mut texts = Vec::new();
-    if let Some(Value::Array(blocks)) = map.get_mut("content") {
-        blocks.retain_mut(|block| {
-            if block.get("type").and_then(Value::as_str) != Some("text") {
-                return true;
-            }
-            match block.get_mut("text") {
-                Some(Value::String(text)) => {
-                    texts.push(std::mem::take(text));
-                    false
-                }
-                _ => true,
-            }
-        });
-        if blocks.is_empty() {
-            map.remove("content");
-        }
+fn beside_text(result: &CallToolResult) -> (String, Option<Value>) {
+    let texts: Vec<&str> = result.content.iter().filter_map(|b| b.as_text()).map(|t| t.text.as_str()).collect();
+    let others: Vec<&ContentBlock> = result.content.iter().filter(|b| b.as_text().is_none()).collect();
+    let mut rest = serde_json::Map::new();
+    if !others.is_empty() {
+        rest.insert("content".into(), serde_json::to_value(others).unwrap_or_default());
     }
-    let rest = (!map.is_empty()).then_some(result);
-    (texts.join("\n"), rest)
+    if let Some(meta) = &result.meta {
+        rest.insert("_meta".into(), serde_json::to_value(meta).unwrap_or_default());
+    }
+    (texts.join("\n"), (!rest.is_empty()).then_some(Value::Object(rest)))
 }
 
 async fn prompt(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {

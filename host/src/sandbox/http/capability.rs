@@ -1,5 +1,6 @@
 //! The HTTP capability: its linking, a call's state, the wasi-http hooks
-//! every outgoing request passes, and the statuses a call's requests got.
+//! every outgoing request passes, and the statuses a call's requests got
+//! (part of how the call ended, see the store's `finish`).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -19,33 +20,19 @@ use super::guard::{Resolve, SystemResolver};
 use crate::contract::CREDENTIAL_REFUSAL;
 use crate::sandbox::secrets::Secret;
 
-/// The HTTP exchanges of one call, for the audit log: the status of each
-/// response, in order. Whoever wants them runs the call inside
-/// [`recording`]; the hooks find the record through a task-local (the
-/// guest calls the hook from within the call's own task).
-#[derive(Debug, Default)]
-pub struct Exchanges(std::sync::Mutex<Vec<u16>>);
+/// The statuses of the HTTP responses one call received, in order:
+/// written by the hooks as each response arrives, read when the call ends.
+#[derive(Debug, Default, Clone)]
+struct Statuses(Arc<std::sync::Mutex<Vec<u16>>>);
 
-impl Exchanges {
-    /// The statuses so far.
-    pub fn statuses(&self) -> Vec<u16> {
-        self.0.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-
+impl Statuses {
     fn push(&self, status: u16) {
-        if let Ok(mut statuses) = self.0.lock() {
-            statuses.push(status);
-        }
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(status);
     }
-}
 
-tokio::task_local! {
-    static EXCHANGES: Arc<Exchanges>;
-}
-
-/// Run `call`, recording its HTTP exchanges in `exchanges`.
-pub async fn recording<F: Future>(exchanges: Arc<Exchanges>, call: F) -> F::Output {
-    EXCHANGES.scope(exchanges, call).await
+    fn take(&self) -> Vec<u16> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
 }
 
 /// Add `wasi:http/outgoing-handler` to `linker` (connectors only; it goes
@@ -62,10 +49,15 @@ pub(crate) struct HttpState {
 
 impl HttpState {
     pub(crate) fn new(grant: &HttpGrant) -> HttpState {
-        HttpState {
-            ctx: WasiHttpCtx::new(),
-            policy: HttpPolicy { grant: grant.clone(), resolver: Arc::new(SystemResolver) },
-        }
+        let policy =
+            HttpPolicy { grant: grant.clone(), resolver: Arc::new(SystemResolver), statuses: Statuses::default() };
+        HttpState { ctx: WasiHttpCtx::new(), policy }
+    }
+
+    /// The statuses of the responses this call received, in order
+    /// (redirect hops included).
+    pub(crate) fn statuses(&self) -> Vec<u16> {
+        self.policy.statuses.take()
     }
 
     /// The view wasi-http works through: its context, the store's resource
@@ -80,6 +72,7 @@ impl HttpState {
 pub(crate) struct HttpPolicy {
     grant: HttpGrant,
     resolver: Arc<dyn Resolve>,
+    statuses: Statuses,
 }
 
 type SendFuture =
@@ -98,7 +91,7 @@ impl WasiHttpHooks for HttpPolicy {
         fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> SendFuture {
         drop(fut);
-        let exchanges = EXCHANGES.try_with(Arc::clone).ok();
+        let statuses = self.statuses.clone();
         let grant = self.grant.clone();
         let resolver = self.resolver.clone();
         let limits = super::send::Limits {
@@ -139,8 +132,8 @@ impl WasiHttpHooks for HttpPolicy {
                 }
             }
             let sent = super::send::send(request, &addresses, limits).await;
-            if let (Ok((response, _)), Some(exchanges)) = (&sent, &exchanges) {
-                exchanges.push(response.status().as_u16());
+            if let Ok((response, _)) = &sent {
+                statuses.push(response.status().as_u16());
             }
             // One list whatever the request's origin, so that the cached
             // redaction serves every request of the connector.

@@ -36,10 +36,9 @@ mod send;
 mod settings;
 mod token;
 
-pub use self::capability::{Exchanges, recording};
 pub(crate) use self::capability::{HttpState, link};
 pub use self::credentials::{Credential, RawAuth, forbidden_to_guests};
 pub use self::grant::HttpGrant;
 pub use self::guard::{Resolve, SystemResolver};
 pub use self::origin::AllowedHost;
-pub use self::settings::{ConnectorSettings, OPENAPI_PLUGIN, RawConnector};
+pub use self::settings::HttpSection;

@@ -28,9 +28,6 @@ const SCHEMA_TTL: Duration = Duration::from_secs(60);
 /// schema again first, if it was read at least this long ago.
 const REREAD_AFTER: Duration = Duration::from_secs(1);
 
-/// Table names shown per database in Tier 1.
-pub const SHOWN_TABLES: usize = 10;
-
 enum Engine {
     Sqlite(Arc<sqlite::Sqlite>),
     Postgres(Box<postgres::Postgres>),
@@ -61,14 +58,14 @@ impl std::fmt::Debug for Database {
     }
 }
 
-/// What Tier 1 says of a database's tables.
+/// What the host last read of a database's tables.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TableList {
-    /// The table names, sorted.
-    Known(Vec<String>),
-    /// Not read yet.
-    Unknown,
-    /// Reading them failed, and why.
+pub enum TableNames {
+    /// The names of the tables it exposes, sorted.
+    Read(Vec<String>),
+    /// The schema was not read yet.
+    NotRead,
+    /// Reading the schema failed, and why.
     Failed(String),
 }
 
@@ -276,13 +273,13 @@ impl Database {
         }
     }
 
-    /// What Tier 1 shows of the tables, from what was last read.
-    pub fn table_list(&self) -> TableList {
+    /// The names of the tables it exposes, as last read (never reading now).
+    pub fn table_names(&self) -> TableNames {
         let schema = self.lock();
         match (&schema.snapshot, &schema.error) {
-            (Some(snapshot), _) => TableList::Known(snapshot.tables.iter().map(|t| t.name.clone()).collect()),
-            (None, Some(error)) => TableList::Failed(error.clone()),
-            (None, None) => TableList::Unknown,
+            (Some(snapshot), _) => TableNames::Read(snapshot.tables.iter().map(|t| t.name.clone()).collect()),
+            (None, Some(error)) => TableNames::Failed(error.clone()),
+            (None, None) => TableNames::NotRead,
         }
     }
 

@@ -24,7 +24,7 @@ mod wire;
 
 pub use self::capability::SqlGrant;
 pub(crate) use self::capability::{SqlState, link};
-pub use self::database::{Database, SHOWN_TABLES, TableList};
+pub use self::database::{Database, TableNames};
 pub(crate) use self::engine::Outcome;
 pub use self::settings::{DatabaseSettings, RawDatabase};
 pub use self::snapshot::Privileges;

@@ -1,0 +1,51 @@
+//! One line of Tier 1: a resource (or a tool) a meta-tool discloses, as
+//! data. The text is written from it in one place ([`Line`]'s `Display`);
+//! token accounting charges each line to the resource it names.
+
+use std::fmt;
+
+/// One Tier-1 line: `- {name}{rest}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Line {
+    /// The resource it is charged to: a plugin instance, a database, an
+    /// MCP server, the plugin of a built-in tool, or a skill.
+    pub origin: String,
+    /// The name it shows first (the resource's, or a tool's).
+    pub name: String,
+    /// What follows the name: its purpose, and what it holds.
+    pub rest: String,
+}
+
+impl Line {
+    /// A line for `origin` that shows `name` followed by `rest`.
+    pub(crate) fn new(origin: impl Into<String>, name: impl Into<String>, rest: String) -> Line {
+        Line { origin: origin.into(), name: name.into(), rest }
+    }
+
+    /// A line showing `name` then `: {detail}`.
+    pub(crate) fn described(origin: impl Into<String>, name: impl Into<String>, detail: &str) -> Line {
+        Line::new(origin, name, format!(": {detail}"))
+    }
+}
+
+impl fmt::Display for Line {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "- {}{}", self.name, self.rest)
+    }
+}
+
+/// `lines`, one per line of text.
+pub(crate) fn joined(lines: &[Line]) -> String {
+    lines.iter().map(Line::to_string).collect::<Vec<_>>().join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_its_name_then_the_rest() {
+        let lines = [Line::described("db", "db", "Music store."), Line::new("srv", "srv", " (2 tools: a, b)".into())];
+        assert_eq!(joined(&lines), "- db: Music store.\n- srv (2 tools: a, b)");
+    }
+}

@@ -1,0 +1,101 @@
+//! Who a call is made for, and the one rule of how high its access may
+//! go on a resource: the lower of the resource's own ceiling (a
+//! connector instance's `access`) and the caller's grant.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::catalog::{Catalog, ToolEntry};
+use crate::contract::Access;
+use crate::error::{Error, Result};
+
+/// Who a call is made for: the agent, and the highest access it is
+/// granted on each resource (a plugin instance, a database, an MCP server).
+/// The seam refuses an action above the grant before anything runs, and
+/// passes the grant down (a database adapter's statements are held to it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Caller {
+    /// The agent profile, if any.
+    pub agent: Option<String>,
+    /// Grants by resource name; `*` applies to every other resource.
+    pub access: Arc<BTreeMap<String, Access>>,
+}
+
+impl Caller {
+    /// The operator itself (the library, the CLI): no agent, every resource
+    /// at the level it is configured with.
+    pub fn operator() -> Caller {
+        Caller::default()
+    }
+
+    /// The highest access granted on `resource`.
+    pub fn ceiling(&self, resource: &str) -> Access {
+        self.access.get(resource).or_else(|| self.access.get("*")).copied().unwrap_or(Access::Admin)
+    }
+
+    /// The highest access this caller may use on `resource` of `catalog`:
+    /// its grant, held to the resource's own ceiling.
+    pub fn allowed_on(&self, catalog: &Catalog, resource: &str) -> Access {
+        let own = catalog.get(resource).and_then(|p| p.settings().access).unwrap_or(Access::Admin);
+        self.ceiling(resource).min(own)
+    }
+
+    /// Whether this caller may run `tool`: the resource's own ceiling
+    /// first (whoever calls), then the caller's grant; each refusal says
+    /// which one it was.
+    pub fn permit(&self, catalog: &Catalog, tool: &ToolEntry) -> Result<()> {
+        if let Some(allowed) = catalog.get(&tool.origin).and_then(|p| p.settings().access)
+            && tool.access > allowed
+        {
+            return Err(Error::AboveCeiling {
+                resource: tool.origin.clone(),
+                action: tool.action.clone(),
+                needed: tool.access,
+                allowed,
+            });
+        }
+        let granted = self.ceiling(&tool.origin);
+        if tool.access > granted {
+            return Err(Error::Denied {
+                resource: tool.origin.clone(),
+                action: tool.action.clone(),
+                needed: tool.access,
+                granted,
+                agent: self.agent.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grant_names_resources_and_a_star_covers_the_rest() {
+        let access = [("db".to_owned(), Access::Write), ("*".to_owned(), Access::Read)].into();
+        let caller = Caller { agent: Some("a".into()), access: Arc::new(access) };
+        assert_eq!(caller.ceiling("db"), Access::Write);
+        assert_eq!(caller.ceiling("other"), Access::Read);
+        assert_eq!(Caller::operator().ceiling("any"), Access::Admin);
+        // Without such a resource in the catalog, only the grant holds.
+        assert_eq!(caller.allowed_on(&Catalog::default(), "db"), Access::Write);
+    }
+
+    #[test]
+    fn a_call_above_the_grant_is_denied_naming_the_agent() {
+        let caller = Caller { agent: Some("reader".into()), access: Arc::new([("*".into(), Access::Read)].into()) };
+        let tool = ToolEntry {
+            name: "db__query".into(),
+            origin: "db".into(),
+            action: "query".into(),
+            category: crate::catalog::Category::Database,
+            summary: String::new(),
+            access: Access::Write,
+        };
+        let error = caller.permit(&Catalog::default(), &tool).unwrap_err();
+        assert!(matches!(&error, Error::Denied { agent: Some(a), .. } if a == "reader"), "{error}");
+        assert!(Caller::operator().permit(&Catalog::default(), &tool).is_ok());
+    }
+}
