@@ -6,12 +6,14 @@
 //! the same stubs as text; [`search`] and [`select`] rank tools; [`tokens`]
 //! counts what each mode costs; [`formats`] shapes definitions for MCP,
 //! OpenAI and Anthropic; [`failures`] words a failed call for the model;
-//! [`tables`] keeps what database adapters listed.
+//! [`tables`] keeps what database adapters listed; `reach` says how a
+//! model reaches what it found.
 
 pub mod failures;
 pub mod formats;
 pub(crate) mod meta_tools;
 pub mod policy;
+pub(crate) mod reach;
 pub mod search;
 pub mod select;
 pub mod strict;

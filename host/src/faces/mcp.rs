@@ -359,7 +359,10 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
             });
             Arc::new(move |p| drop(sink.send(p))) as progress::Sink
         });
-        let call = self.call_reporting(&request.name, arguments, sink);
+        // The call's trace context: what it logs (and, later, exports)
+        // belongs to this request.
+        let span = tracing::debug_span!("tools/call", tool = %request.name);
+        let call = tracing::Instrument::instrument(self.call_reporting(&request.name, arguments, sink), span);
         // A cancelled request stops the call (an upstream server is told).
         tokio::select! {
             result = call => Ok(result?.into()),

@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::line::Line;
 use super::tool::{CallContext, CallFuture, MetaTool, View, to_value};
 use crate::catalog::Category;
+use crate::disclosure::reach::{Reach, reach};
 use crate::disclosure::search::Entry;
-use crate::disclosure::turn::{Reach, reach};
 use crate::error::{Error, Result};
 use crate::invoke::Output;
 

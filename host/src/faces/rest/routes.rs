@@ -231,7 +231,8 @@ async fn call(State(rest): State<Arc<Rest>>, Path(name): Path<String>, body: axu
             }
         }
     };
-    let mut outcome = rest.session.clone().call(&name, arguments).await;
+    let span = tracing::debug_span!("POST /v1/tools/{name}/call", tool = %name);
+    let mut outcome = tracing::Instrument::instrument(rest.session.clone().call(&name, arguments), span).await;
     if let Some(error) = outcome.error.as_ref().filter(|e| e.kind() == ErrorKind::UnknownTool) {
         return error_response(error);
     }

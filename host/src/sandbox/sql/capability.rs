@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use wasmtime::component::{HasSelf, Linker};
 
-#[cfg(feature = "fuzzing")]
 use crate::contract::Access;
 use crate::contract::database::quiver::plugin::sql;
 use crate::contract::wit;

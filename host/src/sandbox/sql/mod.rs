@@ -25,6 +25,7 @@ mod wire;
 pub use self::capability::SqlGrant;
 pub(crate) use self::capability::{SqlState, link};
 pub use self::database::{Database, TableNames};
+#[cfg(feature = "fuzzing")]
 pub(crate) use self::engine::Outcome;
 pub use self::settings::{DatabaseSettings, RawDatabase};
 pub use self::snapshot::Privileges;
