@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Write the fuzz targets' seed corpora (fuzz/corpus/<target>/seed-*) from the
-repository's own inputs: the README's and the tests' configuration snippets,
-the test skills, the bundled plugins' stub and manifest sections, and the SQL
-the policy's tests send. Deterministic; run it from the repository root after
-`cargo build` (it reads the bundled components the build wrote). Entries the
-fuzzer finds are added beside the seeds by `fuzz/run.sh` (minimised)."""
+repository's own inputs: the configuration snippets of the README, of the book
+(docs/src/**/*.md) and of the tests, the test skills, the bundled plugins'
+stub and manifest sections, and the SQL the policy's tests send.
+Deterministic; run it from the repository root after `cargo build` (it reads
+the bundled components the build wrote). Entries the fuzzer finds are added
+beside the seeds by `fuzz/run.sh` (minimised).
+
+`--dry-run` writes nothing: it prints how many seeds each target would get
+and how many of them the committed corpus lacks."""
 
 import glob, hashlib, os, re, sys
 
@@ -12,12 +16,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "fuzz", "corpus")
 
 
+DRY_RUN = "--dry-run" in sys.argv[1:]
+PLANNED = {}  # target -> seed file names (--dry-run)
+
+
 def write(target, data):
     if isinstance(data, str):
         data = data.encode()
     folder = os.path.join(CORPUS, target)
-    os.makedirs(folder, exist_ok=True)
     name = "seed-" + hashlib.sha256(data).hexdigest()[:16]
+    if DRY_RUN:
+        PLANNED.setdefault(target, set()).add(name)
+        return
+    os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, name), "wb") as f:
         f.write(data)
 
@@ -81,8 +92,16 @@ def component_with(section_name, payload):
     return b"\0asm\x0d\x00\x01\x00" + b"\x00" + leb(len(body)) + body
 
 
+def documents():
+    """README.md and every chapter of the book, in a stable order."""
+    chapters = glob.glob(os.path.join(ROOT, "docs", "src", "**", "*.md"), recursive=True)
+    return ["README.md"] + sorted(os.path.relpath(path, ROOT) for path in chapters)
+
+
 def configs():
-    blocks = re.findall(r"```toml\n(.*?)```", read("README.md"), re.S)
+    blocks = []
+    for document in documents():
+        blocks += re.findall(r"```toml\n(.*?)```", read(document), re.S)
     docs = [line[4:] if line.startswith("//! ") else "" for line in read("host/src/config.rs").splitlines() if line.startswith("//!")]
     blocks += re.findall(r"```toml\n(.*?)```", "\n".join(docs), re.S)
     for block in blocks:
@@ -173,6 +192,12 @@ def openapi():
 
 
 if __name__ == "__main__":
+    usage = __doc__ + "\nusage: python3 fuzz/seeds.py [--dry-run]"
+    if any(arg in ("-h", "--help") for arg in sys.argv[1:]):
+        print(usage)
+        sys.exit(0)
+    if any(arg != "--dry-run" for arg in sys.argv[1:]):
+        sys.exit(usage)
     openapi()
     messages()
     mcp_tools()
@@ -180,5 +205,11 @@ if __name__ == "__main__":
     skills()
     sections()
     sql()
+    if DRY_RUN:
+        for target, names in sorted(PLANNED.items()):
+            folder = os.path.join(CORPUS, target)
+            present = set(os.listdir(folder)) if os.path.isdir(folder) else set()
+            print(target, len(names), "seeds,", len(names - present), "not in fuzz/corpus/" + target)
+        sys.exit(0)
     for target in sorted(os.listdir(CORPUS)):
         print(target, len(os.listdir(os.path.join(CORPUS, target))))

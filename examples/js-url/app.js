@@ -1,6 +1,6 @@
 // A Quiver plugin in JavaScript: parse, build and resolve URLs with the
 // web platform's URL and URLSearchParams. Build and package it with
-// examples/js-url/build.sh (see README.md, "Plugins in JavaScript").
+// examples/js-url/build.sh (see docs/src/plugin-authors/writing-a-plugin.md, "Plugins in JavaScript").
 
 import { Tools, ToolError, z } from "../../sdk/js/quiver_plugin.js";
 

@@ -1,6 +1,6 @@
 """A Quiver plugin in Python: statistics of lists of numbers, with the
 standard library's `statistics` module. Build and package it with
-examples/python-stats/build.sh (see README.md, "Plugins in Python")."""
+examples/python-stats/build.sh (see docs/src/plugin-authors/writing-a-plugin.md, "Plugins in Python")."""
 
 import heapq  # noqa: F401  statistics.mode imports it when called; componentize-py bundles
 import statistics  # only the modules imported while it builds the component

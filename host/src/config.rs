@@ -191,55 +191,51 @@ impl Config {
     }
 
     /// The resolved settings of every `[databases.NAME]` section: URLs
-    /// parsed, passwords read from where they are kept.
+    /// parsed, passwords read from where they are kept; the first that
+    /// cannot be resolved is the error.
     pub fn database_settings(&self) -> Result<Vec<DatabaseSettings>> {
-        let base = self.base.clone().unwrap_or_else(|| PathBuf::from("."));
-        self.databases.iter().map(|(name, raw)| DatabaseSettings::resolve(name, raw, &base)).collect()
+        self.each_database().into_iter().map(|(_, settings)| settings).collect()
+    }
+
+    /// Each `[databases.NAME]` section by name, resolved or why not: a
+    /// section that cannot be resolved fails alone.
+    pub fn each_database(&self) -> Vec<(String, Result<DatabaseSettings>)> {
+        let base = self.base();
+        self.databases.iter().map(|(name, raw)| (name.clone(), DatabaseSettings::resolve(name, raw, &base))).collect()
     }
 
     /// Every `[connectors.NAME]` section, resolved: credentials read from
-    /// where they are kept, OpenAPI documents parsed (once per content)
-    /// and their operations selected.
+    /// where they are kept, OpenAPI documents parsed and their operations
+    /// selected; the first that cannot be resolved is the error.
     pub fn connector_sources(&self) -> Result<Vec<ConnectorSource>> {
-        let base = self.base.clone().unwrap_or_else(|| PathBuf::from("."));
-        let mut sources = Vec::with_capacity(self.connectors.len());
-        for (name, raw) in &self.connectors {
-            let section = format!("[connectors.{name}]");
-            let (raw, openapi) = match &raw.openapi {
-                Some(document) if raw.plugin.is_none() => {
-                    let api = Api::open(&base.join(document))
-                        .map_err(|e| Error::config(section.clone(), format!("openapi: {e}")))?;
-                    let selection = Selection {
-                        tags: raw.tags.clone(),
-                        exclude_tags: raw.exclude_tags.clone(),
-                        operations: raw.operations.clone(),
-                        exclude_operations: raw.exclude_operations.clone(),
-                        access: raw.operation_access.clone(),
-                    };
-                    let connector = api.select(&selection, &section)?;
-                    let mut raw = raw.clone();
-                    for auth in &mut raw.auth {
-                        api.complete_auth(auth, &section)?;
-                    }
-                    (std::borrow::Cow::Owned(raw), Some(connector))
-                }
-                _ => (std::borrow::Cow::Borrowed(raw), None),
-            };
-            let settings = ConnectorSettings::resolve(name, &raw, &base)?;
-            sources.push(ConnectorSource { settings, openapi });
-        }
-        Ok(sources)
+        self.each_connector().into_iter().map(|(_, source)| source).collect()
+    }
+
+    /// Each `[connectors.NAME]` section by name, resolved or why not: a
+    /// section that cannot be resolved fails alone.
+    pub fn each_connector(&self) -> Vec<(String, Result<ConnectorSource>)> {
+        let base = self.base();
+        self.connectors.iter().map(|(name, raw)| (name.clone(), connector_source(name, raw, &base))).collect()
     }
 
     /// Every enabled `[mcp_servers.NAME]` entry, resolved: secret
-    /// references read, paths against the config file's folder.
+    /// references read, paths against the config file's folder; the first
+    /// that cannot be resolved is the error.
     pub fn server_specs(&self) -> Result<Vec<ServerSpec>> {
-        let base = self.base.clone().unwrap_or_else(|| PathBuf::from("."));
-        let mut specs = Vec::new();
-        for (name, raw) in &self.mcp_servers {
-            specs.extend(ServerSpec::resolve(name, raw, &base)?);
-        }
-        Ok(specs)
+        let each = self.each_server().into_iter().map(|(_, spec)| spec);
+        Ok(each.collect::<Result<Vec<Option<ServerSpec>>>>()?.into_iter().flatten().collect())
+    }
+
+    /// Each `[mcp_servers.NAME]` entry by name, resolved (`None`: disabled)
+    /// or why not: an entry that cannot be resolved fails alone.
+    pub fn each_server(&self) -> Vec<(String, Result<Option<ServerSpec>>)> {
+        let base = self.base();
+        self.mcp_servers.iter().map(|(name, raw)| (name.clone(), ServerSpec::resolve(name, raw, &base))).collect()
+    }
+
+    /// The folder relative paths are resolved against.
+    fn base(&self) -> PathBuf {
+        self.base.clone().unwrap_or_else(|| PathBuf::from("."))
     }
 
     /// Add the servers of an `mcpServers` JSON file (`--mcp-config`); its
@@ -264,6 +260,33 @@ impl Config {
     pub fn settings_for(&self, name: &str) -> Result<PluginSettings> {
         self.plugin_settings().resolve(name, None)
     }
+}
+
+/// `[connectors.NAME]` resolved: its OpenAPI document read and its
+/// operations selected, when it has one.
+fn connector_source(name: &str, raw: &RawConnector, base: &Path) -> Result<ConnectorSource> {
+    let section = format!("[connectors.{name}]");
+    let (raw, openapi) = match &raw.openapi {
+        Some(document) if raw.plugin.is_none() => {
+            let api =
+                Api::open(&base.join(document)).map_err(|e| Error::config(section.clone(), format!("openapi: {e}")))?;
+            let selection = Selection {
+                tags: raw.tags.clone(),
+                exclude_tags: raw.exclude_tags.clone(),
+                operations: raw.operations.clone(),
+                exclude_operations: raw.exclude_operations.clone(),
+                access: raw.operation_access.clone(),
+            };
+            let connector = api.select(&selection, &section)?;
+            let mut raw = raw.clone();
+            for auth in &mut raw.auth {
+                api.complete_auth(auth, &section)?;
+            }
+            (std::borrow::Cow::Owned(raw), Some(connector))
+        }
+        _ => (std::borrow::Cow::Borrowed(raw), None),
+    };
+    Ok(ConnectorSource { settings: ConnectorSettings::resolve(name, &raw, base)?, openapi })
 }
 
 /// The default compile-cache folder: `$QUIVER_CACHE_DIR`, else

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::audit::{AuditLog, AuditRecord};
-use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Status};
+use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Rejection, Status};
 use crate::config::{self, Config};
 use crate::disclosure::policy::{Policy, PolicySettings};
 use crate::disclosure::search::{Ranker, SearchCache};
@@ -115,18 +115,41 @@ impl HostBuilder {
                 None => config::default_cache_dir(),
             },
         };
+        // A resource that cannot be set up fails alone: it is rejected,
+        // with its reason, and the rest serve.
+        let mut failed: Vec<Rejection> = Vec::new();
+        let mut fail = |section: String, error: Error| failed.push(Rejection { origin: section, error });
         let mut databases = Vec::new();
         let mut secrets = Vec::new();
-        for settings in config.database_settings()? {
-            secrets.extend(settings.password.clone());
-            databases.push(open_database(settings)?);
+        for (name, settings) in config.each_database() {
+            let opened = settings.and_then(|settings| {
+                secrets.extend(settings.password.clone());
+                open_database(settings)
+            });
+            match opened {
+                Ok(source) => databases.push(source),
+                Err(error) => fail(format!("[databases.{name}]"), error),
+            }
         }
         if self.demo && config.demo != Some(false) {
             databases.extend(demo_databases(cache_dir.as_deref())?);
         }
-        let connectors = config.connector_sources()?;
+        let mut connectors = Vec::new();
+        for (name, source) in config.each_connector() {
+            match source {
+                Ok(source) => connectors.push(source),
+                Err(error) => fail(format!("[connectors.{name}]"), error),
+            }
+        }
         secrets.extend(connectors.iter().flat_map(|c| c.settings.secrets().cloned()));
-        let upstreams = Arc::new(Upstreams::new(config.server_specs()?, cache_dir.as_deref()));
+        let mut specs = Vec::new();
+        for (name, spec) in config.each_server() {
+            match spec {
+                Ok(spec) => specs.extend(spec),
+                Err(error) => fail(format!("[mcp_servers.{name}]"), error),
+            }
+        }
+        let upstreams = Arc::new(Upstreams::new(specs, cache_dir.as_deref()));
         secrets.extend(upstreams.secrets().cloned());
         let analyzer = config.search.analyzer(cache_dir.as_deref());
         let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir)?);
@@ -140,6 +163,7 @@ impl HostBuilder {
             databases,
             connectors,
             live: upstreams.live_servers(),
+            failed,
             max_plugin_bytes: Some(config.max_plugin_bytes()),
         };
         let reloader = Arc::new(Reloader::start(folders, config.plugin_settings(), runtime.clone(), self.keep_bytes)?);

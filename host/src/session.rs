@@ -81,7 +81,7 @@ pub struct CallOutcome {
 impl CallOutcome {
     /// The outcome of `result`, a failure worded for the model with the
     /// tool names of `catalog`.
-    fn new(result: Result<Output>, calls: Vec<Facts>, catalog: &Catalog) -> CallOutcome {
+    fn new(result: Result<Output>, calls: Vec<Facts>, catalog: &Catalog, via: Option<&str>) -> CallOutcome {
         match result {
             Ok(output) => CallOutcome {
                 text: output.text(),
@@ -91,7 +91,7 @@ impl CallOutcome {
                 calls,
             },
             Err(error) => CallOutcome {
-                text: failures::explain(&error, catalog),
+                text: failures::explain(&error, catalog, via),
                 is_error: true,
                 error: Some(error),
                 output: None,
@@ -291,9 +291,23 @@ impl Session {
     pub async fn call_reporting(&mut self, name: &str, args: Value, progress: Option<Sink>) -> CallOutcome {
         // One snapshot for the whole call, from the first lookup to the wording of its failure.
         let catalog = self.services.live.current();
+        let started = std::time::Instant::now();
         let mut calls = Vec::new();
         let result = self.dispatch(&catalog, name, args, progress, &mut calls).await;
-        CallOutcome::new(result, calls, &catalog)
+        // One line per call for whoever runs the service (never its
+        // arguments); its fields are only made when the line is written.
+        tracing::info!(
+            target: "quiver::calls",
+            tool = %crate::catalog::shown::shown(name),
+            via = %calls.iter().map(|f| f.tool.as_str()).filter(|t| *t != name).collect::<Vec<_>>().join(","),
+            agent = %self.policy.agent.as_deref().unwrap_or("-"),
+            outcome = %crate::invoke::outcome(&result),
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "call"
+        );
+        // A meta-tool's own calls are named as the model reached them.
+        let via = meta_tools::find(name).map(|m| m.name());
+        CallOutcome::new(result, calls, &catalog, via)
     }
 
     async fn dispatch(
@@ -304,9 +318,9 @@ impl Session {
         progress: Option<Sink>,
         calls: &mut Vec<Facts>,
     ) -> Result<Output> {
-        let (name, args) = match name {
-            CALL_TOOL => call_tool::unwrap(args)?,
-            name => (name.to_owned(), args),
+        let ((name, args), inner) = match name {
+            CALL_TOOL => (call_tool::unwrap(args)?, true),
+            name => ((name.to_owned(), args), false),
         };
         if let Some(meta) = meta_tools::find(&name)
             && self.rules(catalog).accepts(meta)
@@ -326,7 +340,9 @@ impl Session {
             return meta.call(cx, args).await;
         }
         let rules = self.rules(catalog);
-        let Some(entry) = rules.visible(&name) else { return Err(rules.unknown(&name)) };
+        let Some(entry) = rules.visible(&name) else {
+            return Err(if inner { rules.unknown_inner(&name) } else { rules.unknown(&name) });
+        };
         if !rules.is_callable(entry) {
             return Err(rules.not_callable(entry));
         }
@@ -414,6 +430,15 @@ mod tests {
         assert_eq!(fake.received(), [("calc__evaluate".to_owned(), json!({"expression": "1"}))]);
         let outcome = session.call(CALL_TOOL, json!({"tool": "calc__evaluate"})).await;
         assert_eq!(outcome.error.map(|e| e.kind()), Some(crate::ErrorKind::InvalidArguments));
+        // An unknown name inside call_tool is a result the model reads (a
+        // protocol error would end some clients' sessions), with the name
+        // it may have meant; at the top level it stays an unknown tool.
+        let outcome = session.call(CALL_TOOL, json!({"name": "calc_evaluate"})).await;
+        assert_eq!(outcome.error.as_ref().map(|e| e.kind()), Some(crate::ErrorKind::InvalidArguments));
+        assert!(outcome.text.contains("did you mean `calc__evaluate`?"), "{}", outcome.text);
+        let outcome = session.call("calc_evaluate", json!({})).await;
+        assert_eq!(outcome.error.as_ref().map(|e| e.kind()), Some(crate::ErrorKind::UnknownTool));
+        assert!(outcome.text.contains("did you mean `calc__evaluate`?"), "{}", outcome.text);
 
         // The connector is reached through its meta-tool, whose calls are reported.
         let args = json!({"subcommand": "execute", "connector": "api", "action": "get", "parameters": {"id": 7}});

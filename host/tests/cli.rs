@@ -1,42 +1,11 @@
 //! The `quiver` binary: exit codes, stdout purity, error messages.
 
-use std::process::{Command, Output};
+mod common;
 
+use std::process::Command;
+
+use common::{Cli, stderr, stdout};
 use quiver_tests::fixtures;
-
-struct Cli {
-    cache: tempfile::TempDir,
-    plugins: tempfile::TempDir,
-}
-
-impl Cli {
-    fn new() -> Cli {
-        let plugins = tempfile::tempdir().unwrap();
-        std::fs::copy(fixtures::MISBEHAVE, plugins.path().join("misbehave.wasm")).unwrap();
-        Cli { cache: tempfile::tempdir().unwrap(), plugins }
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_quiver"))
-            .arg("--cache-dir")
-            .arg(self.cache.path())
-            .arg("--plugins")
-            .arg(self.plugins.path())
-            .args(args)
-            .env_remove("QUIVER_CONFIG")
-            .env("RUST_LOG", "info")
-            .output()
-            .expect("run quiver")
-    }
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
-}
 
 #[test]
 fn list_and_prompt_show_bundled_and_folder_plugins_without_compiling() {
@@ -93,6 +62,40 @@ fn call_prints_the_output_as_json() {
     let out = cli.run(&["call", "calc__evaluate", r#"{"expression": "6 * 7"}"#]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()["value"], 42);
+    // The input from a file, or from standard input.
+    let file = cli.cache.path().join("input.json");
+    std::fs::write(&file, r#"{"expression": "6 * 8"}"#).unwrap();
+    let out = cli.run(&["call", "calc__evaluate", &format!("@{}", file.display())]);
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()["value"], 48, "{}", stderr(&out));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .arg("--cache-dir")
+        .arg(cli.cache.path())
+        .args(["call", "calc", "evaluate", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), br#"{"expression": "6 * 9"}"#).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()["value"], 54);
+}
+
+/// `quiver new` names the fix for a name with `_`, and its help lists its
+/// own options, not the host's.
+#[test]
+fn new_suggests_a_name_and_shows_its_own_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(["new", "rust", "my_tool", "--dir"])
+        .arg(dir.path().join("p"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("try `my-tool`"), "{}", stderr(&out));
+    let help = Command::new(env!("CARGO_BIN_EXE_quiver")).args(["new", "--help"]).output().unwrap();
+    let help = stdout(&help);
+    assert!(help.contains("--dir") && help.contains("--sdk"), "{help}");
+    assert!(!help.contains("--plugins") && !help.contains("--mcp-config"), "{help}");
 }
 
 #[test]
@@ -181,16 +184,36 @@ fn new_projects_build_and_pass_check() {
         .map(|t| if t.is_absolute() { t } else { root.join(t) })
         .unwrap_or_else(|| root.join("target"))
         .join("readme-plugins");
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo.current_dir(&rust).args(["build", "--quiet", "--release", "--target", "wasm32-wasip2"]);
-    for var in ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "RUSTC_WORKSPACE_WRAPPER", "RUSTC_WRAPPER"] {
-        cargo.env_remove(var);
-    }
-    let built = cargo.env("CARGO_TARGET_DIR", &target).output().unwrap();
+    let built = common::build_project(&rust, &target);
     assert!(built.status.success(), "{}", stderr(&built));
     let wasm = target.join("wasm32-wasip2/release/word_tools.wasm");
     let out = cli.run(&["check", wasm.to_str().unwrap()]);
     assert!(stdout(&out).starts_with("ok: word-tools 0.1.0 (tool), 1 action: count_words"), "{}", stdout(&out));
+
+    // A connector and a database adapter, in Rust: each builds and passes
+    // `quiver check` as written, as its kind.
+    for (kind, expected) in [
+        ("connector", "ok: api-reach 0.1.0 (connector), 1 action: get"),
+        ("database", "ok: api-reach 0.1.0 (database), 3 actions: list_tables, describe_table, query"),
+    ] {
+        let project = projects.path().join(kind);
+        let out = cli.run(&["new", "rust", "api-reach", "--kind", kind, "--dir", project.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let built = common::build_project(&project, &target);
+        assert!(built.status.success(), "{kind}: {}", stderr(&built));
+        let out = cli.run(&["check", target.join("wasm32-wasip2/release/api_reach.wasm").to_str().unwrap()]);
+        assert!(stdout(&out).starts_with(expected), "{kind}: {}", stdout(&out));
+    }
+    let out = cli.run(&[
+        "new",
+        "python",
+        "api-reach",
+        "--kind",
+        "database",
+        "--dir",
+        projects.path().join("x").to_str().unwrap(),
+    ]);
+    assert!(!out.status.success() && stderr(&out).contains("in Rust"), "{}", stderr(&out));
 
     let python = projects.path().join("py");
     let out = cli.run(&["new", "python", "word-tools", "--dir", python.to_str().unwrap()]);
@@ -320,17 +343,17 @@ fn upstream_servers_stop_with_quiver_on_sigterm() {
         .arg("--config")
         .arg(&config)
         .args(["serve", "--stdio", "--no-watch"])
+        .env_remove("RUST_LOG")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        // A few lines at the default level: the pipe does not fill.
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("start quiver serve");
     let mut stdin = child.stdin.take().unwrap();
-    for request in [
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#,
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    for request in common::HANDSHAKE.into_iter().chain([
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp","arguments":{"subcommand":"call","server":"unruly","tool":"slow","parameters":{"seconds":0}}}}"#,
-    ] {
+    ]) {
         writeln!(stdin, "{request}").unwrap();
     }
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
@@ -344,9 +367,15 @@ fn upstream_servers_stop_with_quiver_on_sigterm() {
     let upstream = children_of(child.id());
     assert_eq!(upstream.len(), 1, "one upstream process: {upstream:?}");
     Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
-    assert!(child.wait().unwrap().success(), "a clean exit on SIGTERM");
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "a clean exit on SIGTERM");
     assert!(!quiver_tests::mcp_servers::alive(upstream[0]), "the upstream server outlived Quiver");
     drop(stdin);
+    // The server's life is in the log at the default level, as plugins' is.
+    let log = String::from_utf8(output.stderr).unwrap();
+    for event in ["listed the MCP server's tools", "shutting down on a signal", "stopped the MCP server"] {
+        assert!(log.contains(event), "no `{event}` in the log: {log}");
+    }
 }
 
 /// Finding A1: with `--agent`, `call` goes through that agent's session,

@@ -1,7 +1,7 @@
 // Write a Quiver plugin in JavaScript as ordinary functions whose inputs
 // are zod schemas. Bundle it with esbuild, build it into a WebAssembly
 // component with componentize-js against Quiver's `wit/`, then write its
-// stub with `quiver package` (see README.md, "Plugins in JavaScript").
+// stub with `quiver package` (see docs/src/plugin-authors/writing-a-plugin.md, "Plugins in JavaScript").
 //
 //   import { Tools, ToolError, z } from "./quiver_plugin.js";
 //   const tools = new Tools("url", "0.1.0", "Parse and build URLs.", ["web"]);
@@ -56,6 +56,14 @@ export class Tools {
     if (!description) throw new Error(`action \`${name}\` has no description: its first line is what models see`);
     const inputSchema = z.toJSONSchema(input, { io: "input" });
     delete inputSchema.$schema;
+    // A model sends an action's arguments as one JSON object: say so at
+    // build time, in the words the Rust SDK uses.
+    if (inputSchema.type !== "object") {
+      throw new Error(
+        `action \`${name}\`: an action's input is a JSON object of named arguments, not ${inputSchema.type ?? "this schema"}: ` +
+          "take a z.object({ ... }) of named fields",
+      );
+    }
     this.actions.set(name, { input, run });
     this.manifest.actions.push({
       name,

@@ -1,7 +1,7 @@
 """Write a Quiver plugin in Python as ordinary typed functions.
 
 Build it into a WebAssembly component with componentize-py against Quiver's
-`wit/` folder, then write its stub with `quiver package` (see README.md):
+`wit/` folder, then write its stub with `quiver package` (see Quiver's docs/src/plugin-authors/writing-a-plugin.md):
 
     from quiver_plugin import Tools, ToolError
 

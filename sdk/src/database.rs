@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 pub struct Table {
     /// Table name as it is written in SQL.
     pub name: String,
-    /// One line on what the table holds; may be empty.
+    /// One line on what the table holds; left out when there is none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     /// Number of columns.
     pub column_count: u32,
@@ -36,7 +37,8 @@ pub struct Column {
     pub data_type: String,
     /// Whether the column accepts NULL.
     pub nullable: bool,
-    /// What the column holds; may be empty.
+    /// What the column holds; left out when there is none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     /// For a foreign key: the `table.column` it references.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,7 +50,8 @@ pub struct Column {
 pub struct TableSchema {
     /// Table name.
     pub name: String,
-    /// What the table holds; may be empty.
+    /// What the table holds; left out when there is none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     /// The columns, in declaration order.
     pub columns: Vec<Column>,
@@ -71,7 +74,7 @@ pub struct DescribeTable {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Query {
-    /// One read-only SQL statement.
+    /// One SQL statement: a query, or a change where the database grants write access.
     pub sql: String,
     /// Return at most this many rows (default 100).
     #[serde(default = "default_max_rows")]

@@ -241,8 +241,8 @@ async fn an_unwritable_audit_file_fails_no_call() {
     assert!(!record.contains(TOKEN) && record.contains("\"outcome\":\"ok\""), "{record}");
 }
 
-/// A missing credential is a start-up error that names the connector and
-/// the variable, and no secret value ever shows in one.
+/// A missing credential refuses its connector alone, naming it and the
+/// variable, and no secret value ever shows in the reason.
 #[test]
 fn a_missing_secret_names_its_connector_and_variable() {
     let config = r#"
@@ -251,7 +251,7 @@ plugin = "fixture-connector"
 base_url = "http://127.0.0.1:9"
 auth = { kind = "bearer", token_env = "QUIVER_TEST_SURELY_UNSET_BOOKS_TOKEN" }
 "#;
-    let error = TestHost::builder().fixture("connector").config(config).try_build().err().unwrap().to_string();
+    let error = TestHost::builder().fixture("connector").config(config).refused("[connectors.books]");
     assert!(error.contains("[connectors.books]") && error.contains("QUIVER_TEST_SURELY_UNSET_BOOKS_TOKEN"), "{error}");
 
     let config = r#"
@@ -335,12 +335,15 @@ private_hosts = ["localhost"]
         assert_eq!(guest_error(&fetch(target.clone()).await.unwrap_err()).0, GuestErrorKind::Denied, "{target}");
     }
 
-    // A name that resolves to loopback is refused (the system's resolver
-    // answers), unless the operator marks it internal.
+    // A name that always means this machine (which the guard would refuse
+    // when it resolves to loopback) is refused when the configuration is
+    // read, with the fix, and fails alone; marked internal, it is reached.
+    let catalog = t.host.catalog();
+    let by_name = catalog.rejected().iter().find(|r| r.origin == "[connectors.by_name]").expect("by_name is refused");
+    let reason = by_name.error.to_string();
+    assert!(reason.contains("127.0.0.1") && reason.contains("private_hosts = [\"localhost\"]"), "{reason}");
     let error = call(&t, "by_name", "read", json!({ "path": "/echo" })).await.unwrap_err();
-    let (kind, message) = guest_error(&error);
-    assert_eq!(kind, GuestErrorKind::Denied, "{message}");
-    assert!(message.contains("resolves to a loopback, private"), "{message}");
+    assert_eq!(error.kind(), quiver::ErrorKind::Rejected, "{error}");
     let internal = call(&t, "internal", "read", json!({ "path": "/echo" })).await.unwrap();
     assert_eq!(headers(&internal)["host"], format!("localhost:{port}"));
 

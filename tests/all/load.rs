@@ -243,3 +243,75 @@ async fn a_packaged_component_is_served_like_an_sdk_plugin() {
     let wrong = t.host.package(std::path::Path::new(quiver_tests::fixtures::WRONG_WORLD)).await.unwrap_err();
     assert_eq!(wrong.kind(), ErrorKind::WrongWorld, "{wrong}");
 }
+
+/// One rule for a misconfigured resource: it fails alone and the rest
+/// serve. A database whose SQLite file is missing (its whole path in the
+/// reason), a connector whose credential is not set and one whose OpenAPI
+/// document cannot be read are each refused with why; Tier 1 names each
+/// as failing, `/v1/status` lists them, and a call of one says why it
+/// cannot run, while a good database and the plugins serve.
+#[tokio::test]
+async fn a_misconfigured_resource_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.db");
+    rusqlite::Connection::open(&good)
+        .unwrap()
+        .execute_batch("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);")
+        .unwrap();
+    let config = format!(
+        r#"
+[databases.shop]
+url = "sqlite:{missing}"
+
+[databases.notes]
+url = "sqlite:{good}"
+
+[connectors.books]
+plugin = "fixture-connector"
+base_url = "http://127.0.0.1:9"
+auth = {{ kind = "bearer", token_env = "QUIVER_TEST_SURELY_UNSET_TOKEN" }}
+
+[connectors.pets]
+openapi = "{missing_doc}"
+base_url = "http://127.0.0.1:9"
+"#,
+        missing = dir.path().join("data/shop.db").display(),
+        good = good.display(),
+        missing_doc = dir.path().join("pets.yaml").display(),
+    );
+    let t = TestHost::builder().bundled().fixture("connector").config(&config).build();
+    let catalog = t.host.catalog();
+    let failing: Vec<(&str, String)> =
+        catalog.failing("databases").chain(catalog.failing("connectors")).map(|(n, e)| (n, e.to_string())).collect();
+    let names: Vec<&str> = failing.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["shop", "books", "pets"], "{failing:?}");
+    let shop = &failing[0].1;
+    assert!(
+        shop.contains(&format!("{}", dir.path().join("data/shop.db").display())) && shop.contains("does not exist"),
+        "{shop}"
+    );
+    assert!(failing[1].1.contains("QUIVER_TEST_SURELY_UNSET_TOKEN"), "{}", failing[1].1);
+    assert!(failing[2].1.contains("pets.yaml"), "{}", failing[2].1);
+
+    let mut session = t.host.session(None).unwrap();
+    let tier1 = session.system_prompt();
+    for name in ["shop", "books", "pets"] {
+        assert!(tier1.contains(&format!("- {name}: failing, not available now (")), "{name}: {tier1}");
+    }
+    assert!(tier1.contains("- notes: ") && tier1.contains("Tables (1): notes"), "{tier1}");
+    let status = serde_json::to_value(t.host.status()).unwrap().to_string();
+    assert!(status.contains("[databases.shop]") && status.contains("[connectors.pets]"), "{status}");
+
+    let refused = session.call("database", serde_json::json!({"subcommand": "list_tables", "database": "shop"})).await;
+    assert_eq!(refused.error.as_ref().map(|e| e.kind()), Some(ErrorKind::Rejected), "{}", refused.text);
+    assert!(refused.text.contains("does not exist"), "{}", refused.text);
+    let served = session
+        .call(
+            "database",
+            serde_json::json!({"subcommand": "query", "database": "notes", "sql": "SELECT count(*) FROM notes"}),
+        )
+        .await;
+    assert!(!served.is_error, "{}", served.text);
+    let calc = t.host.call("calc", "evaluate", r#"{"expression": "1 + 1"}"#).await.unwrap();
+    assert_eq!(calc["value"], 2);
+}

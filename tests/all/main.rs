@@ -12,7 +12,7 @@
 //!    `sql_allow_list` (SQLite and PostgreSQL), `upstream` and
 //!    `upstream_hostile` (MCP servers).
 //! 3. **A check of the whole product**: `golden` (what a model is shown
-//!    stays byte-identical), `docs` (the README's examples run),
+//!    stays byte-identical), `docs` (the README's and the book's examples run),
 //!    `fuzzing` (every corpus replayed), `hostile_http` (clients that do
 //!    not play by the rules).
 //!

@@ -247,7 +247,7 @@ async fn every_security_scheme_is_a_host_held_credential() {
     // With several apiKey schemes, the document cannot say which: the
     // section must, and the error lists them.
     let ambiguous = instance("keys", &format!(r#"kind = "api_key", key_file = "{secret}""#));
-    let error = TestHost::builder().config(&ambiguous).try_build().err().unwrap().to_string();
+    let error = TestHost::builder().config(&ambiguous).refused("[connectors.keys]");
     assert!(
         error.contains("[connectors.keys]")
             && error.contains("several apiKey schemes")
@@ -330,14 +330,15 @@ fn sections_that_do_not_fit_say_why() {
         ),
     ] {
         let config = format!("[connectors.books]\n{section}\n");
-        let error = TestHost::builder().config(&config).try_build().err().expect("refused").to_string();
+        let error = TestHost::builder().config(&config).refused("[connectors.books]");
         assert!(error.contains("[connectors.books]") && error.contains(expected), "{expected}: {error}");
     }
 }
 
 /// A document whose parameters refer to each other in a cycle (284 bytes)
-/// is refused at start-up, naming the section, the document and the
-/// cycle; the process goes on (it used to overflow its stack and abort).
+/// refuses its connector at start-up, naming the section, the document
+/// and the cycle; the process goes on (it used to overflow its stack and
+/// abort).
 #[test]
 fn a_reference_cycle_is_refused_at_start_up() {
     let dir = tempfile::tempdir().unwrap();
@@ -345,7 +346,7 @@ fn a_reference_cycle_is_refused_at_start_up() {
     let text = r##"{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"parameters":[{"$ref":"#/components/parameters/A"}],"responses":{"200":{"description":"ok"}}}}},"components":{"parameters":{"A":{"$ref":"#/components/parameters/B"},"B":{"$ref":"#/components/parameters/A"}}}}"##;
     std::fs::write(&path, text).unwrap();
     let config = format!("[connectors.cyclic]\nopenapi = \"{}\"\nbase_url = \"http://127.0.0.1:9\"\n", path.display());
-    let error = TestHost::builder().config(&config).try_build().err().expect("refused").to_string();
+    let error = TestHost::builder().config(&config).refused("[connectors.cyclic]");
     for expected in ["[connectors.cyclic]", "cycle.json", "#/components/parameters/A → #/components/parameters/B"] {
         assert!(error.contains(expected), "{expected}: {error}");
     }

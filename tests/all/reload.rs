@@ -340,3 +340,38 @@ async fn a_plugin_used_by_two_instances_survives_rescans() {
         assert!(Arc::ptr_eq(&kept, &plugin), "the unchanged plugin is kept as it was (rescan {round})");
     }
 }
+
+/// A file rewritten with the bytes it had (`touch`, `cp -p`, a sync tool)
+/// is not a new version: the catalog version, which clients cache the tool
+/// list by (and which `list_changed` and the REST ETags follow), stays; new
+/// bytes are a new version.
+#[tokio::test]
+async fn a_file_rewritten_with_the_same_bytes_is_the_same_version() {
+    let t = TestHost::builder().file("versioned.wasm", builds::versioned(1)).keep_plugin_bytes().build();
+    let path = t.plugins.path().join("versioned.wasm");
+    let version = t.host.catalog().version();
+    let plugin = t.host.catalog().get("versioned").cloned().unwrap();
+
+    // Touched: a new modification time, the same bytes.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
+    // Its settings file written as it would resolve anyway.
+    std::fs::write(path.with_extension("toml"), "").unwrap();
+    t.host.reload().await.unwrap();
+    assert_eq!(t.host.catalog().version(), version, "a touched file is a new version");
+
+    // Copied over itself (a new inode), as `cp -p` or rsync do.
+    let copy = t.plugins.path().join(".versioned.wasm.tmp");
+    std::fs::write(&copy, builds::versioned(1)).unwrap();
+    std::fs::rename(&copy, &path).unwrap();
+    t.host.reload().await.unwrap();
+    assert_eq!(t.host.catalog().version(), version, "a copy of the same bytes is a new version");
+    assert!(Arc::ptr_eq(t.host.catalog().get("versioned").unwrap(), &plugin), "the version was replaced");
+    assert_eq!(build_of(&t.host, "versioned").await.unwrap(), "gen-0001");
+
+    // New bytes are a new version.
+    std::fs::write(&path, builds::versioned(2)).unwrap();
+    t.host.reload().await.unwrap();
+    assert!(t.host.catalog().version() > version);
+    assert_eq!(build_of(&t.host, "versioned").await.unwrap(), "gen-0002");
+}

@@ -439,3 +439,36 @@ async fn a_bad_tool_in_a_saved_list_is_left_out_and_reported() {
     let why = &status.rejected.iter().find(|r| r.origin.contains("odd.json")).expect("reported").reason;
     assert!(why.contains("`bad`: its inputSchema is not a JSON object"), "{why}");
 }
+
+/// A wrong argument to an upstream tool gets Quiver's own words (what is
+/// wrong, where, the schema), as a plugin's does, and is never sent: the
+/// server is not even started for it.
+#[tokio::test]
+async fn arguments_are_checked_against_the_servers_schema_before_sending() {
+    let cache = tempfile::tempdir().unwrap();
+    // List the server's tools once, so a later host knows the schema
+    // from its cache without starting the server.
+    let first = host(&[time_section("time")], Some(cache.path()));
+    let listed = mcp(&first, json!({"subcommand": "discover", "server": "time"})).await;
+    assert!(!listed.is_error, "{}", listed.text);
+    drop(first);
+
+    let t = host(&[time_section("time")], Some(cache.path()));
+    let call =
+        json!({"subcommand": "call", "server": "time", "tool": "get_current_time", "parameters": {"timezone": 9}});
+    let wrong = mcp(&t, call).await;
+    assert_eq!(wrong.error.as_ref().map(|e| e.kind()), Some(ErrorKind::InputSchema), "{}", wrong.text);
+    // Named as the model reached it: through `mcp`, on `time`.
+    assert!(
+        wrong.text.contains("The arguments of `mcp` on `time` do not fit its input schema")
+            && wrong.text.contains("at /timezone")
+            && wrong.text.contains("`mcp` `discover` on `time`"),
+        "{}",
+        wrong.text
+    );
+    assert_eq!(starts(&t, "time"), 0, "a call that cannot fit was sent");
+    let right =
+        json!({"subcommand": "call", "server": "time", "tool": "get_current_time", "parameters": {"timezone": "UTC"}});
+    let answered = mcp(&t, right).await;
+    assert!(!answered.is_error, "{}", answered.text);
+}

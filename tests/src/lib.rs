@@ -179,6 +179,18 @@ impl TestHostBuilder {
         self.try_build().expect("build the test host")
     }
 
+    /// Build a host whose configured `section` (e.g. `[connectors.books]`)
+    /// cannot be set up: it fails alone (the host builds and serves the
+    /// rest), and this is its rejection, as `/v1/status` and `quiver check`
+    /// report it.
+    pub fn refused(self, section: &str) -> String {
+        let t = self.build();
+        let catalog = t.host.catalog();
+        let rejection = catalog.rejected().iter().find(|r| r.origin == section);
+        let rejection = rejection.unwrap_or_else(|| panic!("{section} is not refused: {:?}", catalog.rejected()));
+        rejection.error.to_string()
+    }
+
     /// Write the files and build the host, returning its error.
     pub fn try_build(self) -> quiver::Result<TestHost> {
         let plugins = tempfile::tempdir().expect("temp plugins dir");

@@ -16,11 +16,24 @@ pub struct Paraphrase {
     pub lang: String,
     /// The tools it needs: for each need, its alternatives (model-facing names).
     pub expected: Vec<Vec<String>>,
+    /// It was reported ranked wrong before the set was written.
+    #[serde(default)]
+    pub known: bool,
 }
 
 /// Every row of the set.
 pub fn paraphrases() -> Vec<Paraphrase> {
-    let text = std::fs::read_to_string(crate::data("retrieval").join("mcp_paraphrases.jsonl")).unwrap();
+    rows("mcp_paraphrases.jsonl")
+}
+
+/// Every row of the everyday set (`everyday.jsonl`): requests in everyday
+/// words over the bundled tools and the demo database.
+pub fn everyday() -> Vec<Paraphrase> {
+    rows("everyday.jsonl")
+}
+
+fn rows(file: &str) -> Vec<Paraphrase> {
+    let text = std::fs::read_to_string(crate::data("retrieval").join(file)).unwrap();
     text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 

@@ -66,6 +66,9 @@ pub struct Sources<'a> {
     pub mcp_dir: Option<&'a Path>,
     /// The configured live MCP servers.
     pub live: &'a [LiveServer],
+    /// The configured resources that could not be set up, with why:
+    /// reported with the rejections, each failing alone.
+    pub failed: &'a [Rejection],
     /// Largest plugin file read; `None`: [`MAX_PLUGIN_BYTES`](crate::load::MAX_PLUGIN_BYTES).
     pub max_plugin_bytes: Option<u64>,
 }
@@ -160,6 +163,9 @@ impl Catalog {
         }
         for connector in sources.connectors {
             catalog.add_connector(connector, sources.openapi, settings, previous);
+        }
+        for failed in sources.failed {
+            catalog.refuse(failed.origin.clone(), failed.error.clone());
         }
         catalog.refuse_shadowed_servers();
         catalog.refuse_colliding_tools();
@@ -390,7 +396,27 @@ impl Catalog {
             Ok(sidecar) => sidecar,
             Err(error) => return self.refuse(path.display().to_string(), error),
         };
+        // The same bytes and the same settings as a version already served
+        // (the file rewritten as it was: `touch`, `cp -p`, a sync tool):
+        // that version, not a new one. Its stamp stays the first one, so
+        // each rescan reads such a file again.
+        if let Some(known) = previous.and_then(|p| p.same_bytes(path, origin.digest()))
+            && settings.resolve(&known.stub().name, sidecar.as_ref()).is_ok_and(|s| &s == known.settings())
+        {
+            if keep_bytes && let Ok(bytes) = origin.bytes() {
+                known.origin().keep(bytes);
+            }
+            return self.insert(known, true);
+        }
         self.add(origin, settings, sidecar.as_ref(), true, keep_bytes);
+    }
+
+    /// The plugin (served, or a failed candidate) read from `path` with
+    /// bytes of SHA-256 `digest`.
+    fn same_bytes(&self, path: &Path, digest: Option<&[u8; 32]>) -> Option<Arc<Plugin>> {
+        let digest = digest?;
+        let candidates = self.stale.values().filter_map(|s| s.candidate.as_ref());
+        self.plugins.values().chain(candidates).find(|p| !p.is_instance() && p.origin().holds(path, digest)).cloned()
     }
 
     /// The plugin (served, or a failed candidate) that was read from

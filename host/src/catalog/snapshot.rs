@@ -244,11 +244,20 @@ impl Catalog {
         })
     }
 
+    /// The configured resources of a section kind (`databases`,
+    /// `connectors`, `mcp_servers`) that are not served, by name, with why.
+    pub fn failing<'a>(&'a self, section: &'a str) -> impl Iterator<Item = (&'a str, &'a Error)> + 'a {
+        self.rejected.iter().filter_map(move |r| {
+            let name = r.origin.strip_prefix('[')?.strip_suffix(']')?.strip_prefix(section)?.strip_prefix('.')?;
+            Some((name, &r.error))
+        })
+    }
+
     /// The rejection of what would have been served as `name`: a plugin
-    /// file `name.wasm`, or the `[databases.name]` / `[connectors.name]`
-    /// section.
-    fn rejection_of(&self, name: &str) -> Option<&Rejection> {
-        let sections = [format!("[databases.{name}]"), format!("[connectors.{name}]")];
+    /// file `name.wasm`, or the `[databases.name]` / `[connectors.name]` /
+    /// `[mcp_servers.name]` section.
+    pub(crate) fn rejection_of(&self, name: &str) -> Option<&Rejection> {
+        let sections = [format!("[databases.{name}]"), format!("[connectors.{name}]"), format!("[mcp_servers.{name}]")];
         self.rejected.iter().find(|r| {
             sections.contains(&r.origin)
                 || (r.origin.ends_with(".wasm")

@@ -12,19 +12,26 @@ use crate::error::{Error, GuestErrorKind};
 const MAX_QUOTED_SCHEMA: usize = 1500;
 
 /// The text a model reads for `error`, with tools named as `catalog`
-/// names them to models.
-pub fn explain(error: &Error, catalog: &Catalog) -> String {
-    let name = |plugin: &str, action: &str| {
-        catalog
+/// names them to models; when the model called the meta-tool `via` (which
+/// called the tool), the tool is named as the model reached it (`database`
+/// on `chinook`), never by a name it was not shown.
+pub fn explain(error: &Error, catalog: &Catalog, via: Option<&str>) -> String {
+    let name = |plugin: &str, action: &str| match via {
+        Some(meta) => format!("{meta}` on `{plugin}"),
+        None => catalog
             .model_name(plugin, action)
-            .map_or_else(|| format!("{plugin}{}{action}", crate::contract::NAME_SEPARATOR), str::to_owned)
+            .map_or_else(|| format!("{plugin}{}{action}", crate::contract::NAME_SEPARATOR), str::to_owned),
+    };
+    let schema_hint = |plugin: &str, action: &str, tool: &str| match via {
+        Some(meta) => format!("Get its input schema with `{meta}` `discover` on `{plugin}` and call it again."),
+        None => schema_hint(catalog, plugin, action, tool),
     };
     match error {
         Error::InputNotJson { plugin, action, reason } => {
             let tool = name(plugin, action);
             format!(
                 "`{tool}` takes its arguments as one JSON object, and got {reason}. {}",
-                schema_hint(catalog, plugin, action, &tool)
+                schema_hint(plugin, action, &tool)
             )
         }
         Error::InputSchema { plugin, action, errors } => {
@@ -32,7 +39,7 @@ pub fn explain(error: &Error, catalog: &Catalog) -> String {
             format!(
                 "The arguments of `{tool}` do not fit its input schema: {}. {}",
                 errors.join("; "),
-                schema_hint(catalog, plugin, action, &tool)
+                schema_hint(plugin, action, &tool)
             )
         }
         Error::Guest { plugin, action, kind, message } => {

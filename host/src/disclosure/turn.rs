@@ -172,18 +172,46 @@ impl<'a> Rules<'a> {
         Error::UnknownTool { name: entry.name.clone(), hint: format!("it is not active; {hint}") }
     }
 
-    /// The error for a call of `name`, which this session does not know:
-    /// where to find tools.
-    pub(crate) fn unknown(&self, name: &str) -> Error {
-        let metas: Vec<&str> = self.with_view(|view| {
+    /// The meta-tools offered now, by name.
+    fn offered(&self) -> Vec<&'static str> {
+        self.with_view(|view| {
             meta_tools::ALL.iter().filter(|m| m.definition(view).is_some()).map(|m| m.name()).collect()
-        });
-        let hint = if metas.is_empty() {
+        })
+    }
+
+    /// Where a model finds tools, after the names closest to `name` it
+    /// may have meant.
+    fn where_to_look(&self, name: &str) -> String {
+        let metas = self.offered();
+        let known = self.catalog.tools().iter().filter(|e| self.policy.shows(self.catalog, e.category, &e.origin));
+        let closest = closest(name, known.map(|e| e.name.as_str()).chain(metas.iter().copied()));
+        let look = if metas.is_empty() {
             "call one of the tools you were given".to_owned()
         } else {
             format!("find tools with: {}", metas.join(", "))
         };
-        Error::UnknownTool { name: name.to_owned(), hint }
+        match closest.as_slice() {
+            [] => look,
+            names => format!(
+                "did you mean {}? Else {look}",
+                names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ")
+            ),
+        }
+    }
+
+    /// The error for a call of `name`, which this session does not know:
+    /// the names it may have meant, and where to find tools.
+    pub(crate) fn unknown(&self, name: &str) -> Error {
+        Error::UnknownTool { name: name.to_owned(), hint: self.where_to_look(name) }
+    }
+
+    /// The error for a `call_tool` of `name`, which this session does not
+    /// know: the same words, as an error of `call_tool`'s arguments (a
+    /// result the model reads, not a protocol error that ends a client's
+    /// session).
+    pub(crate) fn unknown_inner(&self, name: &str) -> Error {
+        let reason = format!("no tool `{name}` in this session: {}", self.where_to_look(name));
+        Error::InvalidArguments { tool: call_tool::CALL_TOOL.to_owned(), reason }
     }
 
     /// The resources whose tools this session may see and `wanted` keeps,
@@ -193,6 +221,26 @@ impl<'a> Rules<'a> {
         let shown = catalog.tools().iter().filter(|e| self.policy.shows(catalog, e.category, &e.origin) && wanted(e));
         origins(shown.map(|e| e.origin.as_str()))
     }
+}
+
+/// How alike two names must be (Jaro-Winkler, 0 to 1) to be suggested.
+const ALIKE: f64 = 0.85;
+
+/// Up to three of `known` that `name` may have meant, the closest first:
+/// alike as a whole, or alike to the action part of a `plugin__action`
+/// name (`evaluate` for `calc__evaluate`), case aside.
+fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let wanted = name.to_lowercase();
+    let score = |candidate: &str| {
+        let candidate = candidate.to_lowercase();
+        let action = candidate.rsplit(crate::contract::NAME_SEPARATOR).next().unwrap_or(&candidate).to_owned();
+        strsim::jaro_winkler(&wanted, &candidate).max(strsim::jaro_winkler(&wanted, &action))
+    };
+    let mut scored: Vec<(f64, &str)> =
+        known.map(|candidate| (score(candidate), candidate)).filter(|(s, _)| *s >= ALIKE).collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(3).map(|(_, candidate)| candidate).collect()
 }
 
 /// `names`, each once, in the order they first appear.
@@ -278,4 +326,18 @@ pub(crate) async fn tools(rules: &Rules<'_>, backend: &dyn Backend, user_query: 
         tools.push(call_tool::definition());
     }
     Turn { tools }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest;
+
+    #[test]
+    fn the_names_a_model_may_have_meant_come_first() {
+        let known = ["calc__evaluate", "datetime__add", "text__regex_replace", "search_tools"];
+        assert_eq!(closest("calc_evaluate", known.into_iter()), ["calc__evaluate"]);
+        assert_eq!(closest("evaluate", known.into_iter()), ["calc__evaluate"]);
+        assert_eq!(closest("Search_Tool", known.into_iter()), ["search_tools"]);
+        assert!(closest("sha256", known.into_iter()).is_empty());
+    }
 }

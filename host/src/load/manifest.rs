@@ -377,12 +377,40 @@ fn parse_schema(action: &str, which: &str, text: &str) -> std::result::Result<Va
     Ok(schema)
 }
 
+/// How many violations of an input schema an error lists at most.
+const MAX_VIOLATIONS: usize = 8;
+
+/// Every way `input` breaks `validator`'s schema (at most
+/// [`MAX_VIOLATIONS`]), each named with where it is; empty when it fits.
+pub(crate) fn violations(validator: &jsonschema::Validator, input: &Value) -> Vec<String> {
+    if validator.is_valid(input) {
+        return Vec::new();
+    }
+    validator
+        .iter_errors(input)
+        .take(MAX_VIOLATIONS)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            let text = violation(&e);
+            if at.is_empty() { text } else { format!("at {at}: {text}") }
+        })
+        .collect()
+}
+
 /// A violation of a schema, in plain words: a choice among constants
 /// (`oneOf` / `anyOf` of `const`, as schemars renders a documented Rust
-/// enum) lists the values instead of naming the keyword.
-pub(crate) fn violation(error: &jsonschema::ValidationError<'_>) -> String {
+/// enum) lists the values instead of naming the keyword; a property a
+/// closed object does not have (`additionalProperties: false`) is named.
+fn violation(error: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::ValidationErrorKind as K;
     let branches = match error.kind() {
+        K::FalseSchema => {
+            let at = error.instance_path().to_string();
+            return match at.rsplit('/').next().filter(|name| !name.is_empty()) {
+                Some(name) => format!("`{}` is not one of its arguments", name.replace("~1", "/").replace("~0", "~")),
+                None => "no value is allowed here".to_owned(),
+            };
+        }
         K::OneOfNotValid { context } | K::AnyOf { context } => context,
         K::Enum { options } => return one_of(error.instance(), options.as_array().map(Vec::as_slice).unwrap_or(&[])),
         _ => return error.to_string(),

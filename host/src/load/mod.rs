@@ -23,7 +23,7 @@ pub mod stub;
 
 pub use compile::LoadStats;
 pub use connector::{ConnectorSettings, OPENAPI_PLUGIN, RawConnector};
-pub(crate) use manifest::violation;
+pub(crate) use manifest::violations;
 pub use manifest::{ActionSchema, ActionSpec, Manifest, SharedSchema};
 pub use nulls::drop_null_optionals;
 pub use origin::{FileStamp, MAX_PLUGIN_BYTES, Origin};

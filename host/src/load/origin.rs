@@ -55,6 +55,9 @@ pub enum Origin {
         stamp: FileStamp,
         /// The stamp of its settings file (`NAME.toml` beside it), if any.
         sidecar: Option<FileStamp>,
+        /// The SHA-256 of its bytes as read: what identifies this version
+        /// (a file rewritten with the same bytes is the same version).
+        digest: [u8; 32],
         /// Its bytes as read, once kept.
         bytes: OnceLock<bytes::Bytes>,
     },
@@ -82,18 +85,32 @@ impl Origin {
     /// still copying) is an error; the next scan tries again.
     pub fn file(path: &Path, sidecar: Option<FileStamp>, max_bytes: u64) -> Result<Origin> {
         let (stamp, bytes) = read_stable(path, max_bytes)?;
-        Ok(Origin::File { path: path.to_owned(), stamp, sidecar, bytes: OnceLock::from(bytes) })
+        let digest = digest(&bytes);
+        Ok(Origin::File { path: path.to_owned(), stamp, sidecar, digest, bytes: OnceLock::from(bytes) })
     }
 
-    /// Its bytes: the kept ones, else the file read again (an error if it
-    /// no longer has the stamp the scan saw).
+    /// Its bytes: the kept ones, else the file read again (an error if its
+    /// bytes are no longer the ones the scan read).
     pub fn bytes(&self) -> Result<bytes::Bytes> {
         match self {
-            Origin::File { bytes, path, stamp, .. } => match bytes.get() {
+            Origin::File { bytes, path, digest, .. } => match bytes.get() {
                 Some(bytes) => Ok(bytes.clone()),
-                None => read_unchanged(path, *stamp),
+                None => read_unchanged(path, digest),
             },
             Origin::Embedded { bytes, .. } => Ok(bytes::Bytes::from_static(bytes)),
+        }
+    }
+
+    /// Whether it is the file at `path` holding bytes of SHA-256 `digest`.
+    pub fn holds(&self, path: &Path, digest: &[u8; 32]) -> bool {
+        matches!(self, Origin::File { path: p, digest: d, .. } if p == path && d == digest)
+    }
+
+    /// The SHA-256 of a file's bytes, as read.
+    pub fn digest(&self) -> Option<&[u8; 32]> {
+        match self {
+            Origin::File { digest, .. } => Some(digest),
+            Origin::Embedded { .. } => None,
         }
     }
 
@@ -115,7 +132,9 @@ impl Origin {
     /// The same origin, without its kept bytes.
     pub fn without_bytes(self) -> Origin {
         match self {
-            Origin::File { path, stamp, sidecar, .. } => Origin::File { path, stamp, sidecar, bytes: OnceLock::new() },
+            Origin::File { path, stamp, sidecar, digest, .. } => {
+                Origin::File { path, stamp, sidecar, digest, bytes: OnceLock::new() }
+            }
             embedded => embedded,
         }
     }
@@ -134,13 +153,13 @@ impl Origin {
     }
 
     /// Whether `self` and `other` are the same file (or embedded plugin),
-    /// unchanged, with the same settings file.
+    /// with the same bytes and the same settings file.
     pub fn same_as(&self, other: &Origin) -> bool {
         match (self, other) {
             (
-                Origin::File { path: a, stamp: sa, sidecar: ca, .. },
-                Origin::File { path: b, stamp: sb, sidecar: cb, .. },
-            ) => a == b && sa == sb && ca == cb,
+                Origin::File { path: a, digest: da, sidecar: ca, .. },
+                Origin::File { path: b, digest: db, sidecar: cb, .. },
+            ) => a == b && da == db && ca == cb,
             (Origin::Embedded { file_name: a, .. }, Origin::Embedded { file_name: b, .. }) => a == b,
             _ => false,
         }
@@ -182,19 +201,20 @@ fn read_stable(path: &Path, max_bytes: u64) -> Result<(FileStamp, bytes::Bytes)>
     Ok((stamp, bytes.into()))
 }
 
-/// The file's bytes if it still has `stamp`.
-pub(crate) fn read_unchanged(path: &Path, stamp: FileStamp) -> Result<bytes::Bytes> {
-    let changed = || Error::Io {
-        path: path.display().to_string(),
-        message: "the file changed since it was scanned; a reload will pick up the new version".into(),
-    };
-    if FileStamp::of(path)? != stamp {
-        return Err(changed());
-    }
-    // The stamp holds the length, which the scan already checked.
-    let (now, bytes) = read_stable(path, u64::MAX)?;
-    if now != stamp {
-        return Err(changed());
+/// The SHA-256 of `bytes`.
+pub(crate) fn digest(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
+
+/// The file's bytes if they still are those of SHA-256 `digest`.
+pub(crate) fn read_unchanged(path: &Path, wanted: &[u8; 32]) -> Result<bytes::Bytes> {
+    let (_, bytes) = read_stable(path, u64::MAX)?;
+    if digest(&bytes) != *wanted {
+        return Err(Error::Io {
+            path: path.display().to_string(),
+            message: "the file changed since it was scanned; a reload will pick up the new version".into(),
+        });
     }
     Ok(bytes)
 }

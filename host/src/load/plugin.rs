@@ -165,8 +165,8 @@ impl Plugin {
         if self.origin.holds_bytes() {
             return true;
         }
-        let Origin::File { path, stamp, .. } = &self.origin else { return true };
-        let Ok(bytes) = origin::read_unchanged(path, *stamp) else { return false };
+        let Origin::File { path, digest, .. } = &self.origin else { return true };
+        let Ok(bytes) = origin::read_unchanged(path, digest) else { return false };
         if stub::read(&bytes, &self.origin.to_string()).is_ok_and(|stub| stub == self.stub) {
             self.origin.keep(bytes);
             true

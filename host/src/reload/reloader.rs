@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::catalog::{Catalog, ConnectorSource, DatabaseSource, Embedded, Live, LiveServer, Sources};
+use crate::catalog::{Catalog, ConnectorSource, DatabaseSource, Embedded, Live, LiveServer, Rejection, Sources};
 use crate::error::Result;
 use crate::load::SettingsResolver;
 use crate::runtime::WasmRuntime;
@@ -31,6 +31,8 @@ pub struct Folders {
     pub connectors: Vec<ConnectorSource>,
     /// The configured live MCP servers.
     pub live: Vec<LiveServer>,
+    /// The configured resources that could not be set up, with why.
+    pub failed: Vec<Rejection>,
     /// Largest plugin file read; `None`: the default.
     pub max_plugin_bytes: Option<u64>,
 }
@@ -47,6 +49,7 @@ impl Folders {
             skills_dir: self.skills.as_deref(),
             mcp_dir: self.mcp.as_deref(),
             live: &self.live,
+            failed: &self.failed,
             max_plugin_bytes: self.max_plugin_bytes,
         }
     }

@@ -216,7 +216,7 @@ impl WasmRuntime {
 }
 
 /// Check `input` against the input schema of `spec`: a JSON object, and
-/// every violation (up to 8) named with where it is.
+/// every violation (a few) named with where it is.
 fn validate(plugin: &Plugin, spec: &ActionSpec, input: &Value) -> Result<()> {
     if !input.is_object() {
         return Err(Error::InputNotJson {
@@ -228,20 +228,22 @@ fn validate(plugin: &Plugin, spec: &ActionSpec, input: &Value) -> Result<()> {
     let validator = spec
         .validator()
         .map_err(|reason| Error::InvalidManifest { plugin: plugin.name().to_owned(), reason: reason.to_owned() })?;
-    let errors: Vec<String> = validator
-        .iter_errors(input)
-        .take(8)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            let text = crate::load::violation(&e);
-            if at.is_empty() { text } else { format!("at {at}: {text}") }
-        })
-        .collect();
+    let mut errors = crate::load::violations(validator, input);
+    if !errors.is_empty() && takes_no_arguments(&spec.input_schema.value()) {
+        errors = vec!["this tool takes no arguments: call it with {}".to_owned()];
+    }
     if errors.is_empty() {
         Ok(())
     } else {
         Err(Error::InputSchema { plugin: plugin.name().to_owned(), action: spec.name.clone(), errors })
     }
+}
+
+/// Whether `schema` is that of an action with no input: a closed object
+/// with no properties.
+fn takes_no_arguments(schema: &Value) -> bool {
+    schema.get("additionalProperties") == Some(&Value::Bool(false))
+        && schema.get("properties").and_then(Value::as_object).is_none_or(serde_json::Map::is_empty)
 }
 
 fn json_type(value: &Value) -> &'static str {
@@ -261,8 +263,20 @@ impl Backend for WasmRuntime {
             let plugin = catalog
                 .get(origin)
                 .ok_or_else(|| Error::UnknownPlugin { plugin: origin.to_owned(), known: catalog.names() })?;
+            // A database instance's actions say which database they reach
+            // (a model may see them as tools of their own, in legacy mode).
+            let database = plugin.settings().grants.sql.database().map(|database| {
+                let settings = database.settings();
+                let about = settings.description.as_deref().unwrap_or(&plugin.stub().description);
+                format!("{} ({} access). ", about.trim_end_matches('.').to_owned() + ".", settings.access)
+            });
             let records = |manifest: &Manifest| -> Vec<ToolRecord> {
-                catalog.tools_of(origin).iter().filter_map(|e| ToolRecord::of_action(e, manifest)).collect()
+                let mut records: Vec<ToolRecord> =
+                    catalog.tools_of(origin).iter().filter_map(|e| ToolRecord::of_action(e, manifest)).collect();
+                if let Some(database) = &database {
+                    records.iter_mut().for_each(|r| r.description.insert_str(0, database));
+                }
+                records
             };
             // Known without compiling (its manifest section): nothing to load.
             if let Some(manifest) = plugin.manifest() {

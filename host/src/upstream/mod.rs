@@ -10,6 +10,7 @@
 //! | `process` | a stdio server's process group and descendants: spawn, note, stop and kill |
 //! | `list` | a server's `tools/list`, paged by hand within a page cap and a byte cap |
 //! | `server` | one server's life: lazy connect, list, call, idle close, backoff |
+//! | `check` | a call's arguments against the schema the server listed, before sending |
 //! | `answer` | a result as passed on: protocol `_meta` dropped, cut to the answer budget |
 //! | `upstreams` | every configured server as one backend: tools, calls, status |
 //!
@@ -25,6 +26,7 @@
 
 mod answer;
 mod cache;
+mod check;
 mod connection;
 mod list;
 mod process;

@@ -153,6 +153,7 @@ impl Server {
                 return Ok(live.connection.clone());
             }
             let gone = slot.take().expect("checked above");
+            tracing::info!(server = %self.spec.name, pid = ?gone.connection.pid, "the MCP server's connection ended; restarting it");
             gone.stop.cancel();
             tokio::spawn(async move { gone.connection.close().await });
         }
@@ -298,6 +299,7 @@ impl Server {
         if let Some(live) = live {
             live.stop.cancel();
             live.connection.close().await;
+            tracing::info!(server = %self.spec.name, pid = ?live.connection.pid, "stopped the MCP server");
         }
     }
 

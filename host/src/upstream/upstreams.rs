@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::check::Checks;
 use super::server::{OnChange, Server};
 use super::spec::ServerSpec;
 use crate::catalog::{Catalog, LiveServer, ToolEntry, ToolRecord, names};
@@ -24,6 +25,8 @@ const BACKGROUND_STARTS: usize = 4;
 pub struct Upstreams {
     servers: BTreeMap<String, Arc<Server>>,
     on_change: OnChange,
+    /// Arguments checked before they are sent.
+    checks: Checks,
 }
 
 /// What an operator sees of one live server.
@@ -51,7 +54,7 @@ impl Upstreams {
             .into_iter()
             .map(|spec| (spec.name.clone(), Server::new(spec, dir.as_deref(), on_change.clone())))
             .collect();
-        Upstreams { servers, on_change }
+        Upstreams { servers, on_change, checks: Checks::default() }
     }
 
     /// The live servers, as the catalog scan reads them.
@@ -184,10 +187,16 @@ impl Backend for Upstreams {
             };
             facts.server = Some(server.spec.name.clone());
             // Optional arguments given as `null` mean "not given" here as for
-            // plugins (see `load::drop_null_optionals`); the server checks the rest.
+            // plugins (see `load::drop_null_optionals`); then the arguments
+            // must fit the schema the server listed.
             let mut input = call.input;
             if let Some(listed) = catalog.mcp_server(&tool.origin).and_then(|s| s.tool(&tool.action)) {
                 crate::load::drop_null_optionals(&listed.input_schema, &mut input);
+                let errors = self.checks.violations(&server.spec.name, &tool.action, &listed.input_schema, &input);
+                if !errors.is_empty() {
+                    let error = Error::InputSchema { plugin: tool.origin.clone(), action: tool.action.clone(), errors };
+                    return Answer { result: Err(error), facts };
+                }
             }
             let arguments = match input {
                 Value::Object(arguments) => arguments,

@@ -224,4 +224,42 @@ mod tests {
         .unwrap_or_default();
         assert!(long.contains("put details in a second paragraph"), "{long}");
     }
+
+    /// A model sends an action's arguments as one JSON object: an input
+    /// that can never be one fails the build, saying what to take instead.
+    #[test]
+    fn an_input_that_is_not_an_object_fails_the_build() {
+        for input in [quote!(x: u32), quote!(pair: (u32, u32)), quote!(names: Vec<String>), quote!(text: &str)] {
+            let error = super::expand(
+                quote!(),
+                quote!(
+                    /// Does things.
+                    mod things {
+                        /// Act.
+                        pub fn act(#input) -> u32 { 1 }
+                    }
+                ),
+            )
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+            assert!(
+                error.contains("a JSON object of named arguments") && error.contains("struct with named fields"),
+                "{input}: {error}"
+            );
+        }
+        let fine = super::expand(
+            quote!(),
+            quote!(
+                /// Does things.
+                mod things {
+                    /// Act.
+                    pub fn act(input: Input) -> u32 {
+                        1
+                    }
+                }
+            ),
+        );
+        assert!(fine.is_ok());
+    }
 }

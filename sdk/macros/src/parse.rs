@@ -194,7 +194,12 @@ pub(crate) fn take_action(func: &mut ItemFn) -> syn::Result<Option<Action>> {
     let takes_input = match func.sig.inputs.len() {
         0 => false,
         1 => match &func.sig.inputs[0] {
-            FnArg::Typed(_) => true,
+            FnArg::Typed(typed) => {
+                if let Some(what) = not_an_object(&typed.ty) {
+                    return Err(syn::Error::new_spanned(&typed.ty, input_is_an_object(&what)));
+                }
+                true
+            }
             FnArg::Receiver(r) => return Err(syn::Error::new_spanned(r, "an action takes no `self`")),
         },
         _ => {
@@ -216,6 +221,42 @@ pub(crate) fn take_action(func: &mut ItemFn) -> syn::Result<Option<Action>> {
     let description = docs(&func.attrs);
     let summary = summary_of(&description, func.sig.ident.span(), &format!("action `{name}`"))?;
     Ok(Some(Action { name, func: func.sig.ident.clone(), description, summary, access, takes_input, fallible }))
+}
+
+/// The words every language's helper uses for an input that is not an
+/// object (a model always sends an action's arguments as one JSON object).
+fn input_is_an_object(what: &str) -> String {
+    format!(
+        "an action's input is a JSON object of named arguments, not {what}: take a struct with named fields \
+         (deriving Deserialize and JsonSchema), e.g. `pub struct Input {{ pub value: u32 }}`"
+    )
+}
+
+/// What `ty` is, when it can never be a JSON object: a number, a string,
+/// a boolean, a tuple, an array, a list, an optional value.
+fn not_an_object(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Tuple(_) => Some("a tuple".into()),
+        Type::Array(_) | Type::Slice(_) => Some("an array".into()),
+        Type::Reference(r) => not_an_object(&r.elem).or_else(|| Some("a reference".into())),
+        Type::Paren(p) => not_an_object(&p.elem),
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?.ident.to_string();
+            const SCALARS: &[&str] = &[
+                "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32", "f64",
+                "bool", "char", "str", "String",
+            ];
+            const NOT_OBJECTS: &[&str] = &["Vec", "VecDeque", "HashSet", "BTreeSet", "Option"];
+            if SCALARS.contains(&last.as_str()) {
+                Some(format!("`{last}`"))
+            } else if NOT_OBJECTS.contains(&last.as_str()) {
+                Some(format!("a `{last}<…>`"))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
 }
 
 fn is_result(ty: &Type) -> bool {

@@ -240,3 +240,21 @@ async fn the_rest_api_serves_the_audit_log() {
     let (_, _, body) = get(&app, "/v1/openapi.json", &[]).await;
     assert!(json_of(&body)["paths"]["/v1/audit"]["get"].is_object());
 }
+
+/// `GET /` and `GET /v1/` say where each face is, instead of an empty 404.
+#[tokio::test]
+async fn the_root_says_where_each_face_is() {
+    let t = TestHost::builder().build();
+    let app = router(&t.host, &HttpOptions::default(), CancellationToken::new()).unwrap();
+    for path in ["/", "/v1/"] {
+        let (status, _, body) = get(&app, path, &[]).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        let index = json_of(&body);
+        assert_eq!((&index["openapi"], &index["mcp"]), (&json!("/v1/openapi.json"), &json!("/mcp")), "{index}");
+        // Each link it gives is served.
+        for link in ["openapi", "tools", "prompt", "status"] {
+            let (status, _, _) = get(&app, index[link].as_str().unwrap(), &[]).await;
+            assert_eq!(status, StatusCode::OK, "{link}");
+        }
+    }
+}

@@ -1,8 +1,28 @@
 //! `quiver call`: as the operator, or, with `--agent`, through that
 //! agent's session, as every face calls.
 
+use std::io::Read as _;
+
 use quiver::{Error, Host, Result};
 use serde_json::Value;
+
+/// The input `quiver call` was given: a JSON object as text (default
+/// `{}`), `-` for standard input, `@FILE` for a file's content.
+pub(crate) fn input(given: Option<&str>) -> Result<String> {
+    match given {
+        None => Ok("{}".to_owned()),
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Error::Io { path: "standard input".into(), message: e.to_string() })?;
+            Ok(text)
+        }
+        Some(file) if file.starts_with('@') => std::fs::read_to_string(&file[1..])
+            .map_err(|e| Error::Io { path: file[1..].to_owned(), message: e.to_string() }),
+        Some(text) => Ok(text.to_owned()),
+    }
+}
 
 /// Call as the operator: every plugin and action, at each resource's own
 /// access ceiling (no agent's profile applies).

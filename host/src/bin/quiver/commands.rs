@@ -7,12 +7,12 @@ use quiver::disclosure::tokens::Cost;
 use quiver::{Config, Host, Result};
 
 use crate::output::{print_json, shown};
-use crate::{Cli, Command, call};
+use crate::{Cli, Command, call, listing};
 
 pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
     // Writing a project needs no host.
-    if let Command::New { language, name, dir, sdk } = &cli.command {
-        return crate::new::create(*language, name, dir.as_deref(), sdk.as_deref());
+    if let Command::New { language, kind, name, dir, sdk } = &cli.command {
+        return crate::new::create(*language, *kind, name, dir.as_deref(), sdk.as_deref());
     }
     let host = build_host(&cli)?;
     // Every command takes `--agent`: a profile that does not exist is an
@@ -21,57 +21,30 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
         host.policy(Some(agent))?;
     }
     match cli.command {
-        Command::List { json } => list(&host, json),
+        Command::List { json } => listing::list(&host, json),
         Command::Prompt { json } => prompt(&host, cli.agent.as_deref(), json),
         Command::Search { query, limit, detail, json } => {
             search(&host, cli.agent.as_deref(), &query, limit, &detail, json).await
         }
         Command::Tokens { json } => tokens(&host, cli.agent.as_deref(), json).await,
-        Command::Describe { plugin, action } => {
-            let catalog = host.catalog();
-            let (plugin, action) = match (action, catalog.tool(&plugin)) {
-                (None, Some(tool)) if catalog.get(&plugin).is_none() => {
-                    (tool.origin.clone(), Some(tool.action.clone()))
-                }
-                (action, _) => (plugin, action),
-            };
-            // An agent sees only what its profile shows (as `call` does).
-            if let Some(agent) = cli.agent.as_deref() {
-                let policy = host.policy(Some(agent))?;
-                if catalog.get(&plugin).is_some_and(|p| !policy.shows_plugin(p)) {
-                    let known = catalog.plugins().filter(|p| policy.shows_plugin(p)).map(|p| p.name().to_owned());
-                    return Err(quiver::Error::UnknownPlugin { plugin, known: known.collect() });
-                }
-            }
-            let manifest = host.describe(&plugin).await?;
-            match action {
-                None => print_json(&manifest),
-                Some(action) => match manifest.action(&action) {
-                    Some(spec) => print_json(spec),
-                    None => {
-                        let known = manifest.actions.iter().map(|a| a.name.clone()).collect();
-                        return Err(quiver::Error::UnknownAction { plugin, action, known });
-                    }
-                },
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Describe { plugin, action } => listing::describe(&host, cli.agent.as_deref(), plugin, action).await,
         Command::Call { plugin, action, input } => {
             // `call calc__evaluate '{...}'`: the name models see.
             let (action, input) = match action {
-                Some(action) if !action.trim_start().starts_with('{') => (Some(action), input),
+                Some(action) if !action.trim_start().starts_with(['{', '@']) && action != "-" => (Some(action), input),
                 json => (None, json),
             };
-            let input = input.as_deref().unwrap_or("{}");
+            let input = call::input(input.as_deref())?;
             let output = match cli.agent.as_deref() {
-                Some(agent) => call::as_agent(&host, agent, &plugin, action.as_deref(), input).await?,
-                None => call::as_operator(&host, &plugin, action.as_deref(), input).await?,
+                Some(agent) => call::as_agent(&host, agent, &plugin, action.as_deref(), &input).await?,
+                None => call::as_operator(&host, &plugin, action.as_deref(), &input).await?,
             };
             print_json(&output);
             Ok(ExitCode::SUCCESS)
         }
         Command::New { .. } => unreachable!("handled above"),
-        Command::Check { file } => check(&host, &file).await,
+        Command::Check { file: Some(file) } => check(&host, &file).await,
+        Command::Check { file: None } => check_all(&host),
         Command::Package { file, output } => package(&host, &file, output.as_deref()).await,
         Command::Precompile => precompile(&host).await,
         Command::Watch => watch(&host).await,
@@ -82,7 +55,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
                 // upstream servers are stopped before Quiver exits.
                 tokio::select! {
                     served = quiver::faces::serve_stdio(&host, cli.agent.clone()) => served?,
-                    () = terminated() => {}
+                    () = terminated() => tracing::info!(target: "quiver::faces", "shutting down on a signal"),
                 }
                 host.shutdown_upstreams().await;
                 return Ok(ExitCode::SUCCESS);
@@ -103,6 +76,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
             let on_signal = shutdown.clone();
             tokio::spawn(async move {
                 terminated().await;
+                tracing::info!(target: "quiver::faces", "shutting down on a signal: running calls finish");
                 on_signal.cancel();
             });
             let served = quiver::faces::http::serve(&host, &options, shutdown, |addr| {
@@ -148,51 +122,6 @@ fn build_host(cli: &Cli) -> Result<Host> {
         builder = builder.cache_dir(Some(dir.clone()));
     }
     builder.build()
-}
-
-fn list(host: &Host, json: bool) -> Result<ExitCode> {
-    let catalog = host.catalog();
-    if json {
-        let plugins: Vec<_> = catalog
-            .plugins()
-            .map(|p| serde_json::json!({ "stub": p.stub(), "origin": p.origin().to_string() }))
-            .collect();
-        let rejected: Vec<_> = catalog
-            .rejected()
-            .iter()
-            .map(|r| serde_json::json!({ "origin": r.origin, "error": r.error.to_string(), "fix": r.error.remedy() }))
-            .collect();
-        let stale: Vec<_> = catalog
-            .stale()
-            .map(|(name, s)| serde_json::json!({ "plugin": name, "origin": s.origin, "error": s.error.to_string() }))
-            .collect();
-        print_json(&serde_json::json!({ "plugins": plugins, "rejected": rejected, "stale": stale }));
-    } else {
-        for plugin in catalog.plugins() {
-            let stub = plugin.stub();
-            let actions = match stub.actions.len() {
-                1 => "1 action ".to_owned(),
-                n => format!("{n} actions"),
-            };
-            // What a file says about itself is escaped: it cannot drive the terminal.
-            println!(
-                "{:<16} {:<9} {:<8} {actions:>10}  {}",
-                stub.name,
-                stub.kind.as_str(),
-                printable(&stub.version),
-                printable(&stub.description)
-            );
-        }
-        for rejection in catalog.rejected() {
-            println!("rejected: {}", printable(&rejection.error.to_string()));
-        }
-        for (name, stale) in catalog.stale() {
-            let why = printable(&format!("{}: {}", stale.origin, stale.error));
-            println!("stale: {name} serves its last good version; {why}");
-        }
-    }
-    tracing::info!(compiled = host.load_stats().compiled(), "list done");
-    Ok(ExitCode::SUCCESS)
 }
 
 async fn watch(host: &Host) -> Result<ExitCode> {
@@ -264,11 +193,13 @@ async fn search(
     }
     for hit in hits.as_array().into_iter().flatten() {
         let name = printable(hit.as_str().or_else(|| hit["name"].as_str()).unwrap_or_default());
+        // Nothing passed the relevance cut: the nearest there is, said so.
+        let weak = if hit["weak"] == true { " (weak)" } else { "" };
         match hit.get("summary").and_then(|s| s.as_str()) {
             Some(summary) => {
-                println!("{name:<40} {:<9} {}", hit["kind"].as_str().unwrap_or_default(), printable(summary))
+                println!("{name:<40} {:<9} {}{weak}", hit["kind"].as_str().unwrap_or_default(), printable(summary))
             }
-            None => println!("{name}"),
+            None => println!("{name}{weak}"),
         }
         if let Some(definition) = hit.get("definition") {
             print_parameters(definition);
@@ -376,7 +307,30 @@ async fn check(host: &Host, file: &std::path::Path) -> Result<ExitCode> {
     }
 }
 
+/// Everything the configuration serves, and each resource (a plugin file,
+/// a database, a connector, an MCP server, a skill) that fails, with why
+/// and the fix: the exit code says whether any does. Nothing is compiled
+/// and no server is started.
+fn check_all(host: &Host) -> Result<ExitCode> {
+    let catalog = host.catalog();
+    println!(
+        "serving: {} plugins and instances, {} MCP servers, {} skills",
+        catalog.len(),
+        catalog.mcp_servers().count(),
+        catalog.skills().count()
+    );
+    for rejection in catalog.rejected() {
+        println!("failing: {}: {}", shown(&rejection.origin), shown(&rejection.error.to_string()));
+        if let Some(remedy) = rejection.error.remedy() {
+            println!("fix: {}", shown(&remedy));
+        }
+    }
+    Ok(if catalog.rejected().is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
 async fn package(host: &Host, file: &std::path::Path, output: Option<&std::path::Path>) -> Result<ExitCode> {
+    // Compiling a large component takes seconds: say what is going on.
+    eprintln!("packaging {}: compiling it and running its describe() in the sandbox…", file.display());
     let packaged = match host.package(file).await {
         Ok(packaged) => packaged,
         Err(error) => {

@@ -3,6 +3,7 @@
 
 mod call;
 mod commands;
+mod listing;
 mod new;
 mod output;
 
@@ -52,7 +53,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List the plugins (from their stubs; nothing is compiled).
+    /// List what is served, by served name and kind: plugins, connector and database
+    /// instances, MCP servers (as last listed; none is started) and skills. Nothing is compiled.
     List {
         /// Print JSON.
         #[arg(long)]
@@ -84,9 +86,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print a plugin's full manifest (Tier 2) as JSON.
+    /// Print what a served name is, as JSON: a plugin's (or instance's) full manifest
+    /// (Tier 2), a tool's definition, an MCP server's tools as last listed, a skill.
     Describe {
-        /// Plugin name, or a tool's model-facing name (`calc__evaluate`).
+        /// A served name (plugin, instance, MCP server, skill) or a tool's model-facing
+        /// name (`calc__evaluate`).
         plugin: String,
         /// Only this action.
         action: Option<String>,
@@ -98,13 +102,15 @@ enum Command {
         plugin: String,
         /// Action name (omitted with a model-facing name).
         action: Option<String>,
-        /// Input, a JSON object (default `{}`).
+        /// Input, a JSON object (default `{}`); `-` reads it from standard input,
+        /// `@FILE` from a file.
         input: Option<String>,
     },
-    /// Validate a plugin file and explain any rejection.
+    /// Validate a plugin file and explain any rejection; with no file, check everything
+    /// the configuration serves and exit non-zero naming each resource that fails.
     Check {
-        /// The `.wasm` file.
-        file: PathBuf,
+        /// The `.wasm` file (default: the whole configuration).
+        file: Option<PathBuf>,
     },
     /// Write the `quiver:stub` section into a component built by any
     /// toolchain (componentize-py, componentize-js, raw wit-bindgen), from
@@ -121,6 +127,10 @@ enum Command {
     New {
         /// The language: rust, python or js.
         language: new::Language,
+        /// What the plugin is: a tool, a connector (HTTP) or a database adapter (SQL); the
+        /// last two in Rust only.
+        #[arg(long, value_enum, default_value = "tool")]
+        kind: new::PluginKind,
         /// The plugin's name (`[a-z][a-z0-9-]*`).
         name: String,
         /// Where to write it (default: ./NAME; must not exist).
@@ -161,8 +171,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    init_logging(cli.verbose);
+    let cli = parse();
+    init_logging(cli.verbose, matches!(cli.command, Command::Serve { .. } | Command::Watch));
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -183,6 +193,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// The command line. `quiver new` writes a project and builds no host, so
+/// its help lists its own options only, not the host's global ones.
+fn parse() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let command = Cli::command();
+    // Hidden copies of the host's global options in `new` (clap propagates
+    // a global option only where no argument has its name).
+    let hidden: Vec<clap::Arg> = command
+        .get_arguments()
+        .filter(|a| a.is_global_set() && !matches!(a.get_id().as_str(), "verbose" | "help" | "version"))
+        .map(|a| a.clone().hide(true))
+        .collect();
+    let command = command.mut_subcommand("new", |new| new.args(hidden));
+    Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit())
+}
+
 /// `ADDR` as an IP and port, or a host name (`localhost`) and port,
 /// resolved now (its IPv4 address first).
 fn listen_address(text: &str) -> std::result::Result<std::net::SocketAddr, String> {
@@ -197,31 +223,35 @@ fn listen_address(text: &str) -> std::result::Result<std::net::SocketAddr, Strin
     addrs.iter().find(|a| a.is_ipv4()).or(addrs.first()).copied().ok_or_else(|| format!("`{text}` resolves to nothing"))
 }
 
-fn init_logging(verbose: u8) {
+/// Log to stderr (stdout carries results, or MCP on stdio). `RUST_LOG`
+/// decides when set. Otherwise a static filter by target (an `EnvFilter`
+/// with an info directive once added ~25 µs to a stdio round trip; a
+/// `Targets` filter costs nothing for what it leaves out): warnings from
+/// everyone; what a running service reports at info (each call, reloads,
+/// upstream servers coming and going) when `serving`; with `-v` every info
+/// line of Quiver's own modules, with `-vv` their debug lines, never the
+/// engine's (cranelift and wasmtime print thousands of lines a call).
+fn init_logging(verbose: u8, serving: bool) {
+    use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
-    // Logs go to stderr: stdout is for results (and, later, for MCP on stdio).
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let layer = tracing_subscriber::fmt::layer().with_ansi(ansi).with_writer(std::io::stderr);
     if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
-        tracing_subscriber::registry()
-            .with(filter)
-            .with(tracing_subscriber::fmt::layer().with_ansi(ansi).with_writer(std::io::stderr))
-            .init();
+        tracing_subscriber::registry().with(layer.with_filter(filter)).init();
         return;
     }
-    // Reloads are logged at info by default: an operator sees which version
-    // replaced which. A static filter by target, so that the other info
-    // events cost nothing per message (an EnvFilter with an info directive
-    // adds ~25 µs to a stdio round trip).
     use tracing_subscriber::filter::{LevelFilter, Targets};
-    let level = match verbose {
+    let own = match verbose {
         0 => LevelFilter::WARN,
         1 => LevelFilter::INFO,
         _ => LevelFilter::DEBUG,
     };
-    let filter = Targets::new().with_default(level).with_target("quiver::reload", level.max(LevelFilter::INFO));
-    tracing_subscriber::registry()
-        .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_ansi(ansi).with_writer(std::io::stderr))
-        .init();
+    let mut filter = Targets::new().with_default(LevelFilter::WARN).with_target("quiver", own);
+    if serving {
+        for target in ["quiver::calls", "quiver::reload", "quiver::upstream", "quiver::faces"] {
+            filter = filter.with_target(target, own.max(LevelFilter::INFO));
+        }
+    }
+    tracing_subscriber::registry().with(layer.with_filter(filter)).init();
 }

@@ -17,6 +17,18 @@ pub(crate) enum Language {
     Js,
 }
 
+/// What a Rust project's plugin is.
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub(crate) enum PluginKind {
+    /// A built-in tool: no network, no database.
+    #[default]
+    Tool,
+    /// An API connector: HTTP through the host, to an instance's `base_url`.
+    Connector,
+    /// A database adapter: SQL through the host, to a configured database.
+    Database,
+}
+
 /// The WIT contract, written into Python and JavaScript projects (their
 /// componentizers read it).
 const WIT: &[(&str, &str)] = &[
@@ -35,9 +47,29 @@ const WIT: &[(&str, &str)] = &[
 /// `./NAME`), which must not exist yet. `sdk` is the quiver-sdk folder a
 /// Rust project is patched to use (default: this build's, if it is there;
 /// none once quiver-sdk is on crates.io).
-pub(crate) fn create(language: Language, name: &str, dir: Option<&Path>, sdk: Option<&Path>) -> Result<ExitCode> {
+pub(crate) fn create(
+    language: Language,
+    kind: PluginKind,
+    name: &str,
+    dir: Option<&Path>,
+    sdk: Option<&Path>,
+) -> Result<ExitCode> {
+    if !matches!((language, kind), (_, PluginKind::Tool) | (Language::Rust, _)) {
+        return Err(quiver::Error::config(
+            "--kind",
+            "Python and JavaScript plugins are tools for now (their helpers have no HTTP or SQL yet): \
+             write a connector or a database adapter in Rust",
+        ));
+    }
     if let Some(problem) = quiver::contract::plugin_name_problem(name) {
-        return Err(quiver::Error::config("NAME", problem));
+        // `my_tool`: the name that would do.
+        let dashed = name.to_ascii_lowercase().replace('_', "-");
+        let suggestion = if dashed != name && quiver::contract::plugin_name_problem(&dashed).is_none() {
+            format!("; try `{dashed}`")
+        } else {
+            String::new()
+        };
+        return Err(quiver::Error::config("NAME", format!("{problem}{suggestion}")));
     }
     let dir = dir.map(Path::to_owned).unwrap_or_else(|| PathBuf::from(name));
     if dir.exists() {
@@ -45,7 +77,16 @@ pub(crate) fn create(language: Language, name: &str, dir: Option<&Path>, sdk: Op
     }
     let module = name.replace('-', "_");
     let fill = |template: &str, patch: &str| {
-        let attributes = if module == name { String::new() } else { format!("(name = \"{name}\")") };
+        let mut options = Vec::new();
+        if module != name {
+            options.push(format!("name = \"{name}\""));
+        }
+        match kind {
+            PluginKind::Tool => {}
+            PluginKind::Connector => options.push("kind = \"connector\"".into()),
+            PluginKind::Database => options.push("kind = \"database\"".into()),
+        }
+        let attributes = if options.is_empty() { String::new() } else { format!("({})", options.join(", ")) };
         template
             .replace("{name}", name)
             .replace("{module}", &module)
@@ -55,6 +96,11 @@ pub(crate) fn create(language: Language, name: &str, dir: Option<&Path>, sdk: Op
     };
     let files: Vec<(String, String)> = match language {
         Language::Rust => {
+            let source = match kind {
+                PluginKind::Tool => include_str!("templates/rust/lib.rs.in"),
+                PluginKind::Connector => include_str!("templates/rust/connector.rs.in"),
+                PluginKind::Database => include_str!("templates/rust/database.rs.in"),
+            };
             let sdk = sdk.map(Path::to_owned).or_else(|| {
                 let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
                 built.join("Cargo.toml").is_file().then(|| built.canonicalize().unwrap_or(built))
@@ -68,7 +114,7 @@ pub(crate) fn create(language: Language, name: &str, dir: Option<&Path>, sdk: Op
             };
             vec![
                 ("Cargo.toml".into(), fill(include_str!("templates/rust/Cargo.toml.in"), &patch)),
-                ("src/lib.rs".into(), fill(include_str!("templates/rust/lib.rs.in"), "")),
+                ("src/lib.rs".into(), fill(source, "")),
                 ("README.md".into(), fill(include_str!("templates/rust/README.md.in"), "")),
             ]
         }

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::line::Line;
-use super::tool::{CallContext, CallFuture, MetaTool, View, first_names, missing, named, to_value};
+use super::tool::{
+    CallContext, CallFuture, MetaTool, View, failing_lines, first_names, missing, named, named_or_failing, to_value,
+};
 use crate::catalog::Category;
 use crate::contract::{Access, Kind};
 use crate::invoke::Output;
@@ -89,6 +91,7 @@ impl MetaTool for Connector {
                 let actions = first_names(actions.into_iter(), SHOWN_ACTIONS);
                 Line::described(p.name(), p.name(), &format!("{} Actions: {actions}", stub.description))
             })
+            .chain(failing_lines(view, "connectors"))
             .collect()
     }
 
@@ -107,7 +110,7 @@ impl MetaTool for Connector {
                 || catalog.plugins_of(Kind::Connector).filter(|p| policy.shows_plugin(p)).map(|p| p.name().to_owned());
             let found =
                 catalog.get(&args.connector).filter(|p| p.stub().kind == Kind::Connector && policy.shows_plugin(p));
-            let plugin = named(Self::NAME, "connector", &args.connector, found, connectors())?;
+            let plugin = named_or_failing(&cx, (Self::NAME, "connector"), &args.connector, found, connectors())?;
             match args.subcommand {
                 Subcommand::Discover => {
                     let mut records = cx.backend.definitions(catalog, plugin.name()).await?;

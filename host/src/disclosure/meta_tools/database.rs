@@ -8,9 +8,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::line::Line;
-use super::tool::{CallContext, CallFuture, MetaTool, View, missing, named};
+use super::tool::{CallContext, CallFuture, MetaTool, View, failing_lines, missing, named_or_failing};
 use crate::catalog::Category;
-use crate::contract::Kind;
+use crate::contract::{Access, Kind};
 use crate::error::{Error, Result};
 use crate::invoke::Output;
 use crate::load::Plugin;
@@ -28,7 +28,7 @@ pub(crate) enum Subcommand {
     ListTables,
     /// The columns of a table.
     Discover,
-    /// Run a read-only query.
+    /// Run one SQL statement.
     Query,
 }
 
@@ -36,13 +36,13 @@ pub(crate) enum Subcommand {
 #[serde(deny_unknown_fields)]
 pub(crate) struct Args {
     /// `list_tables` lists tables with descriptions and column counts; `discover` returns the columns of
-    /// `table` (or of every table); `query` runs one read-only `sql` statement.
+    /// `table` (or of every table); `query` runs one `sql` statement.
     subcommand: Subcommand,
     /// The database.
     database: String,
     /// For `discover`: the table.
     table: Option<String>,
-    /// For `query`: one read-only SQL statement.
+    /// For `query`: one SQL statement (a query, unless the database's line grants write access).
     sql: Option<String>,
 }
 
@@ -52,7 +52,8 @@ impl MetaTool for Database {
     const CATEGORY: Category = Category::Database;
     const SECTION: &'static str = "Databases";
     const PURPOSE: &'static str = "Query a database: `list_tables`, then `discover` a table's columns, then `query` \
-                                   with SQL (read-only unless the database grants more).";
+                                   with SQL (queries only, unless a database's line says it grants write or admin \
+                                   access).";
     const LABEL: &'static str = "Databases";
     const CHOICE: Option<&'static str> = Some("database");
 
@@ -63,16 +64,20 @@ impl MetaTool for Database {
             .plugins_of(Kind::Database)
             .filter(|p| view.policy.shows_plugin(p))
             .map(|p| {
-                let (description, tables) = match p.settings().grants.sql.database() {
+                let (description, tables, access) = match p.settings().grants.sql.database() {
                     Some(database) => (
                         database.settings().description.clone().unwrap_or_else(|| p.stub().description.clone()),
                         database.table_names(),
+                        database.settings().access.min(view.policy.caller.ceiling(p.name())),
                     ),
                     None => (
                         p.stub().description.clone(),
                         view.tables.of(p).map_or(TableNames::NotRead, |t| TableNames::Read(t.to_vec())),
+                        Access::Read,
                     ),
                 };
+                // Queries are the rule; a database that grants more says so.
+                let access = if access > Access::Read { format!(" ({access} access)") } else { String::new() };
                 let tables = match tables {
                     TableNames::Read(names) => {
                         let more = if names.len() > SHOWN_TABLES { ", …" } else { "" };
@@ -81,8 +86,9 @@ impl MetaTool for Database {
                     TableNames::NotRead => "Tables: see list_tables".to_owned(),
                     TableNames::Failed(_) => "Tables: not readable now (see list_tables)".to_owned(),
                 };
-                Line::described(p.name(), p.name(), &format!("{description} {tables}"))
+                Line::described(p.name(), p.name(), &format!("{description}{access} {tables}"))
             })
+            .chain(failing_lines(view, "databases"))
             .collect()
     }
 
@@ -101,7 +107,7 @@ impl MetaTool for Database {
                 || catalog.plugins_of(Kind::Database).filter(|p| policy.shows_plugin(p)).map(|p| p.name().to_owned());
             let found =
                 catalog.get(&args.database).filter(|p| p.stub().kind == Kind::Database && policy.shows_plugin(p));
-            let plugin = named(Self::NAME, "database", &args.database, found, databases())?;
+            let plugin = named_or_failing(&cx, (Self::NAME, "database"), &args.database, found, databases())?;
             let cx = &mut cx;
             match args.subcommand {
                 Subcommand::ListTables => list_tables(cx, plugin).await.map(Output::Json),

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::line::Line;
-use super::tool::{CallContext, CallFuture, MetaTool, View, first_names, missing, named, to_value};
+use super::tool::{
+    CallContext, CallFuture, MetaTool, View, failing_lines, first_names, missing, named, named_or_failing, to_value,
+};
 use crate::catalog::{Category, ServerState};
 use crate::error::Error;
 use crate::invoke::{Output, tool_of};
@@ -76,6 +78,7 @@ impl MetaTool for Mcp {
                 };
                 Line::new(&s.name, &s.name, format!("{purpose} ({tools}){failing}"))
             })
+            .chain(failing_lines(view, "mcp_servers"))
             .collect()
     }
 
@@ -87,7 +90,8 @@ impl MetaTool for Mcp {
         Box::pin(async move {
             let catalog = cx.catalog;
             let servers = || catalog.mcp_servers().map(|s| s.name.clone());
-            let server = named(Self::NAME, "server", &args.server, catalog.mcp_server(&args.server), servers())?;
+            let found = catalog.mcp_server(&args.server);
+            let server = named_or_failing(&cx, (Self::NAME, "server"), &args.server, found, servers())?;
             match args.subcommand {
                 // The backend's definitions: a cached listing; a live server
                 // never listed is connected and listed first.

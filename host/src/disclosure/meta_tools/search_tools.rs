@@ -61,6 +61,10 @@ struct Hit {
     usage: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     definition: Option<Value>,
+    /// Nothing passed the relevance cut, and this is only the nearest
+    /// there is (or a resource there is): check it before using it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    weak: bool,
 }
 
 impl MetaTool for SearchTools {
@@ -105,15 +109,21 @@ impl MetaTool for SearchTools {
                 });
             }
             let index = cx.search.index(cx.catalog);
-            let found: Vec<Entry> = index
-                .search(&args.query, args.limit as usize, |e| cx.policy.shows(cx.catalog, e.category, &e.origin))
-                .into_iter()
-                .map(|(e, _)| e.clone())
-                .collect();
+            let shown = |e: &Entry| cx.policy.shows(cx.catalog, e.category, &e.origin);
+            let mut found: Vec<Entry> =
+                index.search(&args.query, args.limit as usize, shown).into_iter().map(|(e, _)| e.clone()).collect();
+            // Never a bare `[]`: the nearest there is, marked weak.
+            let weak = found.is_empty();
+            if weak {
+                found =
+                    index.weak(&args.query, args.limit as usize, shown).into_iter().map(|(e, _)| e.clone()).collect();
+            }
             let mut hits = Vec::with_capacity(found.len());
             for entry in found {
-                hits.push(hit(&cx, &entry, args.detail).await?);
-                if entry.category != Category::Skill {
+                let mut one = hit(&cx, &entry, args.detail).await?;
+                one.weak = weak;
+                hits.push(one);
+                if entry.category != Category::Skill && !entry.resource {
                     cx.unlocked.insert(entry.name);
                 }
             }
@@ -122,8 +132,33 @@ impl MetaTool for SearchTools {
     }
 }
 
+/// How a model reaches a resource it found: the meta-tool call that shows
+/// what it holds (in a progressive mode), or its tools (in legacy mode).
+fn resource_usage(cx: &CallContext<'_>, found: &Entry) -> String {
+    let name = &found.name;
+    if !cx.policy.progressive(found.category) {
+        return format!("its tools are in your tool list as `{name}{}…`", crate::contract::NAME_SEPARATOR);
+    }
+    match found.category {
+        Category::Database => format!("database(subcommand: \"list_tables\", database: \"{name}\")"),
+        Category::Connector => format!("connector(subcommand: \"discover\", connector: \"{name}\")"),
+        _ => format!("mcp(subcommand: \"discover\", server: \"{name}\")"),
+    }
+}
+
 async fn hit(cx: &CallContext<'_>, found: &Entry, detail: Detail) -> Result<Hit> {
     let (name, category) = (found.name.as_str(), found.category);
+    if found.resource {
+        let usage = resource_usage(cx, found);
+        return Ok(Hit {
+            name: name.to_owned(),
+            kind: category,
+            summary: (detail != Detail::Names).then(|| found.summary.clone()),
+            usage: (detail != Detail::Names).then_some(usage),
+            definition: None,
+            weak: false,
+        });
+    }
     let entry = cx.catalog.tool(name);
     // The arguments, when known without loading anything (a loaded
     // plugin, an MCP tool), so that a first call can be right; else where
@@ -151,6 +186,7 @@ async fn hit(cx: &CallContext<'_>, found: &Entry, detail: Detail) -> Result<Hit>
         summary: (detail != Detail::Names).then(|| found.summary.clone()),
         usage: (detail != Detail::Names).then_some(usage),
         definition,
+        weak: false,
     })
 }
 
@@ -164,7 +200,7 @@ fn signature(name: &str, schema: &Value) -> String {
         .flatten()
         .map(|(arg, property)| {
             let optional = if required.contains(&arg.as_str()) { "" } else { "?" };
-            format!("{arg}{optional}: {}", type_of(resolved(schema, property)))
+            format!("{arg}{optional}: {}", type_of(schema, property, 0))
         })
         .collect();
     format!("{name}({})", arguments.join(", "))
@@ -179,22 +215,55 @@ fn resolved<'a>(root: &'a Value, property: &'a Value) -> &'a Value {
         .unwrap_or(property)
 }
 
-/// A property's type in a word: its `type`, its few allowed values, or
-/// `any`.
-fn type_of(property: &Value) -> String {
-    let values: Vec<&Value> = match (&property["enum"], &property["oneOf"]) {
-        (Value::Array(values), _) => values.iter().collect(),
-        (_, Value::Array(branches)) => branches.iter().filter_map(|b| b.get("const")).collect(),
-        _ => Vec::new(),
-    };
-    if !values.is_empty() && values.len() <= 6 {
-        return values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|");
+/// Most constants a type lists as literals.
+const LISTED_VALUES: usize = 6;
+
+/// A property's type in a word: its `type`; its few allowed values (an
+/// `enum`, or a union of `const`s, as schemars writes a documented Rust
+/// enum); the types of a union (`anyOf` / `oneOf`, an optional value's
+/// `null` included); the one schema of an `allOf`; else `any`. Local
+/// `$ref`s are followed, a few deep.
+fn type_of(root: &Value, property: &Value, depth: usize) -> String {
+    let property = resolved(root, property);
+    if depth > 4 {
+        return "any".to_owned();
     }
-    match &property["type"] {
-        Value::String(kind) => kind.clone(),
-        Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|"),
+    let constants = constants(root, property);
+    if !constants.is_empty() && constants.len() <= LISTED_VALUES {
+        return constants.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|");
+    }
+    if let Value::Array(kinds) = &property["type"] {
+        return kinds.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|");
+    }
+    if let Value::String(kind) = &property["type"] {
+        return kind.clone();
+    }
+    let branches = ["anyOf", "oneOf"].iter().find_map(|k| property[*k].as_array());
+    if let Some(branches) = branches {
+        let mut kinds: Vec<String> = Vec::new();
+        for kind in branches.iter().map(|b| type_of(root, b, depth + 1)) {
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+        if !kinds.is_empty() && !kinds.iter().any(|k| k == "any") {
+            return kinds.join("|");
+        }
+    }
+    match property["allOf"].as_array().map(Vec::as_slice) {
+        Some([one]) => type_of(root, one, depth + 1),
         _ => "any".to_owned(),
     }
+}
+
+/// The values `property` allows, when it allows only a few constants.
+fn constants<'a>(root: &'a Value, property: &'a Value) -> Vec<&'a Value> {
+    if let Value::Array(values) = &property["enum"] {
+        return values.iter().collect();
+    }
+    let Some(branches) = ["oneOf", "anyOf"].iter().find_map(|k| property[*k].as_array()) else { return Vec::new() };
+    let values: Option<Vec<&Value>> = branches.iter().map(|b| resolved(root, b).get("const")).collect();
+    values.unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -217,6 +286,22 @@ mod tests {
         assert_eq!(
             super::signature("codec__hash", &schema),
             "codec__hash(data: string, algorithm: \"sha256\"|\"md5\", hmac_key?: string|null, extra?: any)"
+        );
+        // Documented enums as schemars writes them, inline or optional, and unions.
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "unit": {"oneOf": [{"type": "string", "const": "km", "description": "Kilometres."}, {"type": "string", "const": "mi", "description": "Miles."}]},
+                "round": {"anyOf": [{"$ref": "#/$defs/Round"}, {"type": "null"}]},
+                "value": {"anyOf": [{"type": "number"}, {"type": "string"}]},
+                "wrapped": {"allOf": [{"$ref": "#/$defs/Round"}]}
+            },
+            "required": ["unit"],
+            "$defs": {"Round": {"oneOf": [{"const": "up", "description": "Up."}, {"const": "down", "description": "Down."}]}}
+        });
+        assert_eq!(
+            super::signature("units__convert", &schema),
+            "units__convert(unit: \"km\"|\"mi\", round?: \"up\"|\"down\"|null, value?: number|string, wrapped?: \"up\"|\"down\")"
         );
     }
 }

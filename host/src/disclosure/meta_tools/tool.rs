@@ -268,10 +268,46 @@ fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
         .map_err(|e| Error::InvalidArguments { tool: tool.to_owned(), reason: format!("{e}; see the tool's schema") })
 }
 
-/// `found`, or the error for a `what` called `name` that is not among `known`.
 /// Names an error lists at most (a large API has a thousand actions).
 const LISTED_NAMES: usize = 20;
 
+/// Longest reason a Tier-1 line gives for a resource that is failing.
+const FAILING_REASON_BYTES: usize = 240;
+
+/// The Tier-1 lines of the configured resources of `section` (`databases`,
+/// `connectors`, `mcp_servers`) that could not be set up: each is named,
+/// marked failing, with why, so a model knows it exists and will not work.
+pub(crate) fn failing_lines(view: &View<'_>, section: &str) -> Vec<Line> {
+    view.catalog
+        .failing(section)
+        .map(|(name, error)| {
+            let reason = crate::catalog::shown::shown_bytes(&error.to_string(), FAILING_REASON_BYTES);
+            Line::described(name, name, &format!("failing, not available now ({reason})"))
+        })
+        .collect()
+}
+
+/// `found`, or the error for a `what` called `name` that is not among
+/// `known`; for a resource that is configured and failing, its rejection.
+pub(crate) fn named_or_failing<T>(
+    cx: &CallContext<'_>,
+    (tool, what): (&str, &str),
+    name: &str,
+    found: Option<T>,
+    known: impl IntoIterator<Item = String>,
+) -> Result<T> {
+    match (found, cx.catalog.rejection_of(name)) {
+        (Some(found), _) => Ok(found),
+        (None, Some(rejection)) => Err(Error::Rejected {
+            plugin: name.to_owned(),
+            origin: crate::catalog::shown::shown(&rejection.origin),
+            reason: crate::catalog::shown::shown(&rejection.error.to_string()),
+        }),
+        (None, None) => named(tool, what, name, None, known),
+    }
+}
+
+/// `found`, or the error for a `what` called `name` that is not among `known`.
 pub(crate) fn named<T>(
     tool: &str,
     what: &str,

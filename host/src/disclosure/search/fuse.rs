@@ -15,8 +15,9 @@ pub const POOL: usize = 100;
 /// RRF's damping constant (the value of the original paper).
 const K: f32 = 60.0;
 
-/// Cosine similarity below which an entry is not near the query at all.
-const FLOOR: f32 = 0.2;
+/// Cosine similarity below which an entry is not near the query at all:
+/// with "shares no term with it", the search's relevance cut.
+pub const FLOOR: f32 = 0.2;
 
 /// BM25 hits whose vectors feed back into the query.
 const FEEDBACK_HITS: usize = 3;
@@ -43,8 +44,8 @@ pub fn feedback(query: &mut [f32], matrix: &[f32], lexical: &[(u32, f32)]) {
 }
 
 /// The entries (rows of `matrix`) passing `visible` nearest to `query`, best first (ties by
-/// position), at most [`POOL`] of them.
-pub fn nearest(query: &[f32], matrix: &[f32], visible: impl Fn(&u32) -> bool) -> Vec<(u32, f32)> {
+/// position), at most [`POOL`] of them, none below `floor`.
+pub fn nearest(query: &[f32], matrix: &[f32], floor: f32, visible: impl Fn(&u32) -> bool) -> Vec<(u32, f32)> {
     if query.is_empty() {
         return Vec::new();
     }
@@ -52,7 +53,7 @@ pub fn nearest(query: &[f32], matrix: &[f32], visible: impl Fn(&u32) -> bool) ->
         .chunks_exact(query.len())
         .enumerate()
         .map(|(id, vector)| (id as u32, dot(query, vector)))
-        .filter(|(id, similarity)| *similarity >= FLOOR && visible(id))
+        .filter(|(id, similarity)| *similarity >= floor && visible(id))
         .collect();
     let by_similarity = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     if near.len() > POOL {

@@ -23,6 +23,9 @@ pub struct Entry {
     pub origin: String,
     /// One line on what it does.
     pub summary: String,
+    /// It is a resource (a database, a connector, an MCP server), reached
+    /// through its meta-tool, not a tool called by name.
+    pub resource: bool,
 }
 
 /// What a tool or skill is matched by.
@@ -90,10 +93,11 @@ impl SearchIndex {
         SearchIndex { entries, lexical: Lexical::new(&analyzer.terms(&texts)), semantic }
     }
 
-    /// Index every tool and skill of `catalog`. Plugins are indexed by
-    /// their stubs only (name, summary), so the index does not depend on
-    /// which plugins happen to be loaded; MCP tools with their full
-    /// descriptions and parameters.
+    /// Index every tool, skill and resource of `catalog`. Plugins are
+    /// indexed by their stubs only (name, summary), so the index does not
+    /// depend on which plugins happen to be loaded; MCP tools with their
+    /// full descriptions and parameters; resources by what is known of them
+    /// without connecting to anything ([`super::resources`]).
     pub fn for_catalog(catalog: &Catalog, analyzer: &Arc<Analyzer>) -> SearchIndex {
         let mut documents: Vec<Document> = catalog
             .tools()
@@ -104,6 +108,7 @@ impl SearchIndex {
             })
             .collect();
         documents.extend(catalog.skills().map(Document::of_skill));
+        documents.extend(super::resources::documents(catalog));
         SearchIndex::new(documents, analyzer)
     }
 
@@ -142,16 +147,34 @@ impl SearchIndex {
                 let Some(model) = semantic.analyzer.model() else { return Vec::new() };
                 let mut query = model.embed(query);
                 if arm == Arm::Semantic {
-                    return self.hits(fuse::nearest(&query, &semantic.matrix, visible), limit);
+                    return self.hits(fuse::nearest(&query, &semantic.matrix, fuse::FLOOR, visible), limit);
                 }
                 let lexical = lexical();
                 if arm == Arm::Feedback {
                     fuse::feedback(&mut query, &semantic.matrix, &lexical);
                 }
-                fuse::reciprocal_rank(&lexical, &fuse::nearest(&query, &semantic.matrix, visible))
+                fuse::reciprocal_rank(&lexical, &fuse::nearest(&query, &semantic.matrix, fuse::FLOOR, visible))
             }
         };
         self.hits(ranked, limit)
+    }
+
+    /// What to offer when nothing passes the relevance cut of
+    /// [`search`](Self::search) (no shared term, and nothing near in
+    /// meaning): the nearest entries all the same, with a model; without
+    /// one, the resources there are (each says how it is reached). The
+    /// caller marks them as weak.
+    pub fn weak(&self, query: &str, limit: usize, keep: impl Fn(&Entry) -> bool) -> Vec<(&Entry, f32)> {
+        let visible = |id: &u32| keep(&self.entries[*id as usize]);
+        match self.semantic.as_ref().and_then(|s| Some((s.analyzer.model()?, s))) {
+            Some((model, semantic)) => {
+                self.hits(fuse::nearest(&model.embed(query), &semantic.matrix, f32::MIN, visible), limit)
+            }
+            None => {
+                let resources = (0..self.entries.len() as u32).filter(|id| self.entries[*id as usize].resource);
+                self.hits(resources.filter(visible).map(|id| (id, 0.0)).collect(), limit)
+            }
+        }
     }
 
     fn hits(&self, ranked: Vec<(u32, f32)>, limit: usize) -> Vec<(&Entry, f32)> {
@@ -177,6 +200,7 @@ impl Entry {
             category: record.category,
             origin: record.origin.clone(),
             summary: record.summary.clone(),
+            resource: false,
         }
     }
 
@@ -187,6 +211,7 @@ impl Entry {
             category: entry.category,
             origin: entry.origin.clone(),
             summary: entry.summary.clone(),
+            resource: false,
         }
     }
 
@@ -197,6 +222,7 @@ impl Entry {
             category: Category::Skill,
             origin: skill.name.clone(),
             summary: one_line(&skill.description, crate::catalog::SUMMARY_CHARS),
+            resource: false,
         }
     }
 }

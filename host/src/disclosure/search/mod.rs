@@ -6,6 +6,8 @@
 //! model](model::StaticModel) and ranks by cosine similarity, finding
 //! `get_forecast` for "is it going to rain tomorrow". The two rankings are
 //! fused by reciprocal rank ([`fuse`]). Without a model, BM25 ranks alone.
+//! Besides tools and skills, resources (databases, connectors, MCP servers)
+//! are documents too, by what is known of them without connecting.
 //! What each text becomes (terms, vector) is remembered by the
 //! [`analyzer`](analyzer::Analyzer). Ranking is deterministic for a given
 //! set of documents, ties broken by position.
@@ -16,6 +18,7 @@ mod fuse;
 mod index;
 pub mod lexical;
 pub mod model;
+mod resources;
 pub mod settings;
 pub mod store;
 

@@ -38,6 +38,24 @@ pub(super) struct Rest {
 pub(super) const ROUTES: &[Route<Arc<Rest>>] = &[
     Route {
         method: Method::GET,
+        path: "/",
+        summary: "Where each face is: the REST API, its OpenAPI document, MCP",
+        params: Params::None,
+        answer: Answer::Schema("Index", schema::<Index>),
+        failures: &[],
+        handler: || get(index),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/",
+        summary: "The same index, under the API's prefix",
+        params: Params::None,
+        answer: Answer::Schema("Index", schema::<Index>),
+        failures: &[],
+        handler: || get(index),
+    },
+    Route {
+        method: Method::GET,
         path: "/v1/tools",
         summary: "Level 1: every tool's name, a page at a time",
         params: Params::Query(schema::<Page>),
@@ -363,6 +381,38 @@ async fn export_anthropic(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> 
         }
     }
     cached(&rest, version, &headers, Json(tools))
+}
+
+/// What a person (or a client) finds at `/`: where each face is.
+#[derive(Serialize, JsonSchema)]
+struct Index {
+    /// `quiver`.
+    name: &'static str,
+    /// The host's version.
+    version: &'static str,
+    /// The REST API's OpenAPI 3.1 document.
+    openapi: &'static str,
+    /// The MCP endpoint (streamable HTTP).
+    mcp: &'static str,
+    /// Every tool's name, then one line each, then one definition.
+    tools: &'static str,
+    /// The Tier-1 text.
+    prompt: &'static str,
+    /// What is served and what is refused.
+    status: &'static str,
+}
+
+async fn index() -> Response {
+    Json(Index {
+        name: "quiver",
+        version: env!("CARGO_PKG_VERSION"),
+        openapi: "/v1/openapi.json",
+        mcp: "/mcp",
+        tools: "/v1/tools",
+        prompt: "/v1/prompt",
+        status: "/v1/status",
+    })
+    .into_response()
 }
 
 async fn openapi_json(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {

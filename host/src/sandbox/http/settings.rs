@@ -44,6 +44,23 @@ impl HttpGrant {
         for entry in raw.allow_http {
             allowed.push(entry.parse().map_err(|e| fail(format!("allow_http: {e}")))?);
         }
+        // A name that always means this machine (`localhost`, RFC 6761) is
+        // refused by the egress guard when a request is sent, unless it is
+        // marked internal: say so now, with the fix.
+        for (key, entry) in
+            std::iter::once(("base_url", &allowed[0])).chain(allowed[1..].iter().map(|e| ("allow_http", e)))
+        {
+            let host = entry.host().trim_end_matches('.').to_ascii_lowercase();
+            let loopback_name = host == "localhost" || host.ends_with(".localhost");
+            if loopback_name && !raw.private_hosts.iter().any(|h| h.eq_ignore_ascii_case(entry.host())) {
+                return Err(fail(format!(
+                    "{key}: `{}` always names this machine, which a connector may not reach by name; write the \
+                     address (127.0.0.1 or [::1]) instead, or mark the name internal with private_hosts = [\"{}\"]",
+                    entry.host(),
+                    entry.host()
+                )));
+            }
+        }
         let mut grant = HttpGrant::new(allowed);
         let mut credentials: Vec<Arc<Credential>> = Vec::with_capacity(raw.auth.len());
         for auth in raw.auth {
@@ -120,5 +137,23 @@ mod tests {
         assert!(grant.credentials().is_empty());
         let error = HttpGrant::resolve("[connectors.books]", section("ftp://x"), Path::new(".")).unwrap_err();
         assert!(error.to_string().contains("[connectors.books]") && error.to_string().contains("base_url"), "{error}");
+    }
+
+    #[test]
+    fn localhost_is_refused_when_read_unless_marked_internal() {
+        for url in ["http://localhost:8080", "http://LOCALHOST.:8080/v1", "http://api.localhost"] {
+            let error = HttpGrant::resolve("[connectors.books]", section(url), Path::new(".")).unwrap_err().to_string();
+            assert!(
+                error.contains("base_url") && error.contains("127.0.0.1") && error.contains("private_hosts"),
+                "{error}"
+            );
+        }
+        let internal = ["localhost".to_owned()];
+        let raw = HttpSection { private_hosts: &internal, ..section("http://localhost:8080") };
+        assert!(HttpGrant::resolve("[connectors.books]", raw, Path::new(".")).is_ok());
+        let elsewhere = ["http://localhost:9".to_owned()];
+        let raw = HttpSection { allow_http: &elsewhere, ..section("http://127.0.0.1:8080") };
+        let error = HttpGrant::resolve("[connectors.books]", raw, Path::new(".")).unwrap_err().to_string();
+        assert!(error.contains("allow_http"), "{error}");
     }
 }

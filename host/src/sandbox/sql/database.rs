@@ -74,6 +74,13 @@ impl Database {
     pub fn open(settings: DatabaseSettings) -> Result<Arc<Database>> {
         let engine = match &settings.location {
             Location::Sqlite(path) => {
+                // Connections never create the file: a missing one is a
+                // mistake in the configuration, said now with its whole path.
+                if !path.is_file() {
+                    let path = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+                    let message = format!("url: the SQLite file {} does not exist (or is not a file)", path.display());
+                    return Err(crate::error::Error::config(format!("[databases.{}]", settings.name), message));
+                }
                 Engine::Sqlite(Arc::new(sqlite::Sqlite::new(path.clone(), settings.hidden.clone())))
             }
             Location::Postgres(url) => Engine::Postgres(Box::new(postgres::Postgres::new(&settings, url)?)),
@@ -129,10 +136,10 @@ impl Database {
                 Err(refusal) if refusal.why == Why::Unknown && snapshot.at.elapsed() >= REREAD_AFTER => {
                     snapshot = self.snapshot(true).await?;
                 }
-                Err(refusal) if refusal.why == Why::Malformed => {
-                    return Err(wit::Error::InvalidInput(refusal.to_string()));
-                }
-                Err(refusal) => return Err(wit::Error::Denied(refusal.to_string())),
+                // Only what needs more access is a denial (the caller must
+                // not try again); the rest can be rewritten, as the hint says.
+                Err(refusal) if refusal.why == Why::Access => return Err(wit::Error::Denied(refusal.to_string())),
+                Err(refusal) => return Err(wit::Error::InvalidInput(refusal.to_string())),
             }
         }
     }
@@ -250,7 +257,7 @@ impl Database {
                             database = %self.settings.name,
                             readable = %readable.join(", "),
                             "the role Quiver connects as can read what the configuration hides; only the policy \
-                             keeps it hidden: grant that role column privileges (README, Databases)"
+                             keeps it hidden: grant that role column privileges (docs/src/security.md, column privileges)"
                         );
                     }
                 }

@@ -106,7 +106,8 @@ impl Privileges {
         }
         Privileges::Readable {
             hidden: readable.to_vec(),
-            advice: "grant the role SELECT on the visible columns only (README: Databases, defence in depth)".into(),
+            advice: "grant the role SELECT on the visible columns only (docs/src/security.md: column privileges)"
+                .into(),
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::allowed::Policy;
 use super::dialect::Dialect;
-use super::verdict::{Effect, Refusal, Why, refuse};
+use super::verdict::{Effect, Refusal, Why, deny, refuse};
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
@@ -64,7 +64,7 @@ pub fn check(policy: &Policy<'_>, sql: &str) -> Result<Effect, Refusal> {
             Access::Write => "queries and INSERT, UPDATE, DELETE, MERGE",
             Access::Admin => "queries, DML and DDL",
         };
-        return Err(refuse(
+        return Err(deny(
             format!("this database grants `{}` access, and this statement needs `{needed}`", policy.access),
             format!("it allows {allowed}"),
         ));

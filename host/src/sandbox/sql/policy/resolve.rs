@@ -43,7 +43,7 @@ fn no_column_in(column: &str, relation: &str) -> Refusal {
 /// A hidden column is refused as if it did not exist (the schema's reading
 /// cannot bring it back, so the caller does not read it again).
 pub(super) fn hidden_column(name: &str) -> Refusal {
-    Refusal { why: Why::Denied, ..no_column(name) }
+    Refusal { why: Why::Hidden, ..no_column(name) }
 }
 
 pub(super) fn no_table(name: &str) -> Refusal {
@@ -171,7 +171,7 @@ impl Checker<'_> {
             let hidden = group.iter().any(|r| matches!(r, Relation::Table(t) if self.policy.hidden.column(t, &x)));
             if hidden {
                 return ControlFlow::Break(Refusal {
-                    why: Why::Denied,
+                    why: Why::Hidden,
                     ..no_column_in(&column.value, &qualifier.value)
                 });
             }
@@ -331,7 +331,7 @@ impl Checker<'_> {
             }
         };
         if self.policy.hidden.table(table) {
-            return ControlFlow::Break(refuse(format!("there is no table `{relation}`"), "see list_tables"));
+            return ControlFlow::Break(Refusal { why: Why::Hidden, ..no_table(&relation.to_string()) });
         }
         let cte = parts.len() == 1 && self.cte_scopes.iter().any(|scope| scope.contains(table));
         if self.policy.visible.table(table) || cte {

@@ -386,9 +386,23 @@ fn an_operator_may_allow_functions_per_database() {
 fn unknown_names_are_marked_so_the_schema_is_read_again() {
     assert_eq!(read(Dialect::Sqlite, "SELECT * FROM made_later").unwrap_err().why, Why::Unknown);
     assert_eq!(read(Dialect::Sqlite, "SELECT added_later FROM artist").unwrap_err().why, Why::Unknown);
-    assert_eq!(read(Dialect::Sqlite, "SELECT ssn FROM customer").unwrap_err().why, Why::Denied);
-    assert_eq!(read(Dialect::Sqlite, "SELECT * FROM secrets").unwrap_err().why, Why::Denied);
-    assert_eq!(read(Dialect::Sqlite, "SELECT load_extension('x')").unwrap_err().why, Why::Denied);
+    assert_eq!(read(Dialect::Sqlite, "SELECT ssn FROM customer").unwrap_err().why, Why::Hidden);
+    assert_eq!(read(Dialect::Sqlite, "SELECT * FROM secrets").unwrap_err().why, Why::Hidden);
+    assert_eq!(read(Dialect::Sqlite, "SELECT load_extension('x')").unwrap_err().why, Why::Rephrase);
+    // A hidden table reads exactly as one that does not exist.
+    let (hidden, absent) =
+        (read(Dialect::Sqlite, "SELECT 1 FROM secrets"), read(Dialect::Sqlite, "SELECT 1 FROM nothing"));
+    assert_eq!(hidden.unwrap_err().to_string().replace("secrets", "nothing"), absent.unwrap_err().to_string());
+}
+
+#[test]
+fn only_what_needs_more_access_is_an_access_refusal() {
+    let refusal = read(Dialect::Sqlite, "DELETE FROM artist").unwrap_err();
+    assert_eq!(refusal.why, Why::Access, "{refusal}");
+    let refusal = read(Dialect::Postgres, "WITH d AS (DELETE FROM artist RETURNING 1) SELECT * FROM d").unwrap_err();
+    assert_eq!(refusal.why, Why::Access, "{refusal}");
+    assert!(check_as(Dialect::Sqlite, Access::Write, &[], "DELETE FROM artist").is_ok());
+    assert_eq!(read(Dialect::Sqlite, "SELECT 1; SELECT 2").unwrap_err().why, Why::Rephrase);
 }
 
 #[test]

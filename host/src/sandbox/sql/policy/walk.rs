@@ -16,7 +16,7 @@ use super::allowed::Policy;
 use super::allowed::cast_allowed;
 use super::dialect::Dialect;
 use super::scope::{Names, parts};
-use super::verdict::{Effect, Refusal, refuse};
+use super::verdict::{Effect, Refusal, deny, refuse};
 
 pub(super) struct Checker<'a> {
     pub(super) policy: &'a Policy<'a>,
@@ -75,7 +75,7 @@ impl Checker<'_> {
             refuse(
                 format!("the function `{}` may not be called", function.name),
                 format!(
-                    "a query may call only the functions of the SQL allow-list at `{}` access (see the README); leave it \
+                    "a query may call only the functions of the SQL allow-list at `{}` access (the operator's manual lists them); leave it \
                      out of the query",
                     self.policy.access
                 ),
@@ -195,7 +195,7 @@ impl Visitor for Checker<'_> {
     fn pre_visit_statement(&mut self, statement: &Statement) -> ControlFlow<Refusal> {
         self.depth += 1;
         if self.depth > 1 && self.effect == Effect::Read && !matches!(statement, Statement::Query(_)) {
-            return ControlFlow::Break(refuse(
+            return ControlFlow::Break(deny(
                 "a statement inside the query changes data (a data-modifying WITH)",
                 "read with a plain query",
             ));
@@ -258,7 +258,7 @@ impl Visitor for Checker<'_> {
                 if !allowed {
                     return ControlFlow::Break(refuse(
                         format!("the function `{name}` may not be read in FROM"),
-                        "read tables, subqueries, or functions of the SQL allow-list (see the README)",
+                        "read tables, subqueries, or functions of the SQL allow-list",
                     ));
                 }
                 let args = match factor {
@@ -410,7 +410,7 @@ impl Checker<'_> {
             SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_)
                 if self.effect == Effect::Read =>
             {
-                ControlFlow::Break(refuse("the query changes data", "read with a plain query"))
+                ControlFlow::Break(deny("the query changes data", "read with a plain query"))
             }
             SetExpr::SetOperation { left, right, .. } => {
                 self.set_expr(left)?;

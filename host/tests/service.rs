@@ -1,0 +1,101 @@
+//! The `quiver` binary as a service and as its operator's check: what
+//! each command logs, and `quiver check` over a whole configuration.
+
+mod common;
+
+use std::process::Command;
+
+use common::{Cli, stderr, stdout};
+
+/// What each command logs with no `RUST_LOG`: `serve` one line per call
+/// (the tool, the agent, the outcome, the time; never the arguments) and
+/// its reloads; a one-shot command nothing below a warning; `-vv` the debug
+/// lines of Quiver's own modules, never the engine's.
+#[test]
+fn each_command_logs_what_its_user_needs() {
+    use std::io::Write;
+    let cli = Cli::new();
+    let quiet = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_quiver"))
+            .arg("--cache-dir")
+            .arg(cli.cache.path())
+            .arg("--plugins")
+            .arg(cli.plugins.path())
+            .args(args)
+            .env_remove("QUIVER_CONFIG")
+            .env_remove("RUST_LOG")
+            .output()
+            .expect("run quiver")
+    };
+    let prompt = quiet(&["prompt"]);
+    assert!(prompt.status.success());
+    assert_eq!(stderr(&prompt), "", "a one-shot command logs nothing at its default level");
+
+    let verbose = quiet(&["-vv", "call", "misbehave", "echo", r#"{"text": "hi"}"#]);
+    assert!(verbose.status.success(), "{}", stderr(&verbose));
+    let log = stderr(&verbose);
+    assert!(log.contains("INFO") && log.contains(" quiver::"), "{log}");
+    assert!(
+        log.lines().all(|l| !l.contains(" cranelift") && !l.contains(" wasmtime")),
+        "-vv prints the engine's lines: {} lines",
+        log.lines().count()
+    );
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(["--no-bundled", "--cache-dir"])
+        .arg(cli.cache.path())
+        .arg("--plugins")
+        .arg(cli.plugins.path())
+        .args(["serve", "--stdio", "--no-watch"])
+        .env_remove("RUST_LOG")
+        .env("REACT_TOOL_SELECTION_THRESHOLD", "50")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start quiver serve");
+    let mut stdin = child.stdin.take().unwrap();
+    for request in common::HANDSHAKE.into_iter().chain([
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"misbehave__echo","arguments":{"text":"a-secret-argument"}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"misbehave__nope","arguments":{}}}"#,
+    ]) {
+        writeln!(stdin, "{request}").unwrap();
+    }
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut answered = 0;
+    while answered < 3 {
+        let line = lines.next().expect("an answer").unwrap();
+        answered += usize::from(serde_json::from_str::<serde_json::Value>(&line).unwrap().get("id").is_some());
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let log = String::from_utf8(output.stderr).unwrap();
+    // Calls run concurrently: their lines come in any order.
+    let calls: Vec<&str> = log.lines().filter(|l| l.contains("quiver::calls")).collect();
+    assert_eq!(calls.len(), 2, "{log}");
+    let line = |tool: &str| *calls.iter().find(|l| l.contains(&format!("tool={tool} "))).expect(tool);
+    let echo = line("misbehave__echo");
+    assert!(echo.contains("outcome=ok") && echo.contains("agent=-") && echo.contains("ms="), "{echo}");
+    assert!(line("misbehave__nope").contains("outcome=unknown_tool"), "{log}");
+    assert!(!log.contains("a-secret-argument"), "arguments reached the log: {log}");
+    assert!(log.contains("catalog ready"), "a service logs its catalog: {log}");
+}
+
+/// `quiver check` with no file checks what the configuration serves: a
+/// resource that fails is named, with why, and the exit code says so; the
+/// rest is counted as served.
+#[test]
+fn check_with_no_file_names_each_failing_resource() {
+    let cli = Cli::new();
+    let config = cli.cache.path().join("quiver.toml");
+    let missing = cli.cache.path().join("nowhere/shop.db");
+    std::fs::write(&config, format!("[databases.shop]\nurl = \"sqlite:{}\"\n", missing.display())).unwrap();
+    let out = cli.run(&["--config", config.to_str().unwrap(), "check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(text.contains("failing: [databases.shop]") && text.contains(&missing.display().to_string()), "{text}");
+    std::fs::write(&config, "").unwrap();
+    let out = cli.run(&["--config", config.to_str().unwrap(), "check"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(stdout(&out).contains("serving: "), "{}", stdout(&out));
+}
