@@ -274,7 +274,7 @@ mod datetime {
         Ok(moment_of(&result))
     }
 
-    /// The time between two timestamps, in calendar units up to a chosen largest unit.
+    /// How long between two dates or times (days until, time elapsed, an age), in calendar units up to a largest unit.
     pub fn difference(input: Difference) -> Result<Elapsed, ToolError> {
         let zone = zone_opt(input.time_zone.as_deref())?;
         let start = parse::moment(&input.start, zone.as_ref())?;

@@ -66,7 +66,7 @@ impl std::fmt::Debug for Analyzer {
 }
 
 /// Names the terms' format: bump it when the tokenizing changes.
-const TERMS_FORMAT: &[u8; 8] = b"QTRM\x01\0\0\0";
+const TERMS_FORMAT: &[u8; 8] = b"QTRM\x02\0\0\0";
 
 /// Names the vectors' format.
 const VECTORS_FORMAT: &[u8; 8] = b"QVEC\x02\0\0\0";

@@ -134,11 +134,17 @@ impl Default for IdentTokenizer {
 
 impl Tokenizer for IdentTokenizer {
     fn tokenize(&self, input: &str) -> Vec<String> {
-        self.inner.tokenize(&split_identifiers(input))
+        let mut words = self.inner.tokenize(&split_identifiers(input));
+        // A number in a request is a value ("square root of 2"), not a word
+        // of what it asks for; in a description it is an example.
+        words.retain(|word| !word.chars().all(|c| c.is_ascii_digit()));
+        words
     }
 }
 
-/// `getHTTPResponse_code` → `get HTTP Response code`.
+/// `getHTTPResponse_code` → `get HTTP Response code`. A word that joins
+/// letters and digits with a hyphen (`SHA-256`, `UTF-8`) is also kept
+/// joined, so "sha256" finds it as "sha 256" does.
 pub fn split_identifiers(text: &str) -> Cow<'_, str> {
     let needs = text
         .as_bytes()
@@ -163,6 +169,18 @@ pub fn split_identifiers(text: &str) -> Cow<'_, str> {
         }
         out.push(c);
     }
+    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '-')) {
+        if let Some((letters, digits)) = word.split_once('-')
+            && !letters.is_empty()
+            && letters.chars().all(char::is_alphabetic)
+            && !digits.is_empty()
+            && digits.chars().all(|c| c.is_ascii_digit())
+        {
+            out.push(' ');
+            out.push_str(letters);
+            out.push_str(digits);
+        }
+    }
     Cow::Owned(out)
 }
 
@@ -175,5 +193,9 @@ mod tests {
         assert_eq!(split_identifiers("getHTTPResponse_code"), "get HTTP Response code");
         assert_eq!(split_identifiers("ChaDri.change_drink"), "Cha Dri change drink");
         assert_eq!(split_identifiers("plain words"), "plain words");
+        assert_eq!(split_identifiers("Hash with SHA-256 or UTF-8-x."), "Hash with SHA 256 or UTF 8 x  SHA256");
+        let tokenizer = IdentTokenizer::default();
+        let words = tokenizer.tokenize("Hash data with SHA-256");
+        assert!(tokenizer.tokenize("sha256").iter().all(|w| words.contains(w)), "{words:?}");
     }
 }
