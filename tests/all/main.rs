@@ -8,8 +8,8 @@
 //!    `retrieval` (what a model sees and finds), `faces` (MCP, REST, HTTP).
 //! 2. **A kind of resource end to end**, against the real server it
 //!    fronts: `guests` and `bundled` (plugins in three languages),
-//!    `connectors`, `openapi` and `egress` (HTTP APIs), `databases` and
-//!    `sql_allow_list` (SQLite and PostgreSQL), `upstream` and
+//!    `connectors`, `openapi` and `egress` (HTTP APIs), `databases`,
+//!    `database_schema` and `sql_allow_list` (SQLite and PostgreSQL), `upstream` and
 //!    `upstream_hostile` (MCP servers).
 //! 3. **A check of the whole product**: `golden` (what a model is shown
 //!    stays byte-identical), `docs` (the README's and the book's examples run),
@@ -35,6 +35,7 @@ mod sandbox;
 // 2. Resources, end to end.
 mod bundled;
 mod connectors;
+mod database_schema;
 mod databases;
 mod egress;
 mod guests;

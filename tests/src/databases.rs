@@ -98,6 +98,16 @@ impl TestDatabase {
         self.server.as_ref().expect("a PostgreSQL database")
     }
 
+    /// Run a script natively (not through Quiver), as the owner.
+    pub fn execute(&self, sql: &str) {
+        match self.engine {
+            Engine::Sqlite => rusqlite::Connection::open(self.file())
+                .and_then(|connection| connection.execute_batch(sql))
+                .unwrap_or_else(|e| panic!("`{sql}`: {e}")),
+            Engine::Postgres => self.server().script("chinook", sql),
+        }
+    }
+
     /// One value, read natively (not through Quiver), as text.
     pub fn value(&self, sql: &str) -> String {
         match self.engine {

@@ -23,7 +23,7 @@ pub struct Evaluated {
 mod calc {
     use super::*;
 
-    /// Calculate with numbers: add, subtract, multiply, divide, powers, roots, comparisons, in one arithmetic expression.
+    /// Calculate with numbers: add, subtract, times, divided by, powers, roots, comparisons, as one arithmetic expression.
     pub fn evaluate(input: Evaluate) -> Result<Evaluated, ToolError> {
         let value = evalexpr::eval(&input.expression).map_err(ToolError::invalid_input)?;
         let value = match value {

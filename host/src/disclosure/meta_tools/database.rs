@@ -14,7 +14,7 @@ use crate::contract::{Access, Kind};
 use crate::error::{Error, Result};
 use crate::invoke::Output;
 use crate::load::Plugin;
-use crate::sandbox::sql::TableNames;
+use crate::sandbox::sql::{TableNames, TableShape};
 
 pub(crate) struct Database;
 
@@ -35,8 +35,9 @@ pub(crate) enum Subcommand {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Args {
-    /// `list_tables` lists tables with descriptions and column counts; `discover` returns the columns of
-    /// `table` (or of every table); `query` runs one `sql` statement.
+    /// `list_tables` lists tables with descriptions and column counts (views marked); `discover` returns the
+    /// columns of `table` (or of every table) with keys, unique sets and defaults; `query` runs one `sql`
+    /// statement.
     subcommand: Subcommand,
     /// The database.
     database: String,
@@ -112,14 +113,12 @@ impl MetaTool for Database {
             match args.subcommand {
                 Subcommand::ListTables => list_tables(cx, plugin).await.map(Output::Json),
                 Subcommand::Discover => match args.table {
-                    Some(table) => action(cx, plugin, "describe_table", json!({ "table": table })).await,
+                    Some(table) => describe(cx, plugin, Value::String(table)).await.map(Output::Json),
                     None => {
                         let tables = list_tables(cx, plugin).await?;
                         let mut schemas = Vec::new();
                         for table in tables.as_array().into_iter().flatten() {
-                            let name = table.get("name").cloned().unwrap_or_default();
-                            let schema = action(cx, plugin, "describe_table", json!({ "table": name })).await?;
-                            schemas.push(schema.into_json());
+                            schemas.push(describe(cx, plugin, table.get("name").cloned().unwrap_or_default()).await?);
                         }
                         Ok(Output::Json(Value::Array(schemas)))
                     }
@@ -144,9 +143,10 @@ async fn action(cx: &mut CallContext<'_>, plugin: &Plugin, name: &str, input: Va
     cx.call(tool, input).await
 }
 
-/// Call the adapter's `list_tables`, noting the names for Tier 1.
+/// Call the adapter's `list_tables`, noting the names for Tier 1, with
+/// views marked.
 async fn list_tables(cx: &mut CallContext<'_>, plugin: &Arc<Plugin>) -> Result<Value> {
-    let tables = action(cx, plugin, "list_tables", json!({})).await?.into_json();
+    let mut tables = action(cx, plugin, "list_tables", json!({})).await?.into_json();
     let names: Vec<String> = tables
         .as_array()
         .into_iter()
@@ -154,5 +154,40 @@ async fn list_tables(cx: &mut CallContext<'_>, plugin: &Arc<Plugin>) -> Result<V
         .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
         .collect();
     cx.tables.note(plugin, names);
+    for table in tables.as_array_mut().into_iter().flatten() {
+        if shape_of(plugin, table).is_some_and(|shape| shape.view) {
+            table.as_object_mut().map(|t| t.insert("view".into(), Value::Bool(true)));
+        }
+    }
     Ok(tables)
+}
+
+/// Call the adapter's `describe_table`, and add what the host read of the
+/// table beyond the adapter's contract: `"view": true`, `"unique"` (the
+/// column sets held unique besides the primary key) and each column's
+/// `"default"`.
+async fn describe(cx: &mut CallContext<'_>, plugin: &Plugin, table: Value) -> Result<Value> {
+    let mut schema = action(cx, plugin, "describe_table", json!({ "table": table })).await?.into_json();
+    let Some(shape) = shape_of(plugin, &schema) else { return Ok(schema) };
+    let Some(object) = schema.as_object_mut() else { return Ok(schema) };
+    if shape.view {
+        object.insert("view".into(), Value::Bool(true));
+    }
+    if !shape.unique.is_empty() {
+        object.insert("unique".into(), json!(shape.unique));
+    }
+    for column in object.get_mut("columns").and_then(Value::as_array_mut).into_iter().flatten() {
+        let default = column.get("name").and_then(Value::as_str).and_then(|name| shape.defaults.get(name));
+        if let (Some(default), Some(column)) = (default.cloned(), column.as_object_mut()) {
+            column.insert("default".into(), Value::String(default));
+        }
+    }
+    Ok(schema)
+}
+
+/// What the host read of the table an adapter's answer names, where the
+/// adapter is bound to a configured database (nothing is read now).
+fn shape_of(plugin: &Plugin, table: &Value) -> Option<TableShape> {
+    let name = table.get("name").and_then(Value::as_str)?;
+    plugin.settings().grants.sql.database()?.shape(name)
 }

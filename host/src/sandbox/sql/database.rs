@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::engine::{Failure, Guard, Outcome, RawSchema, Run};
 use super::policy::{self, Dialect, Functions, Policy, Visible, Why};
 use super::settings::{DatabaseSettings, Location};
-use super::snapshot::{Privileges, Snapshot};
+use super::snapshot::{Privileges, Snapshot, TableShape};
 use super::{postgres, sqlite};
 use crate::contract::Access;
 use crate::contract::database::quiver::plugin::sql::{TableInfo, Value};
@@ -288,6 +288,18 @@ impl Database {
             (None, Some(error)) => TableNames::Failed(error.clone()),
             (None, None) => TableNames::NotRead,
         }
+    }
+
+    /// What the host read of `table` beyond the adapter's contract (a view,
+    /// unique sets, defaults), as last read (never reading now); `None` for
+    /// a table it does not show.
+    pub fn shape(&self, table: &str) -> Option<TableShape> {
+        let schema = self.lock();
+        let shapes = &schema.snapshot.as_ref()?.shapes;
+        shapes
+            .get(table)
+            .or_else(|| shapes.iter().find(|(name, _)| name.eq_ignore_ascii_case(table)).map(|(_, s)| s))
+            .cloned()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Schema> {

@@ -142,6 +142,11 @@ pub(crate) struct RawTable {
     pub(crate) columns: Vec<RawColumn>,
     pub(crate) primary_key: Vec<String>,
     pub(crate) row_estimate: Option<u64>,
+    /// A view (or materialized view), not a table.
+    pub(crate) view: bool,
+    /// The column sets each unique constraint (or whole-table unique
+    /// index) holds unique, besides the primary key.
+    pub(crate) unique: Vec<Vec<String>>,
 }
 
 /// A column as the engine reports it.
@@ -152,4 +157,6 @@ pub(crate) struct RawColumn {
     pub(crate) nullable: bool,
     pub(crate) comment: String,
     pub(crate) references: Option<String>,
+    /// Its default, as the database writes the expression.
+    pub(crate) default: Option<String>,
 }

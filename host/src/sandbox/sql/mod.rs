@@ -28,5 +28,5 @@ pub use self::database::{Database, TableNames};
 #[cfg(feature = "fuzzing")]
 pub(crate) use self::engine::Outcome;
 pub use self::settings::{DatabaseSettings, RawDatabase};
-pub use self::snapshot::Privileges;
+pub use self::snapshot::{Privileges, TableShape};
 pub use self::sqlite::materialize;

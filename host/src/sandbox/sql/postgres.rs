@@ -410,7 +410,7 @@ async fn schema(client: &tokio_postgres::Client) -> std::result::Result<RawSchem
     let tables = client
         .query(
             "SELECT c.relname::text, left(coalesce(obj_description(c.oid, 'pg_class'), ''), 4096), \
-                    CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END \
+                    CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END, c.relkind IN ('v', 'm') \
              FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
              WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'v', 'm', 'p') ORDER BY 1",
             &[],
@@ -419,8 +419,12 @@ async fn schema(client: &tokio_postgres::Client) -> std::result::Result<RawSchem
     let columns = client
         .query(
             "SELECT c.relname::text, a.attname::text, format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, \
-                    left(coalesce(col_description(c.oid, a.attnum), ''), 4096) \
+                    left(coalesce(col_description(c.oid, a.attnum), ''), 4096), \
+                    CASE WHEN a.attidentity IN ('a', 'd') THEN 'generated as identity' \
+                         WHEN a.attgenerated = 's' THEN 'generated always as ' || pg_get_expr(d.adbin, d.adrelid) \
+                         ELSE pg_get_expr(d.adbin, d.adrelid) END \
              FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+             LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
              WHERE n.nspname = current_schema() AND a.attnum > 0 AND NOT a.attisdropped \
              ORDER BY c.relname, a.attnum",
             &[],
@@ -437,6 +441,21 @@ async fn schema(client: &tokio_postgres::Client) -> std::result::Result<RawSchem
              LEFT JOIN pg_attribute fa ON fa.attrelid = con.confrelid AND fa.attnum = con.confkey[k.position] \
              WHERE n.nspname = current_schema() AND con.contype IN ('p', 'f') \
              ORDER BY c.relname, con.contype, k.position",
+            &[],
+        )
+        .await?;
+    // Whole-table unique indexes (those of unique constraints included),
+    // not the primary key's, not partial, not on expressions.
+    let unique = client
+        .query(
+            "SELECT c.relname::text, ic.relname::text, a.attname::text \
+             FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_class ic ON ic.oid = i.indexrelid \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, position) \
+             JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum \
+             WHERE n.nspname = current_schema() AND i.indisunique AND NOT i.indisprimary \
+               AND i.indpred IS NULL AND i.indexprs IS NULL \
+             ORDER BY 1, 2, k.position",
             &[],
         )
         .await?;
@@ -459,9 +478,28 @@ async fn schema(client: &tokio_postgres::Client) -> std::result::Result<RawSchem
                         k.get::<_, String>(0) == name && k.get::<_, String>(1) == "f" && k.get::<_, String>(2) == column
                     })
                     .map(|k| format!("{}.{}", k.get::<_, String>(3), k.get::<_, String>(4)));
-                RawColumn { name: column, data_type: c.get(2), nullable: c.get(3), comment: c.get(4), references }
+                let default = c.get(5);
+                RawColumn {
+                    name: column,
+                    data_type: c.get(2),
+                    nullable: c.get(3),
+                    comment: c.get(4),
+                    references,
+                    default,
+                }
             })
             .collect();
+        let mut sets: Vec<(String, Vec<String>)> = Vec::new();
+        for row in unique.iter().filter(|u| u.get::<_, String>(0) == name) {
+            let index: String = row.get(1);
+            match sets.last_mut() {
+                Some((last, columns)) if *last == index => columns.push(row.get(2)),
+                _ => sets.push((index, vec![row.get(2)])),
+            }
+        }
+        let mut unique: Vec<Vec<String>> = sets.into_iter().map(|(_, columns)| columns).collect();
+        unique.sort();
+        unique.dedup();
         let row_estimate: Option<i64> = table.get(2);
         out.push(RawTable {
             name,
@@ -469,6 +507,8 @@ async fn schema(client: &tokio_postgres::Client) -> std::result::Result<RawSchem
             columns,
             primary_key,
             row_estimate: row_estimate.and_then(|n| u64::try_from(n).ok()),
+            view: table.get(3),
+            unique,
         });
     }
     Ok(RawSchema { name: name.unwrap_or_default(), tables: out, readable_hidden: None })

@@ -3,6 +3,7 @@
 //! notes filled in) and the names the policy resolves columns against.
 //! Also what the engine said of its own privileges over what is hidden.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,6 +14,7 @@ use super::engine::RawSchema;
 use super::policy::Visible;
 use super::settings::DatabaseSettings;
 use crate::contract::database::quiver::plugin::sql::{ColumnInfo, TableInfo};
+use crate::contract::{Shape, sanitize_cut};
 
 /// One reading of the schema.
 #[derive(Debug, Clone)]
@@ -23,7 +25,27 @@ pub(crate) struct Snapshot {
     pub(crate) tables: Arc<Vec<TableInfo>>,
     /// The names the policy allows.
     pub(crate) visible: Arc<Visible>,
+    /// What the host read of each shown table beyond the adapter's
+    /// contract, by table name.
+    pub(crate) shapes: Arc<BTreeMap<String, TableShape>>,
 }
+
+/// What the host reads of a table that the adapter's `table-info` does not
+/// carry (its contract stays as it is): whether it is a view, the column
+/// sets it holds unique, and its columns' defaults. Hidden columns are left
+/// out, and so is a unique set that names one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableShape {
+    /// A view (or a materialized view), not a table.
+    pub view: bool,
+    /// Column sets held unique besides the primary key.
+    pub unique: Vec<Vec<String>>,
+    /// Each column's default, as the database writes it, by column name.
+    pub defaults: BTreeMap<String, String>,
+}
+
+/// Longest default expression shown.
+const MAX_DEFAULT_CHARS: usize = 200;
 
 impl Snapshot {
     /// `raw` as `settings` expose it.
@@ -33,8 +55,35 @@ impl Snapshot {
             raw.tables.iter().map(|t| (t.name.as_str(), t.columns.iter().map(|c| c.name.as_str()).collect())),
             &settings.hidden,
         );
-        Snapshot { at: Instant::now(), tables: Arc::new(expose(settings, raw)), visible: Arc::new(visible) }
+        let shapes = Arc::new(shapes(settings, &raw));
+        Snapshot { at: Instant::now(), tables: Arc::new(expose(settings, raw)), visible: Arc::new(visible), shapes }
     }
+}
+
+/// The shapes of the tables `settings` show.
+fn shapes(settings: &DatabaseSettings, raw: &RawSchema) -> BTreeMap<String, TableShape> {
+    let hidden = &settings.hidden;
+    let shown = |table: &str, column: &str| !hidden.column(table, column);
+    raw.tables
+        .iter()
+        .filter(|t| !hidden.table(&t.name))
+        .map(|t| {
+            let shape = TableShape {
+                view: t.view,
+                unique: t.unique.iter().filter(|set| set.iter().all(|c| shown(&t.name, c))).cloned().collect(),
+                defaults: t
+                    .columns
+                    .iter()
+                    .filter(|c| shown(&t.name, &c.name))
+                    .filter_map(|c| {
+                        let default = c.default.as_deref()?;
+                        Some((c.name.clone(), sanitize_cut(default, Shape::Line, MAX_DEFAULT_CHARS)))
+                    })
+                    .collect(),
+            };
+            (t.name.clone(), shape)
+        })
+        .collect()
 }
 
 /// Apply what is hidden and what the operator wrote.

@@ -278,31 +278,32 @@ fn from_sqlite(value: ValueRef<'_>) -> Value {
 /// row estimates.
 fn schema(connection: &Connection) -> rusqlite::Result<Vec<RawTable>> {
     let mut names = connection.prepare(
-        "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' \
-         ORDER BY name",
+        "SELECT name, type = 'view' FROM sqlite_schema WHERE type IN ('table', 'view') \
+         AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
     )?;
-    let names: Vec<String> = names.query_map([], |row| row.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let names: Vec<(String, bool)> =
+        names.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
     let has_stats: bool = connection
         .query_row("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'", [], |row| row.get::<_, i64>(0))
         .map(|n| n > 0)?;
     let mut tables = Vec::with_capacity(names.len());
-    for name in names {
+    for (name, view) in names {
         let mut keys = connection.prepare("SELECT \"from\", \"table\", \"to\" FROM pragma_foreign_key_list(?1)")?;
         let keys: Vec<(String, String, Option<String>)> = keys
             .query_map([&name], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
             .collect::<rusqlite::Result<_>>()?;
-        let mut info =
-            connection.prepare("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1) ORDER BY cid")?;
+        let mut info = connection
+            .prepare("SELECT name, type, \"notnull\", pk, dflt_value FROM pragma_table_info(?1) ORDER BY cid")?;
         let mut primary: Vec<(i64, String)> = Vec::new();
         let columns = info
             .query_map([&name], |row| {
                 let column: String = row.get(0)?;
                 let pk: i64 = row.get(3)?;
-                Ok((column, row.get::<_, String>(1)?, row.get::<_, i64>(2)? != 0, pk))
+                Ok((column, row.get::<_, String>(1)?, row.get::<_, i64>(2)? != 0, pk, row.get(4)?))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?
             .into_iter()
-            .map(|(column, data_type, not_null, pk)| {
+            .map(|(column, data_type, not_null, pk, default)| {
                 if pk > 0 {
                     primary.push((pk, column.clone()));
                 }
@@ -316,6 +317,7 @@ fn schema(connection: &Connection) -> rusqlite::Result<Vec<RawTable>> {
                     nullable: !not_null && pk == 0,
                     comment: String::new(),
                     references,
+                    default,
                 }
             })
             .collect();
@@ -332,15 +334,38 @@ fn schema(connection: &Connection) -> rusqlite::Result<Vec<RawTable>> {
         } else {
             None
         };
+        let unique = unique(connection, &name)?;
         tables.push(RawTable {
             name,
             comment: String::new(),
             columns,
             primary_key: primary.into_iter().map(|(_, c)| c).collect(),
             row_estimate,
+            view,
+            unique,
         });
     }
     Ok(tables)
+}
+
+/// The column sets `table`'s unique indexes hold unique: constraints and
+/// `CREATE UNIQUE INDEX`, not the primary key, not partial indexes (unique
+/// over some rows only) and not indexes on expressions.
+fn unique(connection: &Connection, table: &str) -> rusqlite::Result<Vec<Vec<String>>> {
+    let mut indexes = connection
+        .prepare("SELECT name FROM pragma_index_list(?1) WHERE \"unique\" AND origin <> 'pk' AND NOT partial")?;
+    let indexes: Vec<String> = indexes.query_map([table], |row| row.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let mut columns = connection.prepare("SELECT name FROM pragma_index_info(?1) ORDER BY seqno")?;
+    let mut sets = Vec::new();
+    for index in indexes {
+        let names: Vec<Option<String>> =
+            columns.query_map([&index], |row| row.get(0))?.collect::<rusqlite::Result<_>>()?;
+        if let Some(names) = names.into_iter().collect::<Option<Vec<String>>>() {
+            sets.push(names);
+        }
+    }
+    sets.sort();
+    Ok(sets)
 }
 
 /// The engine's own layers, each without the policy in front of it.
