@@ -57,6 +57,7 @@ use crate::load::openapi::{Api, Selection};
 use crate::load::{ConnectorSettings, PluginSettings, RawConnector, RawPluginSettings, SettingsResolver};
 use crate::sandbox::limits::{EngineSettings, Limits};
 use crate::sandbox::sql::{DatabaseSettings, RawDatabase};
+use crate::telemetry::MetricsSettings;
 use crate::upstream::{self, RawServer, ServerSpec};
 
 /// The `[audit]` table.
@@ -123,6 +124,9 @@ pub struct Config {
     /// The audit log.
     #[serde(default)]
     pub audit: AuditSettings,
+    /// Prometheus metrics.
+    #[serde(default)]
+    pub metrics: MetricsSettings,
     /// The folder relative paths are resolved against (the config file's).
     #[serde(skip)]
     pub base: Option<PathBuf>,

@@ -9,16 +9,16 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use serde_json::Value;
 
 use crate::audit::{AuditLog, AuditRecord};
-use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Rejection, Status};
+use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Rejection, ServerState, Status};
 use crate::config::{self, Config};
 use crate::disclosure::policy::{Policy, PolicySettings};
 use crate::disclosure::search::{Ranker, SearchCache};
-use crate::disclosure::tokens::TokenReport;
+use crate::disclosure::tokens::{Cost, TokenReport};
 use crate::error::{Error, Result};
 use crate::invoke::{self, Answer, Backend, Backends, Call, Caller};
 use crate::load::{LoadStats, Manifest, Origin, Plugin, stub};
@@ -27,6 +27,7 @@ use crate::reload::{Folders, Reloader};
 use crate::runtime::WasmRuntime;
 use crate::sandbox::sql::{Database, DatabaseSettings};
 use crate::session::{Services, Session, SessionState};
+use crate::telemetry::{self, Metrics, Readings, UpstreamReading};
 use crate::upstream::{UpstreamStatus, Upstreams};
 
 /// Builds a [`Host`]. Nothing is compiled by `build`: it creates the engine
@@ -178,16 +179,26 @@ impl HostBuilder {
         });
         upstreams.list_in_background();
         let audit = config.audit.path.clone().map(|path| Arc::new(AuditLog::new(Some(path), secrets)));
+        let metrics = Arc::new(Metrics::new(&config.metrics));
         let services = Arc::new(Services {
             live: reloader.live().clone(),
-            backend: Backends::new(runtime.clone(), upstreams.clone(), audit),
+            backend: Backends::new(runtime.clone(), upstreams.clone(), audit).with_metrics(metrics.clone()),
             selector: config.selector.build(analyzer.clone())?,
             search: SearchCache::new(analyzer),
             tables: Default::default(),
         });
-        let inner =
-            Inner { services, reloader, runtime, upstreams, disclosure: config.disclosure, agents: config.agents };
-        Ok(Host { inner: Arc::new(inner) })
+        let inner = Inner {
+            services,
+            reloader,
+            runtime,
+            upstreams,
+            disclosure: config.disclosure,
+            agents: config.agents,
+            metrics,
+        };
+        let host = Host { inner: Arc::new(inner) };
+        host.inner.metrics.read_from(Readable { host: Arc::downgrade(&host.inner), tier1: Default::default() });
+        Ok(host)
     }
 }
 
@@ -254,6 +265,57 @@ struct Inner {
     /// The policy layers below the environment (see [`Policy::resolve`]).
     disclosure: PolicySettings,
     agents: BTreeMap<String, PolicySettings>,
+    metrics: Arc<Metrics>,
+}
+
+/// What a scrape reads of a host (held weakly: the metrics belong to it).
+struct Readable {
+    host: Weak<Inner>,
+    /// The default agent's Tier-1 tokens, for the catalog revision they
+    /// were counted at.
+    tier1: Mutex<Option<(u64, u64)>>,
+}
+
+impl telemetry::Source for Readable {
+    fn read(&self) -> Readings {
+        let Some(inner) = self.host.upgrade() else { return Readings::default() };
+        let host = Host { inner };
+        let catalog = host.catalog();
+        let stats = host.load_stats();
+        let mut tier1 = self.tier1.lock().unwrap_or_else(PoisonError::into_inner);
+        let tokens = match *tier1 {
+            Some((revision, tokens)) if revision == catalog.revision() => Some(tokens),
+            _ => host.session(None).ok().map(|session| {
+                let tokens = Cost::of(&session.system_prompt()).o200k as u64;
+                *tier1 = Some((catalog.revision(), tokens));
+                tokens
+            }),
+        };
+        let failing: Vec<&str> = catalog
+            .mcp_servers()
+            .filter(|s| matches!(s.state, ServerState::Failing(_)))
+            .map(|s| s.name.as_str())
+            .collect();
+        Readings {
+            compiles: stats.compiled(),
+            cache_hits: stats.cache_hits(),
+            revision: catalog.revision(),
+            plugins: catalog.plugins().count() as u64,
+            rejected: catalog.rejected().len() as u64,
+            upstreams: host
+                .upstream_status()
+                .into_iter()
+                .map(|u| UpstreamReading {
+                    failing: failing.contains(&u.name.as_str()),
+                    name: u.name,
+                    starts: u.starts,
+                    connected: u.connected,
+                })
+                .collect(),
+            audit_write_failures: host.inner.services.backend.audit().map_or(0, AuditLog::write_failures),
+            tier1_tokens: tokens,
+        }
+    }
 }
 
 impl Host {
@@ -314,6 +376,12 @@ impl Host {
     /// (they are also stopped when the host is dropped).
     pub async fn shutdown_upstreams(&self) {
         self.inner.upstreams.shutdown().await
+    }
+
+    /// Its metrics (see [`telemetry`]): [`Metrics::encode`] is what
+    /// `GET /metrics` answers.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.inner.metrics
     }
 
     /// Counters of compilations and cache hits.

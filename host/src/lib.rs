@@ -48,6 +48,7 @@ pub mod reload;
 pub mod runtime;
 pub mod sandbox;
 pub mod session;
+pub mod telemetry;
 pub mod upstream;
 
 pub use catalog::{Catalog, ToolEntry, ToolRecord};

@@ -99,3 +99,58 @@ fn check_with_no_file_names_each_failing_resource() {
     assert!(out.status.success(), "{}", stdout(&out));
     assert!(stdout(&out).contains("serving: "), "{}", stdout(&out));
 }
+
+/// `serve --stdio --metrics ADDR` serves `/metrics` beside the stdio face:
+/// the calls made over stdio are counted there, and an address off
+/// loopback without a token is refused before anything is served.
+#[test]
+fn stdio_serves_its_metrics_on_a_side_listener() {
+    use std::io::{BufRead, Read, Write};
+    let cli = Cli::new();
+    let refused = cli.run(&["--no-bundled", "serve", "--stdio", "--no-watch", "--metrics", "0.0.0.0:0"]);
+    assert!(!refused.status.success() && stderr(&refused).contains("needs a bearer token"), "{}", stderr(&refused));
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(["--no-bundled", "--cache-dir"])
+        .arg(cli.cache.path())
+        .arg("--plugins")
+        .arg(cli.plugins.path())
+        .args(["serve", "--stdio", "--no-watch", "--metrics", "127.0.0.1:0"])
+        .env_remove("QUIVER_CONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start quiver serve");
+    // The side listener says where it is before stdio is served.
+    let mut log = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = log.next().expect("the metrics address").unwrap();
+        if let Some(rest) = line.strip_prefix("quiver: metrics at http://") {
+            break rest.trim_end_matches("/metrics").to_owned();
+        }
+    };
+    std::thread::spawn(move || log.for_each(drop));
+    let mut stdin = child.stdin.take().unwrap();
+    for request in common::HANDSHAKE.into_iter().chain([
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"misbehave__echo","arguments":{"text":"hi"}}}"#,
+    ]) {
+        writeln!(stdin, "{request}").unwrap();
+    }
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answered = 0;
+    while answered < 2 {
+        let line = lines.next().expect("an answer").unwrap();
+        answered += usize::from(serde_json::from_str::<serde_json::Value>(&line).unwrap().get("id").is_some());
+    }
+    let mut stream = std::net::TcpStream::connect(&addr).expect("connect to the metrics listener");
+    write!(stream, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.0 200"), "{answer}");
+    let counted = r#"quiver_calls_total{resource="misbehave",outcome="ok"} 1"#;
+    assert!(answer.lines().any(|l| l == counted), "{answer}");
+    assert!(answer.contains(r#"gen_ai_tool_name="misbehave__echo""#), "{answer}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

@@ -10,6 +10,7 @@ pub mod guests;
 pub mod mcp_servers;
 pub mod paraphrases;
 pub mod postgres;
+pub mod prometheus;
 pub mod servers;
 
 use std::path::{Path, PathBuf};

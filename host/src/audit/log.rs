@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -57,6 +57,8 @@ pub struct AuditLog {
     redaction: Redaction,
     /// Whether a write failure was logged already (once is enough).
     failed: AtomicBool,
+    /// Records the file did not take.
+    write_failures: AtomicU64,
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -74,7 +76,13 @@ impl AuditLog {
             recent: Mutex::new(VecDeque::new()),
             redaction: Redaction::new(&secrets),
             failed: AtomicBool::new(false),
+            write_failures: AtomicU64::new(0),
         }
+    }
+
+    /// Records the file did not take since start.
+    pub fn write_failures(&self) -> u64 {
+        self.write_failures.load(Ordering::Relaxed)
     }
 
     /// The file it appends to, if any.
@@ -91,9 +99,11 @@ impl AuditLog {
     pub fn record(&self, record: AuditRecord) {
         if let Some(path) = &self.path
             && let Err(error) = self.append(path, &record)
-            && !self.failed.swap(true, Ordering::Relaxed)
         {
-            tracing::error!(path = %path.display(), %error, "cannot write the audit log; calls go on");
+            self.write_failures.fetch_add(1, Ordering::Relaxed);
+            if !self.failed.swap(true, Ordering::Relaxed) {
+                tracing::error!(path = %path.display(), %error, "cannot write the audit log; calls go on");
+            }
         }
         let mut recent = self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if recent.len() == KEPT {

@@ -1,5 +1,5 @@
 //! One HTTP server for both faces: MCP (streamable HTTP) at `/mcp` and the
-//! REST API under `/v1`.
+//! REST API under `/v1`, with Prometheus metrics at `/metrics`.
 //!
 //! Safe defaults: loopback bind; `Host` and `Origin` checked against
 //! loopback names (DNS-rebinding protection) unless the operator lists
@@ -121,6 +121,7 @@ pub fn router_with<E: ServerHandler>(
     let guard = Arc::new(Guard { token: options.token.clone(), origins, hosts });
     let max_body = options.max_body_bytes;
     let router = super::rest::router(host, options.agent.as_deref())?
+        .merge(super::metrics::router(host))
         .nest_service("/mcp", service)
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             check_envelope(request, next, max_body, sessions.clone())
@@ -131,6 +132,49 @@ pub fn router_with<E: ServerHandler>(
             async move { guard.check(request, next).await }
         }));
     Ok(router)
+}
+
+/// Serve only `GET /metrics` on `addr` (beside the stdio face) until
+/// `shutdown` is cancelled: off loopback only with a bearer `token`, and
+/// with the HTTP face's `Host` check on a loopback bind.
+pub async fn serve_metrics(
+    host: &Host,
+    addr: SocketAddr,
+    token: Option<String>,
+    shutdown: CancellationToken,
+    bound: impl FnOnce(SocketAddr),
+) -> Result<()> {
+    let loopback = addr.ip().is_loopback();
+    if !loopback && token.is_none() {
+        return Err(Error::config(
+            format!("--metrics {addr}"),
+            "serving metrics off loopback needs a bearer token: pass --token or set QUIVER_TOKEN",
+        ));
+    }
+    let hosts = if loopback {
+        ["localhost", "127.0.0.1", "::1"].into_iter().map(String::from).chain([addr.ip().to_string()]).collect()
+    } else {
+        Vec::new()
+    };
+    let guard = Arc::new(Guard { token, origins: Vec::new(), hosts });
+    let router = super::metrics::router(host).layer(middleware::from_fn(move |request: Request, next: Next| {
+        let guard = guard.clone();
+        async move { guard.check(request, next).await }
+    }));
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| Error::Io { path: addr.to_string(), message: format!("cannot listen: {e}") })?;
+    let addr = listener.local_addr().map_err(|e| Error::internal("metrics server", e))?;
+    tracing::info!(%addr, "serving metrics at /metrics");
+    bound(addr);
+    let defaults = HttpOptions::default();
+    let limits = super::connections::Limits {
+        header_timeout: defaults.header_timeout,
+        idle_timeout: defaults.idle_timeout,
+        max_connections: 64,
+    };
+    super::connections::accept(listener, router, limits, shutdown).await;
+    Ok(())
 }
 
 /// Serve both faces on `options.addr` until `shutdown` is cancelled; then

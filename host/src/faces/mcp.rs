@@ -325,8 +325,12 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, ErrorData> {
+        let started = std::time::Instant::now();
         let mut tools: Vec<Tool> = self.tools().await.as_ref().clone();
-        tools.extend(self.extras.list_tools(request, context).await?.tools);
+        let theirs = self.extras.list_tools(request, context).await;
+        let error_type = theirs.as_ref().err().map(|e| e.code.0.to_string());
+        self.host.metrics().operation("tools/list", None, error_type.as_deref(), started.elapsed().as_secs_f64());
+        tools.extend(theirs?.tools);
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -362,12 +366,21 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         // The call's trace context: what it logs (and, later, exports)
         // belongs to this request.
         let span = tracing::debug_span!("tools/call", tool = %request.name);
+        let started = std::time::Instant::now();
         let call = tracing::Instrument::instrument(self.call_reporting(&request.name, arguments, sink), span);
         // A cancelled request stops the call (an upstream server is told).
-        tokio::select! {
-            result = call => Ok(result?.into()),
+        let result = tokio::select! {
+            result = call => result,
             () = context.ct.cancelled() => Err(ErrorData::internal_error("the request was cancelled", None)),
-        }
+        };
+        let error_type = match &result {
+            Err(error) => Some(error.code.0.to_string()),
+            Ok(answer) if answer.is_error == Some(true) => Some("tool_error".to_owned()),
+            Ok(_) => None,
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        self.host.metrics().operation("tools/call", Some(&request.name), error_type.as_deref(), seconds);
+        Ok(result?.into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

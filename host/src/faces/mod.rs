@@ -1,6 +1,7 @@
 //! ⑧ Faces: how clients reach the host besides the library ([`Host`],
 //! [`Session`](crate::session::Session)): an MCP server ([`mcp`], over stdio or
-//! streamable HTTP) and a REST API ([`rest`]), served together by [`http`].
+//! streamable HTTP) and a REST API ([`rest`]), served together by [`http`]
+//! with the Prometheus [`metrics`].
 //! Faces work through sessions (one open session per face, resolved once
 //! and cloned per request) and the host's public API; they parse, call and
 //! map results to their protocol, nothing more.
@@ -9,6 +10,7 @@ mod connections;
 pub mod envelope;
 pub mod http;
 pub mod mcp;
+pub mod metrics;
 pub mod rest;
 pub mod sessions;
 pub mod stdio;

@@ -14,6 +14,7 @@ use super::progress;
 use crate::audit::{AuditLog, AuditRecord};
 use crate::catalog::{Catalog, ToolEntry, ToolRecord};
 use crate::error::{Error, Result};
+use crate::telemetry::Metrics;
 
 /// A boxed future, as the backend trait returns them (object-safe).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -56,13 +57,19 @@ pub struct Backends {
     plugins: Arc<dyn Backend>,
     upstream: Arc<dyn Backend>,
     audit: Option<Arc<AuditLog>>,
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl Backends {
     /// Plugins run on `plugins`; upstream MCP servers on `upstream`; calls
     /// are recorded in `audit`, if given.
     pub fn new(plugins: Arc<dyn Backend>, upstream: Arc<dyn Backend>, audit: Option<Arc<AuditLog>>) -> Backends {
-        Backends { plugins, upstream, audit }
+        Backends { plugins, upstream, audit, metrics: None }
+    }
+
+    /// Calls are also counted in `metrics`.
+    pub fn with_metrics(self, metrics: Arc<Metrics>) -> Backends {
+        Backends { metrics: Some(metrics), ..self }
     }
 
     /// The audit log, if one is kept.
@@ -160,6 +167,9 @@ impl Backend for Backends {
             facts.duration = started.elapsed();
             facts.bytes_out = answer.result.as_ref().map_or(0, Output::size);
             answer.facts = facts;
+            if let Some(metrics) = &self.metrics {
+                metrics.call(&answer.facts.resource, &answer.outcome(), answer.facts.http_statuses.len());
+            }
             if let Some(params) = params {
                 self.audited(&answer, params);
             }
@@ -234,6 +244,26 @@ mod tests {
         assert_eq!((facts.bytes_in, facts.bytes_out), (r#"{"q":"x"}"#.len(), r#"{"ok":true}"#.len()));
         assert!(!facts.cut && facts.server.is_none());
         assert_eq!(answer.outcome(), "ok");
+    }
+
+    #[tokio::test]
+    async fn every_call_is_counted_by_resource_and_outcome_with_its_requests() {
+        let ceiling = PluginSettings { access: Some(Access::Read), ..PluginSettings::default() };
+        let api = plugin("api", Kind::Connector, &[("get", Access::Read), ("post", Access::Write)], ceiling);
+        let catalog = catalog(vec![api]);
+        let fake = Arc::new(Fake::answering(vec![Ok(Output::Json(json!(1)))]).with_statuses(vec![302, 200]));
+        let metrics = Arc::new(Metrics::new(&crate::telemetry::MetricsSettings::default()));
+        let backends = backends(fake, None).with_metrics(metrics.clone());
+        call(&backends, &catalog, "api__get", json!({}), &reader()).await;
+        call(&backends, &catalog, "api__post", json!({}), &Caller::operator()).await;
+        let text = metrics.encode();
+        for line in [
+            r#"quiver_calls_total{resource="api",outcome="ok"} 1"#,
+            r#"quiver_calls_total{resource="api",outcome="above_ceiling"} 1"#,
+            r#"quiver_egress_requests_total{resource="api"} 2"#,
+        ] {
+            assert!(text.lines().any(|l| l == line), "no `{line}` in\n{text}");
+        }
     }
 
     #[tokio::test]

@@ -3,4 +3,5 @@
 
 mod http;
 pub(crate) mod mcp;
+mod metrics;
 pub(crate) mod rest;

@@ -48,15 +48,20 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Package { file, output } => package(&host, &file, output.as_deref()).await,
         Command::Precompile => precompile(&host).await,
         Command::Watch => watch(&host).await,
-        Command::Serve { stdio, http, token, allow_origins, allow_hosts, no_watch } => {
+        Command::Serve { stdio, http, token, allow_origins, allow_hosts, no_watch, metrics } => {
             let _watcher = if no_watch { None } else { Some(host.watch()?) };
             if stdio {
+                let stop_metrics = tokio_util::sync::CancellationToken::new();
+                if let Some(addr) = metrics {
+                    metrics_beside(&host, addr, token, stop_metrics.clone()).await?;
+                }
                 // Until the client closes stdin, or a signal: then the
                 // upstream servers are stopped before Quiver exits.
                 tokio::select! {
                     served = quiver::faces::serve_stdio(&host, cli.agent.clone()) => served?,
                     () = terminated() => tracing::info!(target: "quiver::faces", "shutting down on a signal"),
                 }
+                stop_metrics.cancel();
                 host.shutdown_upstreams().await;
                 return Ok(ExitCode::SUCCESS);
             }
@@ -87,6 +92,31 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
             served?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// Serve `/metrics` on `addr` in the background until `stop`; an address
+/// that cannot be served is an error now, before anything else starts.
+async fn metrics_beside(
+    host: &Host,
+    addr: std::net::SocketAddr,
+    token: Option<String>,
+    stop: tokio_util::sync::CancellationToken,
+) -> Result<()> {
+    let (bound, at) = tokio::sync::oneshot::channel();
+    let host = host.clone();
+    let served = tokio::spawn(async move {
+        let bound = move |addr| {
+            let _ = bound.send(addr);
+        };
+        quiver::faces::http::serve_metrics(&host, addr, token, stop, bound).await
+    });
+    match at.await {
+        Ok(addr) => {
+            eprintln!("quiver: metrics at http://{addr}/metrics");
+            Ok(())
+        }
+        Err(_) => served.await.map_err(|e| quiver::Error::internal("metrics server", e))?,
     }
 }
 

@@ -167,6 +167,10 @@ enum Command {
         /// Do not watch the folders for changes (hot reload is on by default).
         #[arg(long)]
         no_watch: bool,
+        /// Serve Prometheus metrics at http://ADDR/metrics beside --stdio (with --http they are
+        /// at /metrics already). Loopback only, unless --token is set.
+        #[arg(long, value_name = "ADDR", value_parser = listen_address, requires = "stdio")]
+        metrics: Option<std::net::SocketAddr>,
     },
 }
 

@@ -1,0 +1,96 @@
+//! `GET /metrics` as a real Prometheus reads it: it scrapes the host every
+//! second while an MCP client calls tools, and PromQL through its HTTP API
+//! gives back the call count and a latency quantile. Also what guards the
+//! route: the HTTP face's token, and loopback for the stdio side server.
+
+use std::time::Duration;
+
+use axum::http::{StatusCode, header};
+use quiver::faces::http::{HttpOptions, router, serve_metrics};
+use quiver_tests::TestHost;
+use quiver_tests::prometheus::{Prometheus, get as http_get};
+use rmcp::model::CallToolRequestParams;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::mcp::connect;
+use super::rest::get;
+
+/// How long Prometheus may take to scrape what was done (it scrapes every
+/// second).
+const SCRAPED: Duration = Duration::from_secs(60);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prometheus_reads_calls_and_latency_from_the_metrics_route() {
+    let t = TestHost::builder().bundled().build();
+    let stop = CancellationToken::new();
+    let (bound, at) = tokio::sync::oneshot::channel();
+    let host = t.host.clone();
+    let served = tokio::spawn({
+        let stop = stop.clone();
+        let bound = move |addr| {
+            let _ = bound.send(addr);
+        };
+        async move { serve_metrics(&host, "127.0.0.1:0".parse().unwrap(), None, stop, bound).await }
+    });
+    let addr = at.await.expect("the metrics server listens");
+    let prometheus = tokio::task::spawn_blocking(move || Prometheus::scraping(addr)).await.unwrap();
+
+    let (client, _) = connect(&t.host).await;
+    client.list_all_tools().await.unwrap();
+    for i in 0..20 {
+        let arguments = json!({"expression": format!("{i} * 3")}).as_object().cloned().unwrap();
+        let result = client.call_tool(CallToolRequestParams::new("calc__evaluate").with_arguments(arguments)).await;
+        assert_eq!(result.unwrap().is_error, Some(false));
+    }
+    let wrong = json!({"expression": "1 +"}).as_object().cloned().unwrap();
+    let failed = client.call_tool(CallToolRequestParams::new("calc__evaluate").with_arguments(wrong)).await.unwrap();
+    assert_eq!(failed.is_error, Some(true));
+    client.cancel().await.unwrap();
+
+    let text = tokio::task::spawn_blocking(move || http_get(addr, "/metrics")).await.unwrap();
+    assert!(text.contains("quiver_tier1_tokens "), "{text}");
+    let answers = tokio::task::spawn_blocking(move || {
+        let ok = r#"sum(mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="calc__evaluate",error_type=""})"#;
+        let count = prometheus.wait_for(ok, SCRAPED, |n| n == 20.0);
+        let failed = r#"sum(mcp_server_operation_duration_seconds_count{gen_ai_tool_name="calc__evaluate",error_type="tool_error"})"#;
+        let errors = prometheus.wait_for(failed, SCRAPED, |n| n == 1.0);
+        let listed = r#"sum(mcp_server_operation_duration_seconds_count{mcp_method_name="tools/list"})"#;
+        let lists = prometheus.wait_for(listed, SCRAPED, |n| n >= 1.0);
+        let calls = prometheus.wait_for(r#"sum(quiver_calls_total{resource="calc"})"#, SCRAPED, |n| n == 21.0);
+        let median = prometheus.value(
+            r#"histogram_quantile(0.5, sum by (le) (mcp_server_operation_duration_seconds_bucket{gen_ai_tool_name="calc__evaluate"}))"#,
+        );
+        (count, errors, lists, calls, median)
+    })
+    .await
+    .unwrap();
+    let (count, errors, lists, calls, median) = answers;
+    assert_eq!(count, Ok(20.0), "the calls as Prometheus counted them");
+    assert_eq!(errors, Ok(1.0), "the tool error");
+    assert!(lists.is_ok(), "tools/list: {lists:?}");
+    assert_eq!(calls, Ok(21.0), "calls by resource, whatever the outcome");
+    let median = median.expect("a median");
+    assert!(median > 0.0 && median < 10.0, "median {median} s");
+    stop.cancel();
+    served.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn metrics_are_guarded_as_the_face_is() {
+    let t = TestHost::builder().bundled().build();
+    let options = HttpOptions { token: Some("s3cret".into()), ..Default::default() };
+    let guarded = router(&t.host, &options, CancellationToken::new()).unwrap();
+    let (status, _, _) = get(&guarded, "/metrics", &[]).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, headers, body) = get(&guarded, "/metrics", &[("authorization", "Bearer s3cret")]).await;
+    assert_eq!(status, StatusCode::OK);
+    let kind = headers.get(header::CONTENT_TYPE).unwrap().to_str().unwrap();
+    assert!(kind.starts_with("application/openmetrics-text"), "{kind}");
+    assert!(String::from_utf8_lossy(&body).ends_with("# EOF\n"));
+
+    // Beside stdio: off loopback only with a token (refused before binding).
+    let open = serve_metrics(&t.host, "0.0.0.0:0".parse().unwrap(), None, CancellationToken::new(), |_| {});
+    let refused = open.await.unwrap_err().to_string();
+    assert!(refused.contains("needs a bearer token"), "{refused}");
+}
