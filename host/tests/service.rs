@@ -154,3 +154,46 @@ fn stdio_serves_its_metrics_on_a_side_listener() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// `--log-format json` writes one JSON object per line, with stable keys:
+/// a serving process's per-call line carries the tool and the outcome as
+/// fields, never the arguments.
+#[test]
+fn json_logs_are_one_object_per_line() {
+    use std::io::Write;
+    let cli = Cli::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(["--no-bundled", "--log-format", "json", "--cache-dir"])
+        .arg(cli.cache.path())
+        .arg("--plugins")
+        .arg(cli.plugins.path())
+        .args(["serve", "--stdio", "--no-watch"])
+        .env_remove("QUIVER_CONFIG")
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start quiver serve");
+    let mut stdin = child.stdin.take().unwrap();
+    for request in common::HANDSHAKE.into_iter().chain([
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"misbehave__echo","arguments":{"text":"a-secret-argument"}}}"#,
+    ]) {
+        writeln!(stdin, "{request}").unwrap();
+    }
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut answered = 0;
+    while answered < 2 {
+        let line = lines.next().expect("an answer").unwrap();
+        answered += usize::from(serde_json::from_str::<serde_json::Value>(&line).unwrap().get("id").is_some());
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let log = String::from_utf8(output.stderr).unwrap();
+    let events: Vec<serde_json::Value> =
+        log.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect();
+    assert!(events.iter().all(|e| e["timestamp"].is_string() && e["level"].is_string() && e["target"].is_string()));
+    let call = events.iter().find(|e| e["target"] == "quiver::calls").unwrap_or_else(|| panic!("{log}"));
+    assert_eq!((call["tool"].as_str(), call["outcome"].as_str()), (Some("misbehave__echo"), Some("ok")), "{call}");
+    assert!(!log.contains("a-secret-argument"), "arguments reached the log: {log}");
+}

@@ -17,6 +17,7 @@ mod fuzzing;
 mod guests;
 mod http;
 mod loading;
+mod metrics;
 mod openapi;
 mod reload;
 mod report;
@@ -157,7 +158,7 @@ fn main() {
     let smoke =
         if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" };
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 16] = [
+    let sections: [(&str, Section); 17] = [
         ("loading", loading::section),
         ("guests", guests::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
@@ -173,6 +174,7 @@ fn main() {
         ("openapi", openapi::section),
         ("upstream", upstream::section),
         ("reload", reload::section),
+        ("metrics", metrics::section),
         ("fuzzing", fuzzing::section),
     ];
     let mut fresh = Vec::new();

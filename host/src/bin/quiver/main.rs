@@ -47,6 +47,10 @@ struct Cli {
     /// Log more to stderr (-v: info, -vv: debug). RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// How log lines are written: `text` for people, `json` for a cluster's log stack (one
+    /// object per line: timestamp, level, target, then the fields, `message` among them).
+    #[arg(long, global = true, value_enum, default_value = "text", env = "QUIVER_LOG_FORMAT")]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -176,7 +180,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = parse();
-    init_logging(cli.verbose, matches!(cli.command, Command::Serve { .. } | Command::Watch));
+    init_logging(cli.verbose, cli.log_format, matches!(cli.command, Command::Serve { .. } | Command::Watch));
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -227,6 +231,15 @@ fn listen_address(text: &str) -> std::result::Result<std::net::SocketAddr, Strin
     addrs.iter().find(|a| a.is_ipv4()).or(addrs.first()).copied().ok_or_else(|| format!("`{text}` resolves to nothing"))
 }
 
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    /// One line of text per event, for people.
+    Text,
+    /// One JSON object per line, with stable keys.
+    Json,
+}
+
 /// Log to stderr (stdout carries results, or MCP on stdio). `RUST_LOG`
 /// decides when set. Otherwise a static filter by target (an `EnvFilter`
 /// with an info directive once added ~25 µs to a stdio round trip; a
@@ -235,12 +248,21 @@ fn listen_address(text: &str) -> std::result::Result<std::net::SocketAddr, Strin
 /// upstream servers coming and going) when `serving`; with `-v` every info
 /// line of Quiver's own modules, with `-vv` their debug lines, never the
 /// engine's (cranelift and wasmtime print thousands of lines a call).
-fn init_logging(verbose: u8, serving: bool) {
+fn init_logging(verbose: u8, format: LogFormat, serving: bool) {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let layer = tracing_subscriber::fmt::layer().with_ansi(ansi).with_writer(std::io::stderr);
+    let layer = match format {
+        LogFormat::Text => tracing_subscriber::fmt::layer().with_ansi(ansi).with_writer(std::io::stderr).boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .with_writer(std::io::stderr)
+            .boxed(),
+    };
     if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
         tracing_subscriber::registry().with(layer.with_filter(filter)).init();
         return;
