@@ -286,7 +286,7 @@ impl telemetry::Source for Readable {
         let tokens = match *tier1 {
             Some((revision, tokens)) if revision == catalog.revision() => Some(tokens),
             _ => host.session(None).ok().map(|session| {
-                let tokens = Cost::of(&session.system_prompt()).o200k as u64;
+                let tokens = Cost::o200k_of(&session.system_prompt()) as u64;
                 *tier1 = Some((catalog.revision(), tokens));
                 tokens
             }),

@@ -47,6 +47,11 @@ impl Cost {
         }
     }
 
+    /// Tokens of `text` with `o200k_base` alone (one table loaded, not two).
+    pub fn o200k_of(text: &str) -> usize {
+        tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()
+    }
+
     /// The cost of a tool definition as sent to a model.
     pub fn of_def(def: &ToolDef) -> Cost {
         Cost::of(&serde_json::to_string(&def.to_anthropic(false)).expect("serializes"))
