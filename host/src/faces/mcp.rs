@@ -379,7 +379,11 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
             Ok(_) => None,
         };
         let seconds = started.elapsed().as_secs_f64();
-        self.host.metrics().operation("tools/call", Some(&request.name), error_type.as_deref(), seconds);
+        // Only a tool this server has is a label (-32602 is an unknown one
+        // here): made-up names would take every label slot.
+        let unknown = result.as_ref().is_err_and(|e| e.code == rmcp::model::ErrorCode::INVALID_PARAMS);
+        let tool = if unknown { crate::telemetry::labels::UNKNOWN } else { &request.name };
+        self.host.metrics().operation("tools/call", Some(tool), error_type.as_deref(), seconds);
         Ok(result?.into())
     }
 

@@ -9,6 +9,10 @@ use std::sync::{PoisonError, RwLock};
 /// The label of every tool past the cap.
 pub const OTHER: &str = "_other";
 
+/// The label of a name that is no tool (a client's typo, or made-up names
+/// that would otherwise take every label slot).
+pub const UNKNOWN: &str = "_unknown";
+
 /// Labels given out so far, and how many may be.
 #[derive(Debug)]
 pub struct StickyLabels {

@@ -46,10 +46,19 @@ async fn prometheus_reads_calls_and_latency_from_the_metrics_route() {
     let wrong = json!({"expression": "1 +"}).as_object().cloned().unwrap();
     let failed = client.call_tool(CallToolRequestParams::new("calc__evaluate").with_arguments(wrong)).await.unwrap();
     assert_eq!(failed.is_error, Some(true));
+    // Names that are no tool never become labels (a client could take
+    // every label slot with them).
+    for i in 0..3 {
+        let made_up = client.call_tool(CallToolRequestParams::new(format!("made_up_{i}"))).await;
+        assert!(made_up.is_err());
+    }
     client.cancel().await.unwrap();
 
     let text = tokio::task::spawn_blocking(move || http_get(addr, "/metrics")).await.unwrap();
     assert!(text.contains("quiver_tier1_tokens "), "{text}");
+    assert!(!text.contains("made_up"), "{text}");
+    let unknown = r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="_unknown",error_type="-32602"} 3"#;
+    assert!(text.lines().any(|l| l == unknown), "{text}");
     let answers = tokio::task::spawn_blocking(move || {
         let ok = r#"sum(mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="calc__evaluate",error_type=""})"#;
         let count = prometheus.wait_for(ok, SCRAPED, |n| n == 20.0);
