@@ -14,6 +14,7 @@
 
 pub mod analyzer;
 mod cache;
+mod document;
 mod fuse;
 mod index;
 pub mod lexical;
@@ -24,4 +25,5 @@ pub mod store;
 
 pub use self::analyzer::Ranker;
 pub use self::cache::SearchCache;
-pub use self::index::{Arm, Document, Entry, SearchIndex};
+pub use self::document::{Document, Entry};
+pub use self::index::{Arm, SearchIndex};

@@ -9,7 +9,7 @@ use crate::catalog::{Catalog, Category};
 use crate::contract::{Kind, one_line};
 use crate::sandbox::sql::TableNames;
 
-use super::index::{Document, Entry};
+use super::document::{Document, Entry};
 
 /// Table names a database document holds at most.
 const INDEXED_TABLES: usize = 200;

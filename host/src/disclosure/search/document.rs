@@ -1,0 +1,179 @@
+//! What search matches: each tool, skill and resource as a [`Document`]
+//! (the texts of both arms) and the [`Entry`] a hit on it returns.
+
+use serde_json::Value;
+
+use crate::catalog::{Category, Skill, ToolEntry, ToolRecord};
+use crate::contract::one_line;
+
+use super::lexical::split_identifiers;
+
+/// What a search hit points at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Model-facing tool name, or the skill's name.
+    pub name: String,
+    /// Its category.
+    pub category: Category,
+    /// The plugin, server or skill it belongs to.
+    pub origin: String,
+    /// One line on what it does.
+    pub summary: String,
+    /// It is a resource (a database, a connector, an MCP server), reached
+    /// through its meta-tool, not a tool called by name.
+    pub resource: bool,
+}
+
+/// What a tool or skill is matched by.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// What a hit on it returns.
+    pub entry: Entry,
+    /// Text for BM25: names repeated for weight, description, parameters.
+    pub lexical: String,
+    /// Text for the embedding: name and description.
+    pub semantic: String,
+}
+
+/// Longest part of a description that is indexed (the start says the most).
+const MAX_DESCRIPTION_CHARS: usize = 1200;
+
+/// Longest part of a description that is embedded.
+const MAX_EMBEDDED_CHARS: usize = 400;
+
+impl Entry {
+    /// The entry of a tool record.
+    pub fn of_record(record: &ToolRecord) -> Entry {
+        Entry {
+            name: record.name.clone(),
+            category: record.category,
+            origin: record.origin.clone(),
+            summary: record.summary.clone(),
+            resource: false,
+        }
+    }
+
+    /// The entry of a catalog tool.
+    pub fn of_entry(entry: &ToolEntry) -> Entry {
+        Entry {
+            name: entry.name.clone(),
+            category: entry.category,
+            origin: entry.origin.clone(),
+            summary: entry.summary.clone(),
+            resource: false,
+        }
+    }
+
+    /// The entry of a skill.
+    pub fn of_skill(skill: &Skill) -> Entry {
+        Entry {
+            name: skill.name.clone(),
+            category: Category::Skill,
+            origin: skill.name.clone(),
+            summary: one_line(&skill.description, crate::catalog::SUMMARY_CHARS),
+            resource: false,
+        }
+    }
+}
+
+impl Document {
+    /// A tool known by its full record.
+    pub fn of_record(record: &ToolRecord) -> Document {
+        Document {
+            entry: Entry::of_record(record),
+            lexical: document_text(record),
+            semantic: semantic_text(&record.action, &record.description),
+        }
+    }
+
+    /// A tool known from its stub.
+    pub fn of_entry(entry: &ToolEntry) -> Document {
+        Document {
+            entry: Entry::of_entry(entry),
+            lexical: entry_text(entry),
+            semantic: semantic_text(&entry.action, &entry.summary),
+        }
+    }
+
+    /// A skill.
+    pub fn of_skill(skill: &Skill) -> Document {
+        Document {
+            entry: Entry::of_skill(skill),
+            lexical: format!("{0} {0} {1}", skill.name, skill.description),
+            semantic: semantic_text(&skill.name, &skill.description),
+        }
+    }
+}
+
+/// What the semantic arm embeds: the action's words, then the start of the
+/// description.
+fn semantic_text(action: &str, description: &str) -> String {
+    let mut text = split_identifiers(action).into_owned();
+    text.push_str(". ");
+    text.extend(description.chars().take(MAX_EMBEDDED_CHARS));
+    text
+}
+
+/// The text a tool is matched by: its action name (twice, for weight), its
+/// origin, its description, and its parameters (names, descriptions and
+/// allowed values, nested ones included).
+fn document_text(record: &ToolRecord) -> String {
+    let mut text = String::new();
+    for _ in 0..NAME_WEIGHT {
+        text.push_str(&record.action);
+        text.push(' ');
+    }
+    text.push_str(&record.origin);
+    text.push(' ');
+    text.extend(record.description.chars().take(MAX_DESCRIPTION_CHARS));
+    if let Some(schema) = &record.input_schema {
+        parameters_text(schema, 0, &mut text);
+    }
+    text
+}
+
+/// The text a tool known from its stub is matched by: its action name
+/// (twice), its origin and its summary.
+fn entry_text(entry: &ToolEntry) -> String {
+    let mut text = String::new();
+    for _ in 0..NAME_WEIGHT {
+        text.push_str(&entry.action);
+        text.push(' ');
+    }
+    text.push_str(&entry.origin);
+    text.push(' ');
+    text.push_str(&entry.summary);
+    text
+}
+
+/// How many times the action name is repeated in its document.
+const NAME_WEIGHT: usize = 2;
+
+/// Characters of each parameter description that are indexed.
+const MAX_PARAMETER_CHARS: usize = 300;
+
+fn parameters_text(schema: &Value, depth: usize, text: &mut String) {
+    if depth > 3 {
+        return;
+    }
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            text.push(' ');
+            text.push_str(name);
+            if let Some(d) = property.get("description").and_then(Value::as_str) {
+                text.push(' ');
+                text.extend(d.chars().take(MAX_PARAMETER_CHARS));
+            }
+            if let Some(values) = property.get("enum").and_then(Value::as_array) {
+                for v in values.iter().filter_map(Value::as_str).take(20) {
+                    text.push(' ');
+                    text.push_str(v);
+                }
+            }
+            parameters_text(property, depth + 1, text);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        parameters_text(items, depth + 1, text);
+    }
+}
