@@ -197,7 +197,11 @@ impl HostBuilder {
             metrics,
         };
         let host = Host { inner: Arc::new(inner) };
-        host.inner.metrics.read_from(Readable { host: Arc::downgrade(&host.inner), tier1: Default::default() });
+        host.inner.metrics.read_from(Readable {
+            host: Arc::downgrade(&host.inner),
+            count_tier1: config.metrics.tier1_tokens,
+            tier1: Default::default(),
+        });
         Ok(host)
     }
 }
@@ -271,6 +275,8 @@ struct Inner {
 /// What a scrape reads of a host (held weakly: the metrics belong to it).
 struct Readable {
     host: Weak<Inner>,
+    /// Whether to count Tier-1 tokens (it loads a tokenizer table).
+    count_tier1: bool,
     /// The default agent's Tier-1 tokens, for the catalog revision they
     /// were counted at.
     tier1: Mutex<Option<(u64, u64)>>,
@@ -284,6 +290,7 @@ impl telemetry::Source for Readable {
         let stats = host.load_stats();
         let mut tier1 = self.tier1.lock().unwrap_or_else(PoisonError::into_inner);
         let tokens = match *tier1 {
+            _ if !self.count_tier1 => None,
             Some((revision, tokens)) if revision == catalog.revision() => Some(tokens),
             _ => host.session(None).ok().map(|session| {
                 let tokens = Cost::o200k_of(&session.system_prompt()) as u64;

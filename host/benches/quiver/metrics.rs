@@ -24,7 +24,9 @@ pub(crate) fn section(options: &Options, _runtime: &tokio::runtime::Runtime, rep
             .collect();
         std::fs::write(dir.path().join(format!("s{s:03}.json")), serde_json::to_vec(&tools).unwrap()).unwrap();
     }
-    let host = Host::builder().mcp_dir(dir.path()).cache_dir(None).build().expect("a host");
+    let mut config = quiver::Config::default();
+    config.metrics.tier1_tokens = true;
+    let host = Host::builder().config(config).mcp_dir(dir.path()).cache_dir(None).build().expect("a host");
     let names: Vec<String> = host.catalog().tools().iter().map(|t| t.name.clone()).collect();
     let metrics = host.metrics();
     let mut record = Vec::with_capacity(names.len());

@@ -32,11 +32,15 @@ pub struct MetricsSettings {
     /// Distinct tool (and resource) labels kept, the first seen; later
     /// ones share `_other`.
     pub tool_labels: usize,
+    /// Count the Tier-1 tokens for `quiver_tier1_tokens`: off by default,
+    /// because the first scrape then loads the o200k tokenizer table (tens
+    /// of MiB) into a service that otherwise never needs it.
+    pub tier1_tokens: bool,
 }
 
 impl Default for MetricsSettings {
     fn default() -> Self {
-        MetricsSettings { tool_labels: 500 }
+        MetricsSettings { tool_labels: 500, tier1_tokens: false }
     }
 }
 
@@ -176,7 +180,8 @@ pub struct Readings {
     pub upstreams: Vec<UpstreamReading>,
     /// Audit records that could not be written to the file.
     pub audit_write_failures: u64,
-    /// Tokens (o200k) of the default agent's Tier-1 text, when known.
+    /// Tokens (o200k) of the default agent's Tier-1 text, when counted
+    /// (`[metrics] tier1_tokens`).
     pub tier1_tokens: Option<u64>,
 }
 
@@ -265,7 +270,7 @@ mod tests {
 
     #[test]
     fn operations_calls_and_readings_are_written_as_openmetrics() {
-        let metrics = Metrics::new(&MetricsSettings { tool_labels: 1 });
+        let metrics = Metrics::new(&MetricsSettings { tool_labels: 1, ..MetricsSettings::default() });
         metrics.operation("tools/call", Some("calc__evaluate"), None, 0.00003);
         metrics.operation("tools/call", Some("text__stats"), Some("tool_error"), 0.002);
         metrics.call("api", "ok", 2);

@@ -22,7 +22,7 @@ const SCRAPED: Duration = Duration::from_secs(60);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prometheus_reads_calls_and_latency_from_the_metrics_route() {
-    let t = TestHost::builder().bundled().build();
+    let t = TestHost::builder().bundled().config("[metrics]\ntier1_tokens = true").build();
     let stop = CancellationToken::new();
     let (bound, at) = tokio::sync::oneshot::channel();
     let host = t.host.clone();
@@ -96,7 +96,10 @@ async fn metrics_are_guarded_as_the_face_is() {
     assert_eq!(status, StatusCode::OK);
     let kind = headers.get(header::CONTENT_TYPE).unwrap().to_str().unwrap();
     assert!(kind.starts_with("application/openmetrics-text"), "{kind}");
-    assert!(String::from_utf8_lossy(&body).ends_with("# EOF\n"));
+    let text = String::from_utf8_lossy(&body);
+    assert!(text.ends_with("# EOF\n"));
+    // Counting Tier-1 tokens loads a tokenizer table: only when asked for.
+    assert!(!text.contains("quiver_tier1_tokens"), "{text}");
 
     // Beside stdio: off loopback only with a token (refused before binding).
     let open = serve_metrics(&t.host, "0.0.0.0:0".parse().unwrap(), None, CancellationToken::new(), |_| {});
