@@ -57,7 +57,7 @@ use crate::load::openapi::{Api, Selection};
 use crate::load::{ConnectorSettings, PluginSettings, RawConnector, RawPluginSettings, SettingsResolver};
 use crate::sandbox::limits::{EngineSettings, Limits};
 use crate::sandbox::sql::{DatabaseSettings, RawDatabase};
-use crate::telemetry::MetricsSettings;
+use crate::telemetry::{MetricsSettings, TelemetrySettings};
 use crate::upstream::{self, RawServer, ServerSpec};
 
 /// The `[audit]` table.
@@ -127,6 +127,9 @@ pub struct Config {
     /// Prometheus metrics.
     #[serde(default)]
     pub metrics: MetricsSettings,
+    /// OpenTelemetry traces (the `OTEL_*` environment wins over it).
+    #[serde(default)]
+    pub telemetry: TelemetrySettings,
     /// The folder relative paths are resolved against (the config file's).
     #[serde(skip)]
     pub base: Option<PathBuf>,

@@ -303,6 +303,7 @@ impl Session {
             agent = %self.policy.agent.as_deref().unwrap_or("-"),
             outcome = %crate::invoke::outcome(&result),
             ms = started.elapsed().as_secs_f64() * 1e3,
+            trace_id = %crate::telemetry::spans::TraceId,
             "call"
         );
         // A meta-tool's own calls are named as the model reached them.

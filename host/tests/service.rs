@@ -13,7 +13,6 @@ use common::{Cli, stderr, stdout};
 /// lines of Quiver's own modules, never the engine's.
 #[test]
 fn each_command_logs_what_its_user_needs() {
-    use std::io::Write;
     let cli = Cli::new();
     let quiet = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_quiver"))
@@ -41,35 +40,13 @@ fn each_command_logs_what_its_user_needs() {
         log.lines().count()
     );
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
-        .args(["--no-bundled", "--cache-dir"])
-        .arg(cli.cache.path())
-        .arg("--plugins")
-        .arg(cli.plugins.path())
-        .args(["serve", "--stdio", "--no-watch"])
-        .env_remove("RUST_LOG")
-        .env("REACT_TOOL_SELECTION_THRESHOLD", "50")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start quiver serve");
-    let mut stdin = child.stdin.take().unwrap();
-    for request in common::HANDSHAKE.into_iter().chain([
+    let mut served = cli.serve_stdio(&["--no-bundled"], &[], &[("REACT_TOOL_SELECTION_THRESHOLD", "50")]);
+    served.send(common::HANDSHAKE.into_iter().chain([
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"misbehave__echo","arguments":{"text":"a-secret-argument"}}}"#,
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"misbehave__nope","arguments":{}}}"#,
-    ]) {
-        writeln!(stdin, "{request}").unwrap();
-    }
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
-    let mut answered = 0;
-    while answered < 3 {
-        let line = lines.next().expect("an answer").unwrap();
-        answered += usize::from(serde_json::from_str::<serde_json::Value>(&line).unwrap().get("id").is_some());
-    }
-    drop(stdin);
-    let output = child.wait_with_output().unwrap();
-    let log = String::from_utf8(output.stderr).unwrap();
+    ]));
+    served.answers(3);
+    let (_, log) = served.finish();
     // Calls run concurrently: their lines come in any order.
     let calls: Vec<&str> = log.lines().filter(|l| l.contains("quiver::calls")).collect();
     assert_eq!(calls.len(), 2, "{log}");
@@ -105,44 +82,19 @@ fn check_with_no_file_names_each_failing_resource() {
 /// loopback without a token is refused before anything is served.
 #[test]
 fn stdio_serves_its_metrics_on_a_side_listener() {
-    use std::io::{BufRead, Read, Write};
+    use std::io::{Read, Write};
     let cli = Cli::new();
     let refused = cli.run(&["--no-bundled", "serve", "--stdio", "--no-watch", "--metrics", "0.0.0.0:0"]);
     assert!(!refused.status.success() && stderr(&refused).contains("needs a bearer token"), "{}", stderr(&refused));
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
-        .args(["--no-bundled", "--cache-dir"])
-        .arg(cli.cache.path())
-        .arg("--plugins")
-        .arg(cli.plugins.path())
-        .args(["serve", "--stdio", "--no-watch", "--metrics", "127.0.0.1:0"])
-        .env_remove("QUIVER_CONFIG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start quiver serve");
+    let mut served = cli.serve_stdio(&["--no-bundled"], &["--metrics", "127.0.0.1:0"], &[]);
     // The side listener says where it is before stdio is served.
-    let mut log = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = log.next().expect("the metrics address").unwrap();
-        if let Some(rest) = line.strip_prefix("quiver: metrics at http://") {
-            break rest.trim_end_matches("/metrics").to_owned();
-        }
-    };
-    std::thread::spawn(move || log.for_each(drop));
-    let mut stdin = child.stdin.take().unwrap();
-    for request in common::HANDSHAKE.into_iter().chain([
+    let line = served.log_line("quiver: metrics at http://");
+    let addr = line.trim_start_matches("quiver: metrics at http://").trim_end_matches("/metrics").to_owned();
+    served.send(common::HANDSHAKE.into_iter().chain([
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"misbehave__echo","arguments":{"text":"hi"}}}"#,
-    ]) {
-        writeln!(stdin, "{request}").unwrap();
-    }
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut answered = 0;
-    while answered < 2 {
-        let line = lines.next().expect("an answer").unwrap();
-        answered += usize::from(serde_json::from_str::<serde_json::Value>(&line).unwrap().get("id").is_some());
-    }
+    ]));
+    served.answers(2);
     let mut stream = std::net::TcpStream::connect(&addr).expect("connect to the metrics listener");
     write!(stream, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
     let mut answer = String::new();
@@ -151,8 +103,7 @@ fn stdio_serves_its_metrics_on_a_side_listener() {
     let counted = r#"quiver_calls_total{resource="misbehave",outcome="ok"} 1"#;
     assert!(answer.lines().any(|l| l == counted), "{answer}");
     assert!(answer.contains(r#"gen_ai_tool_name="misbehave__echo""#), "{answer}");
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    assert!(served.finish().0);
 }
 
 /// `--log-format json` writes one JSON object per line, with stable keys:
@@ -160,36 +111,13 @@ fn stdio_serves_its_metrics_on_a_side_listener() {
 /// fields, never the arguments.
 #[test]
 fn json_logs_are_one_object_per_line() {
-    use std::io::Write;
     let cli = Cli::new();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
-        .args(["--no-bundled", "--log-format", "json", "--cache-dir"])
-        .arg(cli.cache.path())
-        .arg("--plugins")
-        .arg(cli.plugins.path())
-        .args(["serve", "--stdio", "--no-watch"])
-        .env_remove("QUIVER_CONFIG")
-        .env_remove("RUST_LOG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start quiver serve");
-    let mut stdin = child.stdin.take().unwrap();
-    for request in common::HANDSHAKE.into_iter().chain([
+    let mut served = cli.serve_stdio(&["--no-bundled", "--log-format", "json"], &[], &[]);
+    served.send(common::HANDSHAKE.into_iter().chain([
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"misbehave__echo","arguments":{"text":"a-secret-argument"}}}"#,
-    ]) {
-        writeln!(stdin, "{request}").unwrap();
-    }
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
-    let mut answered = 0;
-    while answered < 2 {
-        let line = lines.next().expect("an answer").unwrap();
-        answered += usize::from(serde_json::from_str::<serde_json::Value>(&line).unwrap().get("id").is_some());
-    }
-    drop(stdin);
-    let output = child.wait_with_output().unwrap();
-    let log = String::from_utf8(output.stderr).unwrap();
+    ]));
+    served.answers(2);
+    let (_, log) = served.finish();
     let events: Vec<serde_json::Value> =
         log.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect();
     assert!(events.iter().all(|e| e["timestamp"].is_string() && e["level"].is_string() && e["target"].is_string()));

@@ -31,13 +31,18 @@ impl Drop for Process {
 }
 
 /// json-server 0.17.4 serving a copy of a JSON database, requiring
-/// `Authorization: Bearer TOKEN`.
+/// `Authorization: Bearer TOKEN`; each request's trace headers are logged
+/// (`tests/servers/log_headers.js`) and kept ([`JsonServer::seen`]).
 pub struct JsonServer {
     /// `http://127.0.0.1:PORT`.
     pub url: String,
+    seen: Seen,
     _process: Process,
     _dir: tempfile::TempDir,
 }
+
+/// The request lines json-server logged, and a signal for each.
+type Seen = std::sync::Arc<(std::sync::Mutex<Vec<serde_json::Value>>, std::sync::Condvar)>;
 
 impl JsonServer {
     /// Serve `db` (a JSON document of collections) behind `token`.
@@ -51,6 +56,7 @@ impl JsonServer {
         let mut child = Command::new(&bin)
             .arg(&file)
             .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--middlewares"])
+            .arg(servers_dir().join("log_headers.js"))
             .arg(servers_dir().join("auth.js"))
             .env("QUIVER_TEST_API_TOKEN", token)
             .stdin(Stdio::null())
@@ -71,9 +77,35 @@ impl JsonServer {
                 _ => panic!("json-server exited before listening on {url}"),
             }
         }
-        // Keep reading its output so that it never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        JsonServer { url, _process: process, _dir: dir }
+        // Keep reading its output so that it never blocks on a full pipe;
+        // keep what the header log wrote.
+        let seen = Seen::default();
+        let keep = seen.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if let Ok(request) = serde_json::from_str::<serde_json::Value>(&line)
+                    && request.get("seen").is_some()
+                {
+                    keep.0.lock().unwrap().push(request);
+                    keep.1.notify_all();
+                }
+            }
+        });
+        JsonServer { url, seen, _process: process, _dir: dir }
+    }
+
+    /// The requests it received (`seen`, and the trace headers), once one
+    /// `seen` as `request` (e.g. `GET /books/7`) is among them: waited
+    /// for up to 10 s (its log is read on another thread).
+    pub fn seen(&self, request: &str) -> Vec<serde_json::Value> {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut seen = self.seen.0.lock().unwrap();
+        while !seen.iter().any(|r| r["seen"] == request) {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            assert!(!left.is_zero(), "json-server never saw `{request}`: {seen:?}");
+            seen = self.seen.1.wait_timeout(seen, left).unwrap().0;
+        }
+        seen.clone()
     }
 }
 

@@ -163,9 +163,21 @@ impl Compiler {
         };
         let (registry, stats, slots, name) =
             (self.in_flight.clone(), self.stats.clone(), self.slots.clone(), name.to_owned());
+        // The span of the first caller that asked (concurrent ones wait for it).
+        let span = crate::telemetry::spans::compile(&name);
+        let job = tracing::Instrument::instrument(
+            async move {
+                let result = job.run(slots).await;
+                if let Ok((_, source)) = &result {
+                    tracing::Span::current().record("quiver.cache.hit", matches!(source, Source::CacheHit));
+                }
+                result
+            },
+            span,
+        );
         tokio::spawn(async move {
             let started = std::time::Instant::now();
-            let result = job.run(slots).await;
+            let result = job.await;
             let result = result.map(|(component, source)| {
                 let counter = match source {
                     Source::Compiled => &stats.compiled,

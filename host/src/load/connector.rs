@@ -68,6 +68,10 @@ pub struct RawConnector {
     pub response_timeout_ms: Option<u64>,
     /// Largest response body, in KiB (default 16,384).
     pub max_response_kb: Option<u64>,
+    /// Send the caller's W3C `baggage` on to this API (default false: it
+    /// can carry user data; `traceparent` and `tracestate` always go).
+    #[serde(default)]
+    pub baggage: bool,
     /// Largest answer a model gets, in KiB of JSON (default 16): longer
     /// arrays and strings are cut, with notes on what was left out.
     pub max_answer_kb: Option<u64>,
@@ -164,6 +168,7 @@ impl ConnectorSettings {
             connect_timeout_ms: raw.connect_timeout_ms,
             response_timeout_ms: raw.response_timeout_ms,
             max_response_kb: raw.max_response_kb,
+            baggage: raw.baggage,
         };
         let grant = HttpGrant::resolve(&section, http, base)?;
         let positive = |value: Option<u64>, key: &str| match value {

@@ -53,14 +53,22 @@ pub(crate) async fn invoke(
     let grants = &plugin.settings().grants;
     let mut store = sandbox::store(engine, plugin.name(), grants, ceiling, deadline);
     let left = deadline.saturating_duration_since(std::time::Instant::now());
+    let guest = crate::telemetry::spans::guest(plugin.name(), action);
     let outcome = tokio::time::timeout(left + WALL_GRACE, async {
-        let instance = pre.instantiate_async(&mut store).await?;
-        instance.quiver_plugin_plugin().call_invoke(&mut store, action, input).await
+        let instantiating = crate::telemetry::spans::instantiate(plugin.name());
+        let instance = tracing::Instrument::instrument(pre.instantiate_async(&mut store), instantiating).await?;
+        let calling = instance.quiver_plugin_plugin().call_invoke(&mut store, action, input);
+        tracing::Instrument::instrument(calling, guest.clone()).await
     })
     .await;
     let mut ending = store.data_mut().finish();
+
     let statuses = std::mem::take(&mut ending.http_statuses);
-    (output(settle(ending, plugin, action, outcome), plugin, action), statuses)
+    let result = output(settle(ending, plugin, action, outcome), plugin, action);
+    if let Err(error) = &result {
+        crate::telemetry::spans::failed(&guest, &format!("{:?}", error.kind()));
+    }
+    (result, statuses)
 }
 
 /// The guest's answer to `invoke` as our result: its typed error, or its

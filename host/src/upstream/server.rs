@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ContentBlock,
-    RequestId, ServerResult, SubscriptionFilter,
+    MetaObject, RequestId, RequestMetaObject, ServerResult, SubscriptionFilter,
 };
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
@@ -314,9 +314,19 @@ impl Server {
     ) -> Result<CallToolResult> {
         let connection = self.connection().await?;
         let _in_flight = InFlight::start(&self.activity);
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        // The CLIENT span of this hop; the server gets its context in `_meta`.
+        let span = crate::telemetry::spans::upstream(&self.spec.name, tool);
+        let mut meta = serde_json::Map::new();
+        crate::telemetry::context::into_meta(&crate::telemetry::context::of(&span), &mut meta);
+        if !meta.is_empty() {
+            params.meta = Some(RequestMetaObject(MetaObject(meta)));
+        }
         let timeout = self.spec.call_timeout;
-        let answer = match tokio::time::timeout(timeout, Self::request(&connection, params, progress)).await {
+        let request = tracing::Instrument::instrument(Self::request(&connection, params, progress), span.clone());
+        let answer = tokio::time::timeout(timeout, request).await;
+        crate::telemetry::spans::upstream_ended(&span, &answer);
+        let answer = match answer {
             Err(_) => {
                 let message =
                     format!("`{tool}` got no answer within {} s; the call was cancelled", timeout.as_secs_f64());

@@ -63,3 +63,98 @@ pub(crate) fn build_project(project: &std::path::Path, target: &std::path::Path)
     }
     cargo.env("CARGO_TARGET_DIR", target).output().expect("run cargo")
 }
+
+/// `quiver serve --stdio` running over a [`Cli`]'s folders: lines go to
+/// its stdin, answers come from its stdout, and its stderr is collected
+/// on a thread (so that it never blocks on a full pipe).
+pub(crate) struct Served {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    stderr: std::sync::Arc<(std::sync::Mutex<Vec<String>>, std::sync::Condvar)>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Cli {
+    /// Start `quiver [global…] serve --stdio --no-watch [serve…]` with
+    /// `env` (`RUST_LOG` and `QUIVER_CONFIG` removed).
+    pub(crate) fn serve_stdio(&self, global: &[&str], serve: &[&str], env: &[(&str, &str)]) -> Served {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
+            .args(global)
+            .arg("--cache-dir")
+            .arg(self.cache.path())
+            .arg("--plugins")
+            .arg(self.plugins.path())
+            .args(["serve", "--stdio", "--no-watch"])
+            .args(serve)
+            .env_remove("QUIVER_CONFIG")
+            .env_remove("RUST_LOG")
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start quiver serve");
+        let stderr = std::sync::Arc::<(std::sync::Mutex<Vec<String>>, std::sync::Condvar)>::default();
+        let keep = stderr.clone();
+        let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let reader = std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                keep.0.lock().unwrap().push(line);
+                keep.1.notify_all();
+            }
+        });
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        Served { child, stdin, stdout, stderr, reader: Some(reader) }
+    }
+}
+
+impl Served {
+    /// Send `lines`, one message each.
+    pub(crate) fn send<'a>(&mut self, lines: impl IntoIterator<Item = &'a str>) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        for line in lines {
+            writeln!(stdin, "{line}").unwrap();
+        }
+    }
+
+    /// The next `count` answers (messages with an `id`), in the order they
+    /// came; notifications are skipped.
+    pub(crate) fn answers(&mut self, count: usize) -> Vec<serde_json::Value> {
+        let mut answers = Vec::new();
+        while answers.len() < count {
+            let line = self.stdout.next().expect("an answer").unwrap();
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message.get("id").is_some() {
+                answers.push(message);
+            }
+        }
+        answers
+    }
+
+    /// The first line of its log that starts with `prefix` (waiting for
+    /// it until the process ends its log).
+    pub(crate) fn log_line(&self, prefix: &str) -> String {
+        let mut lines = self.stderr.0.lock().unwrap();
+        loop {
+            if let Some(line) = lines.iter().find(|l| l.starts_with(prefix)) {
+                return line.clone();
+            }
+            assert!(self.reader.as_ref().is_some_and(|r| !r.is_finished()), "no log line `{prefix}`: {lines:#?}");
+            lines = self.stderr.1.wait_timeout(lines, std::time::Duration::from_millis(200)).unwrap().0;
+        }
+    }
+
+    /// Close its stdin (the client leaves) and wait for it to end: whether
+    /// it succeeded, and its whole log.
+    pub(crate) fn finish(mut self) -> (bool, String) {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        self.reader.take().unwrap().join().unwrap();
+        let log = self.stderr.0.lock().unwrap().join("\n");
+        (status.success(), log)
+    }
+}

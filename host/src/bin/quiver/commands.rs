@@ -120,11 +120,23 @@ async fn metrics_beside(
     }
 }
 
-fn build_host(cli: &Cli) -> Result<Host> {
-    let config_path = cli.config.clone().or_else(|| {
+/// The config file `cli` names, or `quiver.toml` when there is one.
+fn config_path(cli: &Cli) -> Option<std::path::PathBuf> {
+    cli.config.clone().or_else(|| {
         let default = std::path::PathBuf::from("quiver.toml");
         default.is_file().then_some(default)
-    });
+    })
+}
+
+/// The `[telemetry]` table of the config file, read before logging starts
+/// (the exporter is a layer of the log's subscriber); a file that does not
+/// load is reported when the host is built.
+pub(crate) fn telemetry_settings(cli: &Cli) -> quiver::telemetry::TelemetrySettings {
+    config_path(cli).and_then(|path| Config::load(&path).ok()).map(|c| c.telemetry).unwrap_or_default()
+}
+
+fn build_host(cli: &Cli) -> Result<Host> {
+    let config_path = config_path(cli);
     let mut config = match &config_path {
         Some(path) => Config::load(path)?,
         None => Config::default(),

@@ -180,7 +180,6 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = parse();
-    init_logging(cli.verbose, cli.log_format, matches!(cli.command, Command::Serve { .. } | Command::Watch));
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -188,7 +187,21 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(commands::run(cli)) {
+    let serving = matches!(cli.command, Command::Serve { .. } | Command::Watch);
+    // The exporter sends on the runtime, and is flushed before it stops.
+    let exporter = {
+        let _entered = runtime.enter();
+        match init_logging(cli.verbose, cli.log_format, serving, &commands::telemetry_settings(&cli)) {
+            Ok(exporter) => exporter,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
+    };
+    let code = runtime.block_on(commands::run(cli));
+    drop(exporter);
+    match code {
         Ok(code) => code,
         Err(error) => {
             // An error can quote a guest, an upstream server or a file.
@@ -248,7 +261,16 @@ enum LogFormat {
 /// upstream servers coming and going) when `serving`; with `-v` every info
 /// line of Quiver's own modules, with `-vv` their debug lines, never the
 /// engine's (cranelift and wasmtime print thousands of lines a call).
-fn init_logging(verbose: u8, format: LogFormat, serving: bool) {
+///
+/// With an OTLP endpoint configured, Quiver's spans also go to the
+/// exporter (see `quiver::telemetry::traces`), which is returned to be
+/// kept while the program runs.
+fn init_logging(
+    verbose: u8,
+    format: LogFormat,
+    serving: bool,
+    telemetry: &quiver::telemetry::TelemetrySettings,
+) -> Result<Option<quiver::telemetry::Exporter>, quiver::telemetry::TelemetryError> {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
@@ -263,9 +285,10 @@ fn init_logging(verbose: u8, format: LogFormat, serving: bool) {
             .with_writer(std::io::stderr)
             .boxed(),
     };
+    let (traces, exporter) = quiver::telemetry::traces::layer(telemetry)?.unzip();
     if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
-        tracing_subscriber::registry().with(layer.with_filter(filter)).init();
-        return;
+        tracing_subscriber::registry().with(traces).with(layer.with_filter(filter)).init();
+        return Ok(exporter);
     }
     use tracing_subscriber::filter::{LevelFilter, Targets};
     let own = match verbose {
@@ -279,5 +302,6 @@ fn init_logging(verbose: u8, format: LogFormat, serving: bool) {
             filter = filter.with_target(target, own.max(LevelFilter::INFO));
         }
     }
-    tracing_subscriber::registry().with(layer.with_filter(filter)).init();
+    tracing_subscriber::registry().with(traces).with(layer.with_filter(filter)).init();
+    Ok(exporter)
 }

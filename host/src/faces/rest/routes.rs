@@ -22,6 +22,7 @@ use crate::disclosure::formats::OpenAiSchema;
 use crate::error::{Error, ErrorKind, Result};
 use crate::host::Host;
 use crate::session::Session;
+use crate::telemetry::spans;
 
 pub(super) struct Rest {
     host: Host,
@@ -237,7 +238,12 @@ async fn full(State(rest): State<Arc<Rest>>, Path(name): Path<String>, headers: 
     }
 }
 
-async fn call(State(rest): State<Arc<Rest>>, Path(name): Path<String>, body: axum::body::Bytes) -> Response {
+async fn call(
+    State(rest): State<Arc<Rest>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
     let arguments: Value = if body.is_empty() {
         Value::Object(Default::default())
     } else {
@@ -249,13 +255,16 @@ async fn call(State(rest): State<Arc<Rest>>, Path(name): Path<String>, body: axu
             }
         }
     };
-    let span = tracing::debug_span!("POST /v1/tools/{name}/call", tool = %name);
-    let mut outcome = tracing::Instrument::instrument(rest.session.clone().call(&name, arguments), span).await;
+    let span = spans::rest("POST", "/v1/tools/{name}/call", Some(&name), &headers);
+    let mut session = rest.session.clone();
+    let mut outcome = tracing::Instrument::instrument(session.call(&name, arguments), span.clone()).await;
     if let Some(error) = outcome.error.as_ref().filter(|e| e.kind() == ErrorKind::UnknownTool) {
+        spans::rest_ended(&span, StatusCode::NOT_FOUND.as_u16(), false);
         return error_response(error);
     }
     // The body is the same either way; the status says whose fault a failure was.
     let status = outcome.error.as_ref().map_or(StatusCode::OK, errors::status_of);
+    spans::rest_ended(&span, status.as_u16(), outcome.is_error);
     let (text, upstream) = match outcome.upstream() {
         Some(result) => beside_text(result),
         None => (std::mem::take(&mut outcome.text), None),

@@ -100,11 +100,18 @@ impl WasiHttpHooks for HttpPolicy {
             between_bytes: clamp(options.as_ref().and_then(|o| o.between_bytes_timeout), grant.byte_timeout),
             max_body: grant.max_response_bytes,
         };
-        Box::new(async move {
+        // The request's CLIENT span, under the guest call's; the trace
+        // headers are the host's (a guest's own are dropped), baggage only
+        // where the operator allowed it.
+        let span = crate::telemetry::spans::egress(request.method().as_str(), request.uri().host().unwrap_or_default());
+        let context = crate::telemetry::context::of(&span);
+        crate::telemetry::context::into_headers(&context, request.headers_mut(), grant.baggage);
+        let sending = async move {
             let addresses = match super::guard::destination(&grant, request.uri(), resolver.as_ref()).await {
                 Ok(addresses) => addresses,
                 Err(refusal) => {
                     tracing::info!(uri = %request.uri(), ?refusal, "outbound request refused");
+                    crate::telemetry::spans::egress_ended(&tracing::Span::current(), Err("refused"));
                     return Err(refusal.to_wasi());
                 }
             };
@@ -132,8 +139,12 @@ impl WasiHttpHooks for HttpPolicy {
                 }
             }
             let sent = super::send::send(request, &addresses, limits).await;
-            if let Ok((response, _)) = &sent {
-                statuses.push(response.status().as_u16());
+            match &sent {
+                Ok((response, _)) => {
+                    statuses.push(response.status().as_u16());
+                    crate::telemetry::spans::egress_ended(&tracing::Span::current(), Ok(response.status().as_u16()));
+                }
+                Err(_) => crate::telemetry::spans::egress_ended(&tracing::Span::current(), Err("transport")),
             }
             // One list whatever the request's origin, so that the cached
             // redaction serves every request of the connector.
@@ -148,7 +159,8 @@ impl WasiHttpHooks for HttpPolicy {
                 }
                 other => other,
             }
-        })
+        };
+        Box::new(tracing::Instrument::instrument(sending, span))
     }
 }
 

@@ -34,6 +34,9 @@ pub struct HttpGrant {
     internal: Arc<[String]>,
     /// What responses may echo of the credentials, redacted (a cache).
     pub(crate) echoes: Echoes,
+    /// Whether the caller's W3C `baggage` goes on to this connector's API
+    /// (`traceparent` and `tracestate` always do).
+    pub(crate) baggage: bool,
 }
 
 impl Default for HttpGrant {
@@ -53,6 +56,7 @@ impl HttpGrant {
             max_response_bytes: MAX_RESPONSE_BYTES,
             internal: Arc::new([]),
             echoes: Echoes::default(),
+            baggage: false,
         }
     }
 

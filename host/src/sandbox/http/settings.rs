@@ -32,6 +32,8 @@ pub struct HttpSection<'a> {
     pub response_timeout_ms: Option<u64>,
     /// Largest response body, in KiB.
     pub max_response_kb: Option<u64>,
+    /// Whether the caller's W3C `baggage` goes on to the API.
+    pub baggage: bool,
 }
 
 impl HttpGrant {
@@ -89,6 +91,7 @@ impl HttpGrant {
             )));
         }
         grant.set_internal(raw.private_hosts.to_vec());
+        grant.baggage = raw.baggage;
         if !credentials.is_empty() {
             grant.credentials = Some((origin, credentials.into()));
         }
@@ -124,6 +127,7 @@ mod tests {
             connect_timeout_ms: None,
             response_timeout_ms: None,
             max_response_kb: None,
+            baggage: false,
         }
     }
 

@@ -155,7 +155,17 @@ impl Database {
         rows: bool,
     ) -> std::result::Result<Outcome, wit::Error> {
         let access = self.settings.access.min(ceiling);
-        let (effect, visible) = self.check(access, statement).await?;
+        let span = crate::telemetry::spans::sql(self.dialect().as_str(), &self.settings.name);
+        let (effect, visible) = match self.check(access, statement).await {
+            Ok(checked) => checked,
+            Err(refusal) => {
+                crate::telemetry::spans::sql_ended(&span, None, Err("refused"));
+                return Err(refusal);
+            }
+        };
+        // The policy let it through: its first word is the statement's
+        // keyword (never its text, which can hold values).
+        crate::telemetry::spans::sql_ended(&span, Some(statement), Ok(None));
         let timeout = Instant::now() + self.settings.statement_timeout;
         // Which limit ends the statement: its own timeout, or the call's.
         let call_bound = deadline < timeout;
@@ -173,10 +183,26 @@ impl Database {
             max_bytes: self.settings.max_result_bytes,
             guard: Guard { visible, functions: self.functions(access) },
         };
-        let outcome = match &self.engine {
-            Engine::Sqlite(engine) => engine.run(statement, params, run).await,
-            Engine::Postgres(engine) => engine.run(statement, params, run).await,
-        };
+        let outcome = tracing::Instrument::instrument(
+            async {
+                match &self.engine {
+                    Engine::Sqlite(engine) => engine.run(statement, params, run).await,
+                    Engine::Postgres(engine) => engine.run(statement, params, run).await,
+                }
+            },
+            span.clone(),
+        )
+        .await;
+        crate::telemetry::spans::sql_ended(
+            &span,
+            None,
+            match &outcome {
+                Ok(Outcome::Rows(rows)) => Ok(Some(rows.rows.len() as u64)),
+                Ok(Outcome::Changed(n)) => Ok(Some(*n)),
+                Err(Failure::Timeout(_)) => Err("timeout"),
+                Err(_) => Err("failed"),
+            },
+        );
         if outcome.is_ok() && effect == policy::Effect::Admin {
             // The schema changed: read it again before the next statement.
             self.expire();

@@ -27,7 +27,7 @@ use rmcp::handler::server::ServerHandler;
 #[allow(deprecated)] // logging/setLevel: deprecated by SEP-2577, still part of 2025-11-25
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, CompleteRequestMethod,
-    CompleteRequestParams, CompleteResult, ConstString, ContentBlock, CustomNotification, CustomRequest, CustomResult,
+    CompleteRequestParams, CompleteResult, ConstString, CustomNotification, CustomRequest, CustomResult,
     GetPromptRequestMethod, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsRequestMethod,
     ListPromptsResult, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestMethod,
@@ -38,12 +38,15 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
 
-use crate::disclosure::formats::ToolDef;
-use crate::error::{ErrorKind, Result};
+use crate::error::Result;
 use crate::host::Host;
-use crate::invoke::Output;
 use crate::invoke::progress::{self, Progress};
-use crate::session::{CallOutcome, Session};
+use crate::session::Session;
+use crate::telemetry::spans;
+
+mod render;
+
+use self::render::{render, to_rmcp};
 
 /// The name of the generic call tool (listed last in `tools/list`).
 pub use crate::disclosure::CALL_TOOL;
@@ -211,32 +214,6 @@ impl<E: ServerHandler> McpServer<E> {
     }
 }
 
-/// `outcome` as MCP answers it: a tool this server does not have is a
-/// protocol error (-32602, as the spec asks); an upstream server's result
-/// passes through intact, as a complete result (rmcp drops the result type
-/// again for clients of a revision without it); a plugin's output is a
-/// text block (and `structuredContent` when it is an object); any other
-/// failure is a result with `isError` and the text a model can act on.
-fn render(outcome: CallOutcome) -> std::result::Result<CallToolResult, ErrorData> {
-    if outcome.error.as_ref().is_some_and(|e| e.kind() == ErrorKind::UnknownTool) {
-        return Err(ErrorData::invalid_params(outcome.text, None));
-    }
-    Ok(match outcome.output {
-        Some(Output::Upstream(mut result)) => {
-            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
-            *result
-        }
-        Some(Output::Json(value)) => {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(outcome.text)]);
-            if value.is_object() {
-                result.structured_content = Some(value);
-            }
-            result
-        }
-        None => CallToolResult::error(vec![ContentBlock::text(outcome.text)]),
-    })
-}
-
 /// A JSON-RPC error reply written by Quiver itself (rmcp writes the
 /// rest): `id` is `null` when the message had none that could be read.
 #[derive(serde::Serialize)]
@@ -272,11 +249,18 @@ fn call_params_fault(method: &str, params: Option<&Value>) -> Option<String> {
         .map(|e| format!("invalid params for tools/call: {e} (`arguments` is an object of the tool's parameters)"))
 }
 
-/// One definition as an rmcp `Tool` (through its MCP JSON form); a
-/// definition rmcp cannot represent is left out, and logged.
-fn to_rmcp(def: &ToolDef) -> Option<Tool> {
-    let converted = serde_json::to_value(def.to_mcp()).and_then(serde_json::from_value);
-    converted.inspect_err(|error| tracing::warn!(tool = %def.name, %error, "tool left out of tools/list")).ok()
+/// The SERVER span of a request `method` (of `tool`) this face received:
+/// its parent the context in `_meta`, else in the HTTP headers (stdio has
+/// none); `mcp.session.id` is the HTTP session's, when there is one.
+fn server_span(context: &RequestContext<RoleServer>, method: &str, tool: Option<&str>) -> tracing::Span {
+    let parts = context.extensions.get::<http::request::Parts>();
+    let id = serde_json::to_string(&context.id).ok();
+    let protocol = context.protocol_version().map(|v| v.to_string());
+    let session = parts.and_then(|p| p.headers.get("mcp-session-id")).and_then(|v| v.to_str().ok());
+    let transport = if parts.is_some() { spans::Transport::Tcp } else { spans::Transport::Pipe };
+    let request = spans::Request { method, tool, id: id.as_deref(), protocol: protocol.as_deref(), session, transport };
+    let meta = crate::telemetry::context::from_meta(&context.meta);
+    spans::server(request, meta, parts.and_then(|p| crate::telemetry::context::from_headers(&p.headers)))
 }
 
 /// Tell `notify` of every change of the tool list after catalog version
@@ -326,9 +310,11 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, ErrorData> {
         let started = std::time::Instant::now();
+        let span = server_span(&context, "tools/list", None);
         let mut tools: Vec<Tool> = self.tools().await.as_ref().clone();
-        let theirs = self.extras.list_tools(request, context).await;
+        let theirs = tracing::Instrument::instrument(self.extras.list_tools(request, context), span.clone()).await;
         let error_type = theirs.as_ref().err().map(|e| e.code.0.to_string());
+        spans::ended(&span, error_type.as_deref(), theirs.as_ref().err().map(|e| e.code.0));
         self.host.metrics().operation("tools/list", None, error_type.as_deref(), started.elapsed().as_secs_f64());
         tools.extend(theirs?.tools);
         Ok(ListToolsResult::with_all_items(tools))
@@ -363,11 +349,11 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
             });
             Arc::new(move |p| drop(sink.send(p))) as progress::Sink
         });
-        // The call's trace context: what it logs (and, later, exports)
-        // belongs to this request.
-        let span = tracing::debug_span!("tools/call", tool = %request.name);
+        // The request's SERVER span: what the call logs and exports
+        // belongs to it, under the context the client sent.
+        let span = server_span(&context, "tools/call", Some(&request.name));
         let started = std::time::Instant::now();
-        let call = tracing::Instrument::instrument(self.call_reporting(&request.name, arguments, sink), span);
+        let call = tracing::Instrument::instrument(self.call_reporting(&request.name, arguments, sink), span.clone());
         // A cancelled request stops the call (an upstream server is told).
         let result = tokio::select! {
             result = call => result,
@@ -378,6 +364,7 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
             Ok(answer) if answer.is_error == Some(true) => Some("tool_error".to_owned()),
             Ok(_) => None,
         };
+        spans::ended(&span, error_type.as_deref(), result.as_ref().err().map(|e| e.code.0));
         let seconds = started.elapsed().as_secs_f64();
         // Only a tool this server has is a label (-32602 is an unknown one
         // here): made-up names would take every label slot.
@@ -534,49 +521,5 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
 
     async fn on_custom_notification(&self, notification: CustomNotification, context: NotificationContext<RoleServer>) {
         self.extras.on_custom_notification(notification, context).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-    use crate::error::Error;
-
-    fn outcome(output: Option<Output>, error: Option<Error>, text: &str) -> CallOutcome {
-        CallOutcome { text: text.into(), is_error: error.is_some(), error, output, calls: Vec::new() }
-    }
-
-    #[test]
-    fn a_plugins_object_is_text_and_structured_content() {
-        let result = render(outcome(Some(Output::Json(json!({"value": 4}))), None, r#"{"value":4}"#)).unwrap();
-        assert_eq!(result.structured_content, Some(json!({"value": 4})));
-        assert_eq!(result.content[0].as_text().unwrap().text, r#"{"value":4}"#);
-        assert_eq!(result.is_error, Some(false));
-        let result = render(outcome(Some(Output::Json(json!("plain"))), None, "plain")).unwrap();
-        assert!(result.structured_content.is_none());
-    }
-
-    #[test]
-    fn an_upstream_result_passes_through_as_complete() {
-        let mut upstream = CallToolResult::error(vec![ContentBlock::image("AAAA", "image/png")]);
-        upstream.result_type = None;
-        let result = render(outcome(Some(Output::Upstream(Box::new(upstream.clone()))), None, "")).unwrap();
-        assert_eq!(result.result_type, Some(rmcp::model::ResultType::COMPLETE));
-        assert_eq!((result.content, result.is_error), (upstream.content, Some(true)));
-    }
-
-    #[test]
-    fn an_unknown_tool_is_a_protocol_error_and_the_rest_are_results() {
-        let unknown = Error::UnknownTool { name: "x".into(), hint: "list the tools".into() };
-        let error = render(outcome(None, Some(unknown), "no tool `x`")).unwrap_err();
-        assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
-        let busy = Error::Busy { plugin: "p".into(), action: "a".into(), reason: "full".into() };
-        let result = render(outcome(None, Some(busy), "retry in a moment")).unwrap();
-        assert_eq!(
-            (result.is_error, result.content[0].as_text().unwrap().text.as_str()),
-            (Some(true), "retry in a moment")
-        );
     }
 }

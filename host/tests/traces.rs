@@ -1,0 +1,173 @@
+//! OpenTelemetry traces from `quiver serve`, as a real OTLP receiver reads
+//! them (the OpenTelemetry project's protobuf classes, in
+//! `tests/servers/otlp_receiver.py`): SERVER spans by the MCP semantic
+//! conventions under the context the client sent, the work underneath as
+//! child spans, and the trace carried on across each hop: to an upstream
+//! MCP server on the official Python SDK (which answers the `_meta` it got)
+//! and to a connector's API (json-server, whose log shows the headers).
+
+mod common;
+
+use std::time::Duration;
+
+use quiver_tests::otlp::{Receiver, named};
+use quiver_tests::servers::JsonServer;
+use serde_json::{Value, json};
+
+/// The client's trace and span.
+const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+const CLIENT_SPAN: &str = "b7ad6b7169203331";
+
+/// How long the exporter may take to send what the process did (it
+/// flushes when the process ends).
+const EXPORTED: Duration = Duration::from_secs(30);
+
+fn traceparent() -> String {
+    format!("00-{TRACE}-{CLIENT_SPAN}-01")
+}
+
+fn call(id: u64, tool: &str, arguments: Value, meta: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool, "arguments": arguments, "_meta": meta}})
+    .to_string()
+}
+
+fn execute(connector: &str, path: &str) -> Value {
+    json!({"subcommand": "execute", "connector": connector, "action": "read", "parameters": {"path": path}})
+}
+
+fn attribute<'a>(span: &'a Value, key: &str) -> &'a Value {
+    &span["attributes"][key]
+}
+
+/// Over stdio (exported as http/protobuf): each `tools/call` is a SERVER
+/// span of the client's trace, its parent the client's span; a tool error
+/// is `error.type = tool_error`; compile, instantiate and the guest call
+/// are its children; the upstream call is a CLIENT span whose context the
+/// upstream server receives in `_meta`; the connector's request is a
+/// CLIENT span whose `traceparent` the API receives (its baggage only
+/// where the operator allows it).
+#[test]
+fn stdio_calls_are_server_spans_of_the_callers_trace_across_every_hop() {
+    let receiver = Receiver::start();
+    let api = JsonServer::start(&json!({"books": [{"id": 7, "title": "Piranesi"}]}), "t0ken");
+    let cli = common::Cli::new();
+    std::fs::copy(quiver_tests::fixtures::CONNECTOR, cli.plugins.path().join("fixture-connector.wasm")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("token"), "t0ken").unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let config = format!(
+        "[mcp_servers.recorder]\ncommand = \"{python}\"\nargs = [\"{script}\"]\n\n\
+         [connectors.books]\nplugin = \"fixture-connector\"\nbase_url = \"{url}\"\n\
+         auth = {{ kind = \"bearer\", token_file = \"token\" }}\n\n\
+         [connectors.shelf]\nplugin = \"fixture-connector\"\nbase_url = \"{url}\"\nbaggage = true\n\
+         auth = {{ kind = \"bearer\", token_file = \"token\" }}\n",
+        python = root.join("target/venv/bin/python").display(),
+        script = root.join("tests/servers/meta_recorder.py").display(),
+        url = api.url,
+    );
+    let config_file = dir.path().join("quiver.toml");
+    std::fs::write(&config_file, config).unwrap();
+
+    let mut served = cli.serve_stdio(
+        &["--no-bundled", "--config", config_file.to_str().unwrap()],
+        &[],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint), ("OTEL_SERVICE_NAME", "quiver-under-test")],
+    );
+    let meta = json!({"traceparent": traceparent(), "tracestate": "vendor=x", "baggage": "user=alice"});
+    served.send(common::HANDSHAKE);
+    served.send([
+        call(2, "misbehave__echo", json!({"text": "hi"}), meta.clone()).as_str(),
+        call(3, "misbehave__missing", json!({"text": "x"}), meta.clone()).as_str(),
+        call(
+            4,
+            "mcp",
+            json!({"subcommand": "call", "server": "recorder", "tool": "seen_meta", "parameters": {}}),
+            meta.clone(),
+        )
+        .as_str(),
+        call(5, "connector", execute("books", "/books/7"), meta.clone()).as_str(),
+        call(6, "connector", execute("shelf", "/books?id=7"), meta.clone()).as_str(),
+    ]);
+    let answers = served.answers(6);
+    let answer = |id: u64| answers.iter().find(|a| a["id"] == id).unwrap()["result"].clone();
+    assert_eq!(answer(2)["isError"], false, "{answers:#?}");
+    assert_eq!(answer(3)["isError"], true, "{answers:#?}");
+    assert_eq!(answer(5)["isError"], false, "{answers:#?}");
+    let text = answer(4)["content"][0]["text"].as_str().map(str::to_owned);
+    let seen_meta: Value = serde_json::from_str(&text.unwrap_or_else(|| panic!("{answers:#?}"))).unwrap();
+    let (success, log) = served.finish();
+    assert!(success, "{log}");
+
+    let spans = receiver.wait_for(EXPORTED, |spans| {
+        ["call shelf.read", "tools/call seen_meta", "call misbehave.echo", "GET"]
+            .iter()
+            .all(|name| spans.iter().any(|s| s["name"] == *name))
+            && spans.iter().filter(|s| s["name"] == "GET").count() == 2
+    });
+    assert!(spans.iter().all(|s| s["content_type"] == "application/x-protobuf" && s["service"] == "quiver-under-test"));
+    assert!(spans.iter().all(|s| s["scope"] == "quiver"));
+
+    // The call: a SERVER span of the client's trace, under its span.
+    let echo = named(&spans, "tools/call misbehave__echo");
+    assert_eq!((echo["kind"].as_str(), echo["trace_id"].as_str()), (Some("SPAN_KIND_SERVER"), Some(TRACE)));
+    assert_eq!(echo["parent_span_id"], CLIENT_SPAN);
+    for (key, value) in [
+        ("mcp.method.name", json!("tools/call")),
+        ("gen_ai.tool.name", json!("misbehave__echo")),
+        ("gen_ai.operation.name", json!("execute_tool")),
+        ("jsonrpc.request.id", json!("2")),
+        ("mcp.protocol.version", json!("2025-11-25")),
+        ("network.transport", json!("pipe")),
+    ] {
+        assert_eq!(attribute(echo, key), &value, "{key}: {echo:#}");
+    }
+    assert!(attribute(echo, "mcp.session.id").is_null() && attribute(echo, "error.type").is_null(), "{echo:#}");
+    assert_eq!(echo["status"], "STATUS_CODE_UNSET");
+    // Its work underneath.
+    let guest = named(&spans, "call misbehave.echo");
+    assert_eq!(guest["parent_span_id"], echo["span_id"], "{guest:#}");
+    let instantiate = named(&spans, "instantiate misbehave");
+    assert_eq!(instantiate["trace_id"], TRACE);
+    let compile = named(&spans, "compile misbehave");
+    assert_eq!(attribute(compile, "quiver.cache.hit"), &json!(false), "a fresh cache: {compile:#}");
+
+    // A tool error.
+    let missing = named(&spans, "tools/call misbehave__missing");
+    assert_eq!(
+        (attribute(missing, "error.type"), &missing["status"]),
+        (&json!("tool_error"), &json!("STATUS_CODE_ERROR"))
+    );
+
+    // The upstream hop: a CLIENT span under the call's, whose context the
+    // upstream server received in `_meta`, with the baggage (the
+    // operator's own server).
+    let server = named(&spans, "tools/call mcp");
+    assert_eq!(attribute(server, "gen_ai.tool.name"), &json!("mcp"));
+    let client = named(&spans, "tools/call seen_meta");
+    assert_eq!(client["kind"], "SPAN_KIND_CLIENT");
+    assert_eq!(client["parent_span_id"], server["span_id"]);
+    assert_eq!(attribute(client, "server.address"), &json!("recorder"));
+    let sent = format!("00-{TRACE}-{}-01", client["span_id"].as_str().unwrap());
+    assert_eq!(seen_meta["traceparent"], sent, "the upstream server's _meta: {seen_meta:#}");
+    assert_eq!(seen_meta["baggage"], "user=alice", "{seen_meta:#}");
+
+    // The connector hop: the API saw the egress span's context, never the
+    // caller's baggage unless the connector allows it.
+    let books = named(&spans, "call books.read");
+    let request = spans.iter().find(|s| s["name"] == "GET" && s["parent_span_id"] == books["span_id"]);
+    let request = request.unwrap_or_else(|| panic!("no request span under {books:#}"));
+    assert_eq!(request["kind"], "SPAN_KIND_CLIENT");
+    assert_eq!(attribute(request, "http.response.status_code"), &json!(200));
+    assert_eq!(attribute(request, "server.address"), &json!("127.0.0.1"));
+    let seen = api.seen("GET /books?id=7");
+    let get = |path: &str| seen.iter().find(|r| r["seen"] == path).unwrap_or_else(|| panic!("{path}: {seen:#?}"));
+    assert_eq!(get("GET /books/7")["traceparent"], format!("00-{TRACE}-{}-01", request["span_id"].as_str().unwrap()));
+    assert_eq!(get("GET /books/7")["tracestate"], "vendor=x");
+    assert!(get("GET /books/7")["baggage"].is_null(), "baggage went to a third party: {seen:#?}");
+    assert_eq!(get("GET /books?id=7")["baggage"], "user=alice", "the operator allowed it for `shelf`");
+
+    // The per-call log line carries the trace.
+    let line = log.lines().find(|l| l.contains("quiver::calls") && l.contains("misbehave__echo")).expect("a call line");
+    assert!(line.contains(&format!("trace_id={TRACE}")), "{line}");
+}
