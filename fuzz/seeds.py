@@ -191,6 +191,24 @@ def openapi():
                 write("openapi", f.read())
 
 
+def trace_context():
+    # traceparent, tracestate and baggage, one per line: the W3C examples,
+    # the forms the trace test sends, and values at and past the limits.
+    parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    for seed in [
+        parent,
+        parent + "\ncongo=t61rcWkgMzE,rojo=00f067aa0ba902b7\nuser=alice,session=42;prop=1",
+        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00\n\nk=%20v",
+        "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra\nvendor=x",
+        "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+        "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        parent + "\n" + ",".join(f"v{i}=x" for i in range(40)) + "\n" + ",".join(f"k{i}=v" for i in range(70)),
+        parent + "\nvendor=x\n" + "k=" + "v" * 9000,
+        parent + "\nvendor=\u001b[2J\nuser=%0D%0Aforged",
+    ]:
+        write("trace_context", seed)
+
+
 if __name__ == "__main__":
     usage = __doc__ + "\nusage: python3 fuzz/seeds.py [--dry-run]"
     if any(arg in ("-h", "--help") for arg in sys.argv[1:]):
@@ -205,6 +223,7 @@ if __name__ == "__main__":
     skills()
     sections()
     sql()
+    trace_context()
     if DRY_RUN:
         for target, names in sorted(PLANNED.items()):
             folder = os.path.join(CORPUS, target)

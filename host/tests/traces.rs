@@ -171,3 +171,138 @@ fn stdio_calls_are_server_spans_of_the_callers_trace_across_every_hop() {
     let line = log.lines().find(|l| l.contains("quiver::calls") && l.contains("misbehave__echo")).expect("a call line");
     assert!(line.contains(&format!("trace_id={TRACE}")), "{line}");
 }
+
+/// A plain-HTTP client (reqwest is built without a TLS provider of its own).
+fn client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
+/// POST `body` to the MCP endpoint with `headers`: the response's headers
+/// and its one JSON-RPC message (from a JSON body or the event stream).
+async fn post(url: &str, headers: &[(&str, &str)], body: Value) -> (reqwest::header::HeaderMap, Value) {
+    let mut request = client()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let headers = response.headers().clone();
+    let text = response.text().await.unwrap();
+    let message = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .last()
+        .unwrap_or(&text);
+    (headers, serde_json::from_str(message).unwrap_or(Value::Null))
+}
+
+/// Over streamable HTTP (exported as http/json): a 2025-11-25 session's
+/// call is a SERVER span with the session id and transport `tcp`, its
+/// parent the `_meta` context and the HTTP headers' context a link; a
+/// 2026-07-28 request (no session) takes its parent from the headers; a
+/// REST call is an HTTP SERVER span under its headers' context.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_requests_of_both_revisions_and_rest_are_server_spans() {
+    let receiver = Receiver::start();
+    let cli = common::Cli::new();
+    let served = cli.serve(
+        &["--no-bundled"],
+        &["--http", "127.0.0.1:0"],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint), ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")],
+    );
+    let line = served.log_line("quiver: MCP at http://");
+    let mcp = line.trim_start_matches("quiver: MCP at ").split(',').next().unwrap().to_owned();
+    let rest = mcp.trim_end_matches("/mcp").to_owned();
+    const HEADER_TRACE: &str = "11111111111111111111111111111111";
+    let header_parent = format!("00-{HEADER_TRACE}-2222222222222222-01");
+
+    // 2025-11-25: a session.
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let (headers, _) = post(&mcp, &[], initialize).await;
+    let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let session_headers = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", "2025-11-25")];
+    post(&mcp, &session_headers, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    let mut with_trace = session_headers.to_vec();
+    with_trace.push(("traceparent", &header_parent));
+    let meta = json!({"traceparent": traceparent()});
+    let (_, answer) =
+        post(&mcp, &with_trace, serde_json::from_str(&call(2, "misbehave__echo", json!({"text": "a"}), meta)).unwrap())
+            .await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+
+    // 2026-07-28: no session; the context in the headers only.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {},
+                      "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"}});
+    let stateless = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "misbehave__missing"),
+        ("traceparent", header_parent.as_str()),
+    ];
+    let (_, answer) = post(
+        &mcp,
+        &stateless,
+        serde_json::from_str(&call(3, "misbehave__missing", json!({"text": "b"}), meta)).unwrap(),
+    )
+    .await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+
+    // REST.
+    let response = client()
+        .post(format!("{rest}/v1/tools/misbehave__echo/call"))
+        .header("traceparent", &header_parent)
+        .body(r#"{"text": "c"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+
+    let (success, log) = served.terminate();
+    assert!(success, "{log}");
+    let spans = tokio::task::spawn_blocking(move || {
+        receiver.wait_for(EXPORTED, |spans| {
+            ["tools/call misbehave__echo", "tools/call misbehave__missing", "POST /v1/tools/{name}/call"]
+                .iter()
+                .all(|name| spans.iter().any(|s| s["name"] == *name))
+        })
+    })
+    .await
+    .unwrap();
+    assert!(spans.iter().all(|s| s["content_type"] == "application/json"), "http/json was asked for");
+
+    let session_call = named(&spans, "tools/call misbehave__echo");
+    assert_eq!(
+        (session_call["trace_id"].as_str(), session_call["parent_span_id"].as_str()),
+        (Some(TRACE), Some(CLIENT_SPAN))
+    );
+    assert_eq!(session_call["links"], json!([{"trace_id": HEADER_TRACE, "span_id": "2222222222222222"}]));
+    assert_eq!(attribute(session_call, "mcp.session.id"), &json!(session));
+    assert_eq!(attribute(session_call, "network.transport"), &json!("tcp"));
+    assert_eq!(attribute(session_call, "mcp.protocol.version"), &json!("2025-11-25"));
+
+    let stateless_call = named(&spans, "tools/call misbehave__missing");
+    assert_eq!(stateless_call["trace_id"], HEADER_TRACE);
+    assert_eq!(stateless_call["parent_span_id"], "2222222222222222");
+    assert_eq!(attribute(stateless_call, "mcp.protocol.version"), &json!("2026-07-28"));
+    assert!(attribute(stateless_call, "mcp.session.id").is_null(), "{stateless_call:#}");
+    assert_eq!(attribute(stateless_call, "error.type"), &json!("tool_error"));
+
+    let rest_call = named(&spans, "POST /v1/tools/{name}/call");
+    assert_eq!(
+        (rest_call["kind"].as_str(), rest_call["trace_id"].as_str()),
+        (Some("SPAN_KIND_SERVER"), Some(HEADER_TRACE))
+    );
+    assert_eq!(attribute(rest_call, "http.response.status_code"), &json!(200));
+    assert_eq!(attribute(rest_call, "gen_ai.tool.name"), &json!("misbehave__echo"));
+    let guest =
+        spans.iter().find(|s| s["name"] == "call misbehave.echo" && s["parent_span_id"] == rest_call["span_id"]);
+    assert!(guest.is_some(), "the REST call's guest call is its child: {spans:#?}");
+}

@@ -56,6 +56,11 @@ fn envelope_corpus_replays() {
 }
 
 #[test]
+fn trace_context_corpus_replays() {
+    replay("trace_context", quiver::fuzzing::trace_context);
+}
+
+#[test]
 fn stdio_corpus_replays() {
     replay("stdio", quiver::fuzzing::stdio);
 }

@@ -12,7 +12,9 @@
 mod faces;
 mod parsers;
 mod sql;
+mod trace;
 
 pub use self::faces::{envelope, stdio};
 pub use self::parsers::{config, manifest, mcp_tools, openapi, skill, stub};
 pub use self::sql::{HIDDEN, SqlHarness, schema, sql};
+pub use self::trace::trace_context;

@@ -79,6 +79,13 @@ impl Cli {
     /// Start `quiver [global…] serve --stdio --no-watch [serve…]` with
     /// `env` (`RUST_LOG` and `QUIVER_CONFIG` removed).
     pub(crate) fn serve_stdio(&self, global: &[&str], serve: &[&str], env: &[(&str, &str)]) -> Served {
+        let serve: Vec<&str> = ["--stdio"].into_iter().chain(serve.iter().copied()).collect();
+        self.serve(global, &serve, env)
+    }
+
+    /// Start `quiver [global…] serve --no-watch [serve…]` with `env`
+    /// (`RUST_LOG` and `QUIVER_CONFIG` removed).
+    pub(crate) fn serve(&self, global: &[&str], serve: &[&str], env: &[(&str, &str)]) -> Served {
         use std::io::BufRead;
         let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
             .args(global)
@@ -86,7 +93,7 @@ impl Cli {
             .arg(self.cache.path())
             .arg("--plugins")
             .arg(self.plugins.path())
-            .args(["serve", "--stdio", "--no-watch"])
+            .args(["serve", "--no-watch"])
             .args(serve)
             .env_remove("QUIVER_CONFIG")
             .env_remove("RUST_LOG")
@@ -153,6 +160,18 @@ impl Served {
     pub(crate) fn finish(mut self) -> (bool, String) {
         drop(self.stdin.take());
         let status = self.child.wait().unwrap();
+        self.log(status)
+    }
+
+    /// Stop it as a service manager does (SIGTERM) and wait for it to end:
+    /// whether it succeeded, and its whole log.
+    pub(crate) fn terminate(mut self) -> (bool, String) {
+        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        let status = self.child.wait().unwrap();
+        self.log(status)
+    }
+
+    fn log(mut self, status: std::process::ExitStatus) -> (bool, String) {
         self.reader.take().unwrap().join().unwrap();
         let log = self.stderr.0.lock().unwrap().join("\n");
         (status.success(), log)
