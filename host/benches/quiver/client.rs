@@ -30,12 +30,17 @@ impl Drop for Server {
     }
 }
 
-fn spawn(args: &[&str], stdin: Stdio, stdout: Stdio, stderr: Stdio) -> Server {
+/// The child's environment beyond the bench's own (the trace exporter's
+/// settings, for the `traces` section).
+pub(crate) type Env<'a> = &'a [(&'a str, &'a str)];
+
+fn spawn(args: &[&str], env: Env<'_>, stdin: Stdio, stdout: Stdio, stderr: Stdio) -> Server {
     let cache = tempfile::tempdir().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_quiver"))
         .arg("--cache-dir")
         .arg(cache.path())
         .args(args)
+        .envs(env.iter().copied())
         .stdin(stdin)
         .stdout(stdout)
         .stderr(stderr)
@@ -82,8 +87,8 @@ fn sample(reps: usize, mut request: impl FnMut()) -> Stats {
 }
 
 /// Over stdio, with the 2025-11-25 handshake: (ping, tools/call).
-fn stdio(reps: usize) -> (Stats, Stats) {
-    let mut server = spawn(&["serve", "--stdio", "--no-watch"], Stdio::piped(), Stdio::piped(), Stdio::null());
+pub(crate) fn stdio(reps: usize, env: Env<'_>) -> (Stats, Stats) {
+    let mut server = spawn(&["serve", "--stdio", "--no-watch"], env, Stdio::piped(), Stdio::piped(), Stdio::null());
     let mut lines = Lines {
         stdin: server.child.stdin.take().unwrap(),
         stdout: BufReader::new(server.child.stdout.take().unwrap()),
@@ -108,9 +113,9 @@ fn stdio(reps: usize) -> (Stats, Stats) {
 }
 
 /// `quiver serve --http` on a free loopback port, and its base URL.
-fn http_server() -> (Server, String) {
+fn http_server(env: Env<'_>) -> (Server, String) {
     let mut server =
-        spawn(&["serve", "--http", "127.0.0.1:0", "--no-watch"], Stdio::null(), Stdio::null(), Stdio::piped());
+        spawn(&["serve", "--http", "127.0.0.1:0", "--no-watch"], env, Stdio::null(), Stdio::null(), Stdio::piped());
     // The server announces its address on stderr.
     let mut stderr = BufReader::new(server.child.stderr.take().unwrap());
     let mut line = String::new();
@@ -169,8 +174,8 @@ impl Post<'_> {
 /// Over streamable HTTP on one keep-alive connection: a 2025-11-25 session
 /// (ping, tools/call), and stateless 2026-07-28 requests (tools/call; that
 /// revision has no ping).
-fn http(runtime: &tokio::runtime::Runtime, reps: usize) -> ((Stats, Stats), Stats, Stats) {
-    let (server, base) = http_server();
+pub(crate) fn http(runtime: &tokio::runtime::Runtime, reps: usize, env: Env<'_>) -> ((Stats, Stats), Stats, Stats) {
+    let (server, base) = http_server(env);
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::new();
     let mut post = Post { client: &client, url: format!("{base}/mcp"), session: None };
@@ -246,14 +251,14 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         let ping = ping.map_or("— / —".to_owned(), |p| format!("{} / {}", us(p.median()), us(p.pct(0.99))));
         writeln!(report, "| {transport} | {ping} | {} / {} |", us(call.median()), us(call.pct(0.99))).unwrap();
     };
-    let (ping, call) = stdio(reps);
+    let (ping, call) = stdio(reps, &[]);
     row("stdio, 2025-11-25", Some(ping), call);
     // The HTTP client runs on a runtime of its own thread, so that its
     // connection task and this thread never hand a request over between
     // threads: the round trip measures the server, not the client.
     let _ = runtime;
     let client_runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let ((ping, call), stateless, rest) = http(&client_runtime, reps);
+    let ((ping, call), stateless, rest) = http(&client_runtime, reps, &[]);
     row("streamable HTTP, 2025-11-25 session", Some(ping), call);
     row("streamable HTTP, 2026-07-28 stateless (no `ping` in this revision)", None, stateless);
     row("REST `POST /v1/tools/calc__evaluate/call` (HTTP without MCP, for comparison)", None, rest);

@@ -22,6 +22,7 @@ mod openapi;
 mod reload;
 mod report;
 mod scale;
+mod traces;
 mod upstream;
 
 use std::path::PathBuf;
@@ -158,7 +159,7 @@ fn main() {
     let smoke =
         if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" };
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 17] = [
+    let sections: [(&str, Section); 18] = [
         ("loading", loading::section),
         ("guests", guests::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
@@ -175,6 +176,7 @@ fn main() {
         ("upstream", upstream::section),
         ("reload", reload::section),
         ("metrics", metrics::section),
+        ("traces", traces::section),
         ("fuzzing", fuzzing::section),
     ];
     let mut fresh = Vec::new();
