@@ -67,6 +67,36 @@ pub struct AuditSettings {
     /// Append one JSON line per call to this file (relative to the config
     /// file). Off when unset.
     pub path: Option<PathBuf>,
+    /// Or write the lines to a standard stream, for a cluster's log
+    /// collector: `stdout` (when serving HTTP only: anywhere else stdout
+    /// carries MCP or results, and the lines go to stderr), or `stderr`.
+    pub stream: Option<AuditStream>,
+}
+
+impl AuditSettings {
+    /// Where the lines go: the file, or the stream; both is an error.
+    pub fn sink(&self) -> Result<Option<crate::audit::AuditSink>> {
+        use crate::audit::AuditSink;
+        Ok(match (&self.path, self.stream) {
+            (Some(_), Some(_)) => {
+                return Err(Error::config("audit", "set `path` or `stream`, not both".to_owned()));
+            }
+            (Some(path), None) => Some(AuditSink::File(path.clone())),
+            (None, Some(AuditStream::Stdout)) => Some(AuditSink::Stdout),
+            (None, Some(AuditStream::Stderr)) => Some(AuditSink::Stderr),
+            (None, None) => None,
+        })
+    }
+}
+
+/// A standard stream the audit log writes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuditStream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
 }
 
 /// The configuration file as written.

@@ -178,7 +178,7 @@ impl HostBuilder {
             });
         });
         upstreams.list_in_background();
-        let audit = config.audit.path.clone().map(|path| Arc::new(AuditLog::new(Some(path), secrets)));
+        let audit = config.audit.sink()?.map(|sink| Arc::new(AuditLog::new(Some(sink), secrets)));
         let metrics = Arc::new(Metrics::new(&config.metrics));
         let services = Arc::new(Services {
             live: reloader.live().clone(),

@@ -125,3 +125,47 @@ fn json_logs_are_one_object_per_line() {
     assert_eq!((call["tool"].as_str(), call["outcome"].as_str()), (Some("misbehave__echo"), Some("ok")), "{call}");
     assert!(!log.contains("a-secret-argument"), "arguments reached the log: {log}");
 }
+
+/// `[audit] stream = "stdout"`: when serving HTTP, one JSON line per call
+/// on stdout, for a cluster's log collector; when serving stdio (stdout is
+/// the MCP channel) the lines go to stderr, and stdout carries MCP only.
+#[test]
+fn audit_lines_go_to_stdout_when_serving_http_and_to_stderr_beside_stdio() {
+    use std::io::{Read, Write};
+    let cli = Cli::new();
+    let config = cli.cache.path().join("quiver.toml");
+    std::fs::write(&config, "[audit]\nstream = \"stdout\"\n").unwrap();
+    let global = ["--no-bundled", "--config", config.to_str().unwrap()];
+
+    let mut served = cli.serve(&global, &["--http", "127.0.0.1:0"], &[]);
+    let line = served.log_line("quiver: MCP at http://");
+    let addr = line.trim_start_matches("quiver: MCP at http://").split('/').next().unwrap().to_owned();
+    let body = r#"{"text": "audited"}"#;
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        stream,
+        "POST /v1/tools/misbehave__echo/call HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.0 200"), "{answer}");
+    let record: serde_json::Value = serde_json::from_str(&served.stdout_line()).unwrap();
+    assert_eq!((record["resource"].as_str(), record["action"].as_str()), (Some("misbehave"), Some("echo")), "{record}");
+    assert_eq!((record["outcome"].as_str(), record["params"]["text"].as_str()), (Some("ok"), Some("audited")));
+    assert!(served.terminate().0);
+
+    let mut served = cli.serve_stdio(&global, &[], &[]);
+    served.send(common::HANDSHAKE.into_iter().chain([
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"misbehave__echo","arguments":{"text":"beside"}}}"#,
+    ]));
+    let answers = served.answers(2);
+    assert_eq!(answers[1]["result"]["content"][0]["text"], "beside", "{answers:?}");
+    let (success, log) = served.finish();
+    assert!(success, "{log}");
+    let record = log.lines().find(|l| l.starts_with('{') && l.contains("\"resource\":\"misbehave\"")).expect(&log);
+    let record: serde_json::Value = serde_json::from_str(record).unwrap();
+    assert_eq!(record["params"]["text"], "beside");
+}

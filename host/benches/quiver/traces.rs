@@ -148,7 +148,8 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
     )
     .unwrap();
     writeln!(report, "| where | off | on, sampled out | exporting |\n|---|---:|---:|---:|").unwrap();
-    let sampled_out: Env<'_> = &[("OTEL_EXPORTER_OTLP_ENDPOINT", &sink.endpoint), ("OTEL_TRACES_SAMPLER", "always_off")];
+    let sampled_out: Env<'_> =
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &sink.endpoint), ("OTEL_TRACES_SAMPLER", "always_off")];
     let exporting_env: Env<'_> = &[("OTEL_EXPORTER_OTLP_ENDPOINT", &sink.endpoint)];
     let modes: [Env<'_>; 3] = [&[], sampled_out, exporting_env];
     let stdio: Vec<Stats> = modes.iter().map(|env| client::stdio(reps, env).1).collect();

@@ -48,9 +48,30 @@ pub struct AuditRecord {
     pub params: Value,
 }
 
+/// Where the lines of an [`AuditLog`] are written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuditSink {
+    /// Appended to a file.
+    File(PathBuf),
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+impl std::fmt::Display for AuditSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuditSink::File(path) => write!(f, "{}", path.display()),
+            AuditSink::Stdout => f.write_str("stdout"),
+            AuditSink::Stderr => f.write_str("stderr"),
+        }
+    }
+}
+
 /// Where audited calls go.
 pub struct AuditLog {
-    path: Option<PathBuf>,
+    sink: Option<AuditSink>,
     file: Mutex<Option<std::fs::File>>,
     recent: Mutex<VecDeque<AuditRecord>>,
     /// Values redacted wherever they appear.
@@ -63,15 +84,15 @@ pub struct AuditLog {
 
 impl std::fmt::Debug for AuditLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AuditLog").field("path", &self.path).finish()
+        f.debug_struct("AuditLog").field("sink", &self.sink).finish()
     }
 }
 
 impl AuditLog {
-    /// A log that appends to `path` (none: memory only), redacting `secrets`.
-    pub fn new(path: Option<PathBuf>, secrets: Vec<Secret>) -> AuditLog {
+    /// A log that writes to `sink` (none: memory only), redacting `secrets`.
+    pub fn new(sink: Option<AuditSink>, secrets: Vec<Secret>) -> AuditLog {
         AuditLog {
-            path,
+            sink,
             file: Mutex::new(None),
             recent: Mutex::new(VecDeque::new()),
             redaction: Redaction::new(&secrets),
@@ -87,7 +108,10 @@ impl AuditLog {
 
     /// The file it appends to, if any.
     pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+        match &self.sink {
+            Some(AuditSink::File(path)) => Some(path),
+            _ => None,
+        }
     }
 
     /// Redact `params` as a record of this log would.
@@ -97,12 +121,12 @@ impl AuditLog {
 
     /// Append `record`.
     pub fn record(&self, record: AuditRecord) {
-        if let Some(path) = &self.path
-            && let Err(error) = self.append(path, &record)
+        if let Some(sink) = &self.sink
+            && let Err(error) = self.append(sink, &record)
         {
             self.write_failures.fetch_add(1, Ordering::Relaxed);
             if !self.failed.swap(true, Ordering::Relaxed) {
-                tracing::error!(path = %path.display(), %error, "cannot write the audit log; calls go on");
+                tracing::error!(to = %sink, %error, "cannot write the audit log; calls go on");
             }
         }
         let mut recent = self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -112,9 +136,15 @@ impl AuditLog {
         recent.push_back(record);
     }
 
-    fn append(&self, path: &Path, record: &AuditRecord) -> std::io::Result<()> {
+    fn append(&self, sink: &AuditSink, record: &AuditRecord) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
         line.push(b'\n');
+        // One write per line, under the stream's lock: lines never interleave.
+        let path = match sink {
+            AuditSink::File(path) => path,
+            AuditSink::Stdout => return std::io::stdout().lock().write_all(&line),
+            AuditSink::Stderr => return std::io::stderr().lock().write_all(&line),
+        };
         let mut file = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if file.is_none() {
             *file = Some(std::fs::OpenOptions::new().create(true).append(true).open(path)?);
@@ -171,7 +201,7 @@ mod tests {
     fn records_are_appended_and_kept() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
-        let log = AuditLog::new(Some(path.clone()), Vec::new());
+        let log = AuditLog::new(Some(AuditSink::File(path.clone())), Vec::new());
         log.record(record("a"));
         log.record(record("b"));
         let lines: Vec<AuditRecord> =
@@ -183,7 +213,7 @@ mod tests {
 
     #[test]
     fn a_log_that_cannot_be_written_does_not_fail() {
-        let log = AuditLog::new(Some(PathBuf::from("/nonexistent-dir/audit.jsonl")), Vec::new());
+        let log = AuditLog::new(Some(AuditSink::File(PathBuf::from("/nonexistent-dir/audit.jsonl"))), Vec::new());
         log.record(record("a"));
         assert_eq!(log.recent(10, None).len(), 1);
     }

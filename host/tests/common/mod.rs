@@ -129,17 +129,24 @@ impl Served {
     }
 
     /// The next `count` answers (messages with an `id`), in the order they
-    /// came; notifications are skipped.
+    /// came; notifications are skipped, and a line that is no JSON-RPC
+    /// message fails the test.
     pub(crate) fn answers(&mut self, count: usize) -> Vec<serde_json::Value> {
         let mut answers = Vec::new();
         while answers.len() < count {
             let line = self.stdout.next().expect("an answer").unwrap();
             let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(message["jsonrpc"], "2.0", "stdout carries MCP only: {line}");
             if message.get("id").is_some() {
                 answers.push(message);
             }
         }
         answers
+    }
+
+    /// The next line it writes on stdout.
+    pub(crate) fn stdout_line(&mut self) -> String {
+        self.stdout.next().expect("a line on stdout").unwrap()
     }
 
     /// The first line of its log that starts with `prefix` (waiting for

@@ -153,6 +153,12 @@ fn build_host(cli: &Cli) -> Result<Host> {
     if let Some(file) = &cli.mcp_config {
         config.add_mcp_config(file)?;
     }
+    // Audit lines on stdout only where stdout is free: `serve --http`.
+    // Elsewhere it carries MCP (stdio) or results, and they go to stderr.
+    let stdout_free = matches!(cli.command, Command::Serve { stdio: false, http: Some(_), .. });
+    if config.audit.stream == Some(quiver::config::AuditStream::Stdout) && !stdout_free {
+        config.audit.stream = Some(quiver::config::AuditStream::Stderr);
+    }
     let bundled = !cli.no_bundled && config.bundled.unwrap_or(true);
     let mut builder = Host::builder().config(config);
     if bundled {
