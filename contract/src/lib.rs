@@ -81,6 +81,13 @@ pub const NAME_SEPARATOR: &str = "__";
 /// names the parameter.
 pub const CREDENTIAL_REFUSAL: &str = "credential refused: ";
 
+/// How the host begins the `internal-error` text of a connector request it
+/// refuses because the guest set a header that is not on the connector's
+/// allow-list (the standard content headers and those its API declares).
+/// The SDK reports it as `denied`, with the rest of the text, which names
+/// the header.
+pub const HEADER_REFUSAL: &str = "header refused: ";
+
 /// What kind of plugin this is; decides its world and its meta-tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -319,6 +319,8 @@ fn connector_source(name: &str, raw: &RawConnector, base: &Path) -> Result<Conne
             for auth in &mut raw.auth {
                 api.complete_auth(auth, &section)?;
             }
+            // The document's header parameters are headers its guest sends.
+            raw.allow_headers.extend(connector.header_names());
             (std::borrow::Cow::Owned(raw), Some(connector))
         }
         _ => (std::borrow::Cow::Borrowed(raw), None),

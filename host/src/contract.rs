@@ -11,10 +11,10 @@
 
 pub use quiver_contract::text::unsafe_char;
 pub use quiver_contract::{
-    Access, CONTRACT, CREDENTIAL_REFUSAL, INIT_EXPORT, INITIALIZED_SECTION, Kind, MANIFEST_SECTION, MAX_ACTION_NAME,
-    MAX_ACTIONS, MAX_OUTSIDE_NAME, MAX_PLUGIN_NAME, MAX_SUMMARY_CHARS, MAX_TOOL_NAME, NAME_SEPARATOR, STUB_FORMAT,
-    STUB_SECTION, Shape, Stub, StubAction, action_name_problem, category_problem, one_line, outside_name_problem,
-    plugin_name_problem, sanitize, sanitize_cut, summary_of, summary_problem,
+    Access, CONTRACT, CREDENTIAL_REFUSAL, HEADER_REFUSAL, INIT_EXPORT, INITIALIZED_SECTION, Kind, MANIFEST_SECTION,
+    MAX_ACTION_NAME, MAX_ACTIONS, MAX_OUTSIDE_NAME, MAX_PLUGIN_NAME, MAX_SUMMARY_CHARS, MAX_TOOL_NAME, NAME_SEPARATOR,
+    STUB_FORMAT, STUB_SECTION, Shape, Stub, StubAction, action_name_problem, category_problem, one_line,
+    outside_name_problem, plugin_name_problem, sanitize, sanitize_cut, summary_of, summary_problem,
 };
 
 /// Bindings of the `tool` world. Every plugin exports its `plugin`

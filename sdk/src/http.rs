@@ -112,10 +112,17 @@ fn send_once(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&[u
     let fields: Vec<(String, Vec<u8>)> =
         headers.iter().map(|(k, v)| ((*k).to_owned(), v.as_bytes().to_vec())).collect();
     let fields = Fields::from_list(&fields).map_err(|e| match e {
-        HeaderError::Forbidden => ToolError::denied(
-            "the host sets credential and routing headers itself (Authorization, Cookie, Host, the API key's \
-             header...); send the request without them",
-        ),
+        HeaderError::Forbidden => {
+            // Name the header the host refused (the list says only that one was).
+            let refused =
+                fields.iter().find(|one| matches!(Fields::from_list(&[(*one).clone()]), Err(HeaderError::Forbidden)));
+            let name = refused.map_or("one of the headers", |(name, _)| name.as_str());
+            ToolError::denied(format!(
+                "the host refused the header `{name}`: it sets credential and routing headers itself \
+                 (Authorization, Cookie, Host, the API key's header...) and the trace context (traceparent, \
+                 tracestate, baggage); send the request without it"
+            ))
+        }
         other => ToolError::invalid_input(format!("a header is not valid: {other:?}")),
     })?;
     let request = OutgoingRequest::new(fields);
@@ -233,12 +240,18 @@ fn http_error(url: &str, error: ErrorCode) -> ToolError {
             ToolError::unavailable(format!("cannot connect to `{url}`: {error:?}"))
         }
         // The host's own reason: the guest set what carries a credential
-        // the host adds itself (a refusal the model can act on), or the
-        // credential could not be had (the token endpoint failed).
-        ErrorCode::InternalError(Some(reason)) => match reason.strip_prefix(quiver_contract::CREDENTIAL_REFUSAL) {
-            Some(why) => ToolError::denied(format!("request to `{url}`: {why}")),
-            None => ToolError::unavailable(format!("request to `{url}`: {reason}")),
-        },
+        // the host adds itself, or a header off the connector's allow-list
+        // (refusals the model can act on), or the credential could not be
+        // had (the token endpoint failed).
+        ErrorCode::InternalError(Some(reason)) => {
+            let refused = [quiver_contract::CREDENTIAL_REFUSAL, quiver_contract::HEADER_REFUSAL]
+                .iter()
+                .find_map(|prefix| reason.strip_prefix(prefix));
+            match refused {
+                Some(why) => ToolError::denied(format!("request to `{url}`: {why}")),
+                None => ToolError::unavailable(format!("request to `{url}`: {reason}")),
+            }
+        }
         other => ToolError::failed(format!("request to `{url}` failed: {other:?}")),
     }
 }

@@ -1,7 +1,8 @@
 //! Connector egress under attack, against real servers on loopback: a
 //! document's token URL outside the allow-list, token answers with odd
 //! lifetimes, a guest that spells the credential's query parameter another
-//! way, and an API that echoes the host's credentials back.
+//! way, headers outside the allow-list, and an API that echoes the host's
+//! credentials back.
 
 use std::sync::{Arc, Mutex};
 
@@ -163,7 +164,7 @@ async fn a_guest_set_credential_parameter_is_refused_in_every_spelling() {
     let config = format!(
         "[connectors.by_query]\nplugin = \"fixture-connector\"\nbase_url = \"{url}\"\n\
          auth = {{ kind = \"api_key\", query = \"api_key\", key_file = \"{key}\" }}\n\
-         [connectors.by_header]\nplugin = \"fixture-connector\"\nbase_url = \"{url}\"\n\
+         [connectors.by_header]\nplugin = \"fixture-connector\"\nbase_url = \"{url}\"\nallow_headers = [\"x-api-keys\"]\n\
          auth = {{ kind = \"api_key\", header = \"X-API-Key\", key_file = \"{key}\" }}\n",
         url = api.url
     );
@@ -204,7 +205,68 @@ async fn a_guest_set_credential_parameter_is_refused_in_every_spelling() {
         let (kind, message) = guest_error_of(fetch("by_header", "", json!([[header, "mine"]])).await);
         assert_eq!(kind, GuestErrorKind::Denied, "{header}: {message}");
     }
+    // A header that merely looks like the key's passes where the API
+    // declares it (`allow_headers`).
     assert_eq!(fetch("by_header", "", json!([["x-api-keys", "2"]])).await.unwrap()["status"], 200);
+}
+
+/// The headers a guest may set are an allow-list: the standard content
+/// headers, and what its API declares (`allow_headers`, an OpenAPI
+/// document's header parameters). Anything else, and the trace context the
+/// host sets itself, is `denied`, naming the header; the API never sees it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_sets_only_standard_and_declared_headers() {
+    let api = Hostile::start();
+    let dir = tempfile::tempdir().unwrap();
+    let document = dir.path().join("echo.yaml");
+    std::fs::write(
+        &document,
+        "openapi: 3.0.3\ninfo: { title: Echo, version: '1' }\npaths:\n  /echo:\n    get:\n      operationId: echo\n      \
+         parameters: [{ name: X-Client, in: header, schema: { type: string } }]\n      \
+         responses: { '200': { description: ok } }\n",
+    )
+    .unwrap();
+    let config = format!(
+        "[connectors.plain]\nplugin = \"fixture-connector\"\nbase_url = \"{url}\"\n\
+         [connectors.declared]\nplugin = \"fixture-connector\"\nbase_url = \"{url}\"\nallow_headers = [\"X-Client\"]\n\
+         [connectors.documented]\nopenapi = \"{document}\"\nbase_url = \"{url}\"\n",
+        url = api.url,
+        document = document.display()
+    );
+    let t = TestHost::builder().fixture("connector").config(&config).build();
+    let fetch = |instance: &'static str, headers: Value| {
+        let input = json!({ "url": format!("{}/echo", api.url), "headers": headers });
+        let t = &t;
+        async move { call(t, instance, "fetch", input).await }
+    };
+    let received =
+        |answer: Value| serde_json::from_str::<Value>(answer["body"].as_str().unwrap()).unwrap()["headers"].clone();
+
+    let standard =
+        json!([["Content-Type", "application/json"], ["If-None-Match", "\"v1\""], ["Accept-Language", "fr"]]);
+    let seen = received(fetch("plain", standard).await.unwrap());
+    assert_eq!(
+        (seen["content-type"].as_str(), seen["if-none-match"].as_str()),
+        (Some("application/json"), Some("\"v1\""))
+    );
+    for header in ["X-Client", "X-Forwarded-For", "Forwarded"] {
+        let (kind, message) = guest_error_of(fetch("plain", json!([[header, "1"]])).await);
+        assert_eq!(kind, GuestErrorKind::Denied, "{header}: {message}");
+        assert!(message.contains(&format!("`{}`", header.to_ascii_lowercase())), "{header}: {message}");
+        assert!(message.contains("allow_headers"), "{message}");
+    }
+    for header in ["traceparent", "tracestate", "baggage"] {
+        let (kind, message) = guest_error_of(fetch("plain", json!([[header, "1"]])).await);
+        assert_eq!(kind, GuestErrorKind::Denied, "{header}: {message}");
+        assert!(message.contains(&format!("`{header}`")) && message.contains("trace context"), "{message}");
+    }
+    let seen = received(fetch("declared", json!([["X-Client", "quiver-test"]])).await.unwrap());
+    assert_eq!(seen["x-client"], "quiver-test", "{seen}");
+    let (kind, _) = guest_error_of(fetch("declared", json!([["traceparent", "00-x"]])).await);
+    assert_eq!(kind, GuestErrorKind::Denied, "no operator can hand a guest the trace headers");
+    // An OpenAPI document's header parameter is declared by the document.
+    let answer = call(&t, "documented", "echo", json!({"X-Client": "from-the-model"})).await.unwrap();
+    assert_eq!(answer["headers"]["x-client"], "from-the-model", "{answer}");
 }
 
 /// An API that echoes what it received (headers in its body and in its own

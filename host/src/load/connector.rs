@@ -72,6 +72,12 @@ pub struct RawConnector {
     /// can carry user data; `traceparent` and `tracestate` always go).
     #[serde(default)]
     pub baggage: bool,
+    /// Request headers the connector's plugin may set besides the standard
+    /// content headers (an OpenAPI document's header parameters are added
+    /// to these); never one the host sets itself (credentials, routing,
+    /// trace context).
+    #[serde(default)]
+    pub allow_headers: Vec<String>,
     /// Largest answer a model gets, in KiB of JSON (default 16): longer
     /// arrays and strings are cut, with notes on what was left out.
     pub max_answer_kb: Option<u64>,
@@ -169,6 +175,7 @@ impl ConnectorSettings {
             response_timeout_ms: raw.response_timeout_ms,
             max_response_kb: raw.max_response_kb,
             baggage: raw.baggage,
+            allow_headers: &raw.allow_headers,
         };
         let grant = HttpGrant::resolve(&section, http, base)?;
         let positive = |value: Option<u64>, key: &str| match value {

@@ -197,6 +197,21 @@ impl OpenApiConnector {
         self.selected.iter().map(|(i, level)| (&self.api.operations[*i], *level))
     }
 
+    /// The header parameters of the operations served, by wire name (the
+    /// host's own were left out when the document was read): the headers
+    /// this connector's guest may set besides the standard ones.
+    pub fn header_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .operations()
+            .flat_map(|(op, _)| op.plan.params.iter())
+            .filter(|p| p.location == quiver_contract::openapi::ParamIn::Header)
+            .map(|p| p.name.to_ascii_lowercase())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
     /// The one line shown in Tier 1: the title, then the document's own
     /// summary.
     fn description(&self) -> String {

@@ -17,7 +17,7 @@ use super::credentials::Credential;
 use super::credentials::NotApplied;
 use super::grant::HttpGrant;
 use super::guard::{Resolve, SystemResolver};
-use crate::contract::CREDENTIAL_REFUSAL;
+use crate::contract::{CREDENTIAL_REFUSAL, HEADER_REFUSAL};
 use crate::sandbox::secrets::Secret;
 
 /// The statuses of the HTTP responses one call received, in order:
@@ -81,7 +81,7 @@ type SendFuture =
 impl WasiHttpHooks for HttpPolicy {
     fn forbidden_header_filter(&mut self) -> ForbiddenHeaderFilter {
         let credentials: Arc<[Arc<Credential>]> = self.grant.credentials().into();
-        Arc::new(move |name: &HeaderName| Credential::forbids(&credentials, name))
+        Arc::new(move |name: &HeaderName| super::headers::host_owned(&credentials, name))
     }
 
     fn send_request(
@@ -91,6 +91,19 @@ impl WasiHttpHooks for HttpPolicy {
         fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> SendFuture {
         drop(fut);
+        // The rest of what a guest sets must be on the allow-list (wasi-http
+        // applies the filter above to responses too, so it holds only what
+        // the host owns). What the host owns and finds here, wasi-http set
+        // (`host`): no guest could.
+        let credentials = self.grant.credentials();
+        if let Some(name) = request.headers().keys().find(|name| {
+            !super::headers::host_owned(credentials, name)
+                && !super::headers::guest_may_set(credentials, &self.grant.guest_headers, name)
+        }) {
+            let why = super::headers::refusal(name);
+            tracing::info!(header = %name, "outbound request refused");
+            return Box::new(std::future::ready(Err(HttpError::InternalError(Some(format!("{HEADER_REFUSAL}{why}"))))));
+        }
         let statuses = self.statuses.clone();
         let grant = self.grant.clone();
         let resolver = self.resolver.clone();

@@ -37,6 +37,9 @@ pub struct HttpGrant {
     /// Whether the caller's W3C `baggage` goes on to this connector's API
     /// (`traceparent` and `tracestate` always do).
     pub(crate) baggage: bool,
+    /// Headers the guest may set besides the standard ones (see
+    /// [`super::headers`]).
+    pub(crate) guest_headers: Arc<[http::HeaderName]>,
 }
 
 impl Default for HttpGrant {
@@ -57,6 +60,7 @@ impl HttpGrant {
             internal: Arc::new([]),
             echoes: Echoes::default(),
             baggage: false,
+            guest_headers: Arc::new([]),
         }
     }
 

@@ -8,9 +8,10 @@
 //! out (raw sockets are never granted) and only connectors are linked with
 //! it. Every request, including each redirect hop the guest follows, goes:
 //!
-//! 1. headers: the guest may not set `Authorization`, `Proxy-Authorization`,
-//!    `Cookie`, `Host` or the credential's own header (the `forbidden`
-//!    header error, when it tries);
+//! 1. [`headers`]: the guest sets only standard content headers and the
+//!    ones its API declares; never `Authorization`, `Cookie`, `Host`, the
+//!    credential's own header or the trace context, which the host sets
+//!    (the `forbidden` header error, when it tries);
 //! 2. [`guard`]: the allow-list, then one DNS lookup whose every answer is
 //!    checked against loopback, private, link-local and metadata ranges;
 //! 3. [`credentials`]: added only when the request's origin is the
@@ -29,6 +30,7 @@ mod capability;
 mod credentials;
 mod grant;
 mod guard;
+mod headers;
 mod oauth2;
 mod origin;
 mod redact;

@@ -34,6 +34,8 @@ pub struct HttpSection<'a> {
     pub max_response_kb: Option<u64>,
     /// Whether the caller's W3C `baggage` goes on to the API.
     pub baggage: bool,
+    /// Headers the guest may set besides the standard ones.
+    pub allow_headers: &'a [String],
 }
 
 impl HttpGrant {
@@ -92,6 +94,7 @@ impl HttpGrant {
         }
         grant.set_internal(raw.private_hosts.to_vec());
         grant.baggage = raw.baggage;
+        grant.guest_headers = super::headers::declared(raw.allow_headers).map_err(fail)?;
         if !credentials.is_empty() {
             grant.credentials = Some((origin, credentials.into()));
         }
@@ -128,6 +131,7 @@ mod tests {
             response_timeout_ms: None,
             max_response_kb: None,
             baggage: false,
+            allow_headers: &[],
         }
     }
 
