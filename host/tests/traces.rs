@@ -4,7 +4,8 @@
 //! conventions under the context the client sent, the work underneath as
 //! child spans, and the trace carried on across each hop: to an upstream
 //! MCP server on the official Python SDK (which answers the `_meta` it got)
-//! and to a connector's API (json-server, whose log shows the headers).
+//! and to a connector's API (json-server, whose log shows the headers); a
+//! SQL statement on SQLite is a CLIENT span of the same trace.
 
 mod common;
 
@@ -17,6 +18,9 @@ use serde_json::{Value, json};
 /// The client's trace and span.
 const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
 const CLIENT_SPAN: &str = "b7ad6b7169203331";
+
+/// The statement the database call sends.
+const SQL: &str = "SELECT name FROM artist ORDER BY artist_id LIMIT 2";
 
 /// How long the exporter may take to send what the process did (it
 /// flushes when the process ends).
@@ -66,11 +70,14 @@ fn stdio_calls_are_server_spans_of_the_callers_trace_across_every_hop() {
         script = root.join("tests/servers/meta_recorder.py").display(),
         url = api.url,
     );
+    let music = quiver_tests::databases::TestDatabase::sqlite();
+    let config = config + &music.section("music", "");
     let config_file = dir.path().join("quiver.toml");
     std::fs::write(&config_file, config).unwrap();
 
+    // Bundled: the generic database adapter serves `music`.
     let mut served = cli.serve_stdio(
-        &["--no-bundled", "--config", config_file.to_str().unwrap()],
+        &["--config", config_file.to_str().unwrap()],
         &[],
         &[("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint), ("OTEL_SERVICE_NAME", "quiver-under-test")],
     );
@@ -88,19 +95,21 @@ fn stdio_calls_are_server_spans_of_the_callers_trace_across_every_hop() {
         .as_str(),
         call(5, "connector", execute("books", "/books/7"), meta.clone()).as_str(),
         call(6, "connector", execute("shelf", "/books?id=7"), meta.clone()).as_str(),
+        call(7, "database", json!({"subcommand": "query", "database": "music", "sql": SQL}), meta.clone()).as_str(),
     ]);
-    let answers = served.answers(6);
+    let answers = served.answers(7);
     let answer = |id: u64| answers.iter().find(|a| a["id"] == id).unwrap()["result"].clone();
     assert_eq!(answer(2)["isError"], false, "{answers:#?}");
     assert_eq!(answer(3)["isError"], true, "{answers:#?}");
     assert_eq!(answer(5)["isError"], false, "{answers:#?}");
+    assert_eq!(answer(7)["isError"], false, "{answers:#?}");
     let text = answer(4)["content"][0]["text"].as_str().map(str::to_owned);
     let seen_meta: Value = serde_json::from_str(&text.unwrap_or_else(|| panic!("{answers:#?}"))).unwrap();
     let (success, log) = served.finish();
     assert!(success, "{log}");
 
     let spans = receiver.wait_for(EXPORTED, |spans| {
-        ["call shelf.read", "tools/call seen_meta", "call misbehave.echo", "GET"]
+        ["call shelf.read", "tools/call seen_meta", "call misbehave.echo", "GET", "SELECT"]
             .iter()
             .all(|name| spans.iter().any(|s| s["name"] == *name))
             && spans.iter().filter(|s| s["name"] == "GET").count() == 2
@@ -166,6 +175,23 @@ fn stdio_calls_are_server_spans_of_the_callers_trace_across_every_hop() {
     assert_eq!(get("GET /books/7")["tracestate"], "vendor=x");
     assert!(get("GET /books/7")["baggage"].is_null(), "baggage went to a third party: {seen:#?}");
     assert_eq!(get("GET /books?id=7")["baggage"], "user=alice", "the operator allowed it for `shelf`");
+
+    // A SQL statement: a CLIENT span under the adapter's guest call, under
+    // the `database` call; the operation, never the statement's text.
+    let select = named(&spans, "SELECT");
+    assert_eq!((select["kind"].as_str(), select["trace_id"].as_str()), (Some("SPAN_KIND_CLIENT"), Some(TRACE)));
+    for (key, value) in [
+        ("db.system.name", json!("sqlite")),
+        ("db.namespace", json!("music")),
+        ("db.operation.name", json!("SELECT")),
+        ("db.response.returned_rows", json!(2)),
+    ] {
+        assert_eq!(attribute(select, key), &value, "{key}: {select:#}");
+    }
+    assert!(!select.to_string().contains("artist"), "the statement's text is not on the span: {select:#}");
+    let guest = spans.iter().find(|s| s["span_id"] == select["parent_span_id"]).expect("the SQL span's parent");
+    let database = spans.iter().find(|s| s["span_id"] == guest["parent_span_id"]).expect("the guest call's parent");
+    assert_eq!(database["name"], "tools/call database", "{guest:#}");
 
     // The per-call log line carries the trace.
     let line = log.lines().find(|l| l.contains("quiver::calls") && l.contains("misbehave__echo")).expect("a call line");

@@ -82,6 +82,11 @@ pub(crate) struct Stats {
 }
 
 impl Stats {
+    /// Its samples, sorted.
+    pub(crate) fn samples(self) -> Vec<Duration> {
+        self.samples
+    }
+
     pub(crate) fn new(mut samples: Vec<Duration>) -> Stats {
         samples.sort();
         Stats { samples }
@@ -150,6 +155,9 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--measure-child") {
         scale::measure_child(&args[2], &args[3..]);
+    }
+    if args.get(1).map(String::as_str) == Some("--traces-child") {
+        traces::child(&args[2], &args[3], args[4].parse().expect("a count"));
     }
     let options = Options::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use quiver::telemetry::spans;
 use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 use crate::client::{self, Env};
 use crate::{Options, Stats, us};
@@ -68,10 +69,43 @@ fn disabled_spans(reps: usize) -> Duration {
     start.elapsed() / reps as u32
 }
 
-/// The in-process warm call under a SERVER span, with `subscriber` as the
-/// thread's dispatcher (none: off).
-fn in_process(host: &quiver::Host, reps: usize, subscriber: Option<tracing::Dispatch>) -> Stats {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+/// The in-process warm call under a SERVER span, `reps` times, in a fresh
+/// copy of this runner (`--traces-child MODE ENDPOINT REPS`), so that the
+/// exporter's layer is the process's global dispatcher as in `quiver
+/// serve` (a scoped one makes `tracing` ask every callsite of wasmtime
+/// again on each call, which a served process never does).
+fn in_process(mode: &str, endpoint: &str, reps: usize) -> Stats {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--traces-child", mode, endpoint, &reps.to_string()])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("run the traces child");
+    assert!(out.status.success(), "the traces child failed");
+    let samples = String::from_utf8(out.stdout).unwrap();
+    Stats::new(samples.split_whitespace().map(|n| Duration::from_nanos(n.parse().unwrap())).collect())
+}
+
+/// The child of [`in_process`]: `mode` is `off`, `sampled-out` or
+/// `exporting`; prints each call's nanoseconds.
+pub(crate) fn child(mode: &str, endpoint: &str, reps: usize) -> ! {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let exporter = match mode {
+        "off" => None,
+        sampled => {
+            let sampler = if sampled == "sampled-out" { "always_off" } else { "parentbased_always_on" };
+            let settings = quiver::telemetry::TelemetrySettings {
+                endpoint: Some(endpoint.to_owned()),
+                sampler: Some(sampler.to_owned()),
+                ..Default::default()
+            };
+            let _entered = runtime.enter();
+            let (layer, exporter) = quiver::telemetry::traces::layer(&settings).unwrap().expect("an exporter");
+            tracing_subscriber::registry().with(layer).init();
+            Some(exporter)
+        }
+    };
+    let host = quiver::Host::builder().bundled().cache_dir(None).build().unwrap();
+    runtime.block_on(host.describe("calc")).unwrap();
     let input = serde_json::json!({"expression": "1 + 1"});
     let request = spans::Request {
         method: "tools/call",
@@ -81,43 +115,36 @@ fn in_process(host: &quiver::Host, reps: usize, subscriber: Option<tracing::Disp
         session: None,
         transport: spans::Transport::Pipe,
     };
-    let run = || {
+    let samples: Vec<u128> = runtime.block_on(async {
         for _ in 0..20 {
-            runtime.block_on(host.call_json("calc", "evaluate", &input)).unwrap();
+            host.call_json("calc", "evaluate", &input).await.unwrap();
         }
-        Stats::new(
-            (0..reps)
-                .map(|_| {
-                    let start = Instant::now();
-                    let span = spans::server(request, None, None);
-                    let call = tracing::Instrument::instrument(host.call_json("calc", "evaluate", &input), span);
-                    runtime.block_on(call).unwrap();
-                    start.elapsed()
-                })
-                .collect(),
-        )
-    };
-    match subscriber {
-        None => run(),
-        Some(dispatch) => tracing::dispatcher::with_default(&dispatch, run),
-    }
+        let mut samples = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            let start = Instant::now();
+            let span = spans::server(request, None, None);
+            tracing::Instrument::instrument(host.call_json("calc", "evaluate", &input), span).await.unwrap();
+            samples.push(start.elapsed().as_nanos());
+        }
+        samples
+    });
+    drop(exporter);
+    let text: Vec<String> = samples.iter().map(u128::to_string).collect();
+    println!("{}", text.join(" "));
+    std::process::exit(0);
 }
 
-/// A dispatcher exporting to `endpoint` with `sampler`, and its exporter
-/// (flushed when dropped). Made on `runtime`, which sends the exports.
-fn exporting(
-    runtime: &tokio::runtime::Runtime,
-    endpoint: &str,
-    sampler: &str,
-) -> (tracing::Dispatch, quiver::telemetry::Exporter) {
-    let settings = quiver::telemetry::TelemetrySettings {
-        endpoint: Some(endpoint.to_owned()),
-        sampler: Some(sampler.to_owned()),
-        ..Default::default()
-    };
-    let _entered = runtime.enter();
-    let (layer, exporter) = quiver::telemetry::traces::layer(&settings).unwrap().expect("an exporter");
-    (tracing::Dispatch::new(tracing_subscriber::registry().with(layer)), exporter)
+/// `measure` run for each mode in turn, `ROUNDS` times over, its samples
+/// gathered by mode: the machine's drifts fall on every mode alike.
+fn interleaved(reps: usize, mut measure: impl FnMut(usize, usize) -> Vec<Duration>) -> [Stats; 3] {
+    const ROUNDS: usize = 3;
+    let mut samples: [Vec<Duration>; 3] = Default::default();
+    for _ in 0..ROUNDS {
+        for (mode, gathered) in samples.iter_mut().enumerate() {
+            gathered.extend(measure(mode, reps.div_ceil(ROUNDS)));
+        }
+    }
+    samples.map(Stats::new)
 }
 
 fn cell(stats: &Stats) -> String {
@@ -143,8 +170,9 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
          *Exporting*: the default sampler (`parentbased_always_on`), every call's spans batched and sent by \
          OTLP/HTTP protobuf to a sink in the runner that answers 200. Over stdio and streamable HTTP: \
          `tools/call` of `calc__evaluate` from a client process, as in *MCP from a client process* ({reps} \
-         calls each, p50 / p99 µs, and the p50 against *off*). In-process: `Host::call_json` under a SERVER \
-         span on one thread, as a face runs it.\n"
+         calls each, in three rounds that take the modes in turn; p50 / p99 µs, and the p50 against *off*). \
+         In-process: `Host::call_json` under a SERVER span, as a face runs it, in a fresh process whose \
+         global dispatcher is the exporter's layer (as in `quiver serve`).\n"
     )
     .unwrap();
     writeln!(report, "| where | off | on, sampled out | exporting |\n|---|---:|---:|---:|").unwrap();
@@ -152,9 +180,9 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         &[("OTEL_EXPORTER_OTLP_ENDPOINT", &sink.endpoint), ("OTEL_TRACES_SAMPLER", "always_off")];
     let exporting_env: Env<'_> = &[("OTEL_EXPORTER_OTLP_ENDPOINT", &sink.endpoint)];
     let modes: [Env<'_>; 3] = [&[], sampled_out, exporting_env];
-    let stdio: Vec<Stats> = modes.iter().map(|env| client::stdio(reps, env).1).collect();
+    let stdio = interleaved(reps, |mode, reps| client::stdio(reps, modes[mode]).1.samples());
     let client_runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let http: Vec<Stats> = modes.iter().map(|env| client::http(&client_runtime, reps, env).0.1).collect();
+    let http = interleaved(reps, |mode, reps| client::http(&client_runtime, reps, modes[mode]).0.1.samples());
     for (name, rows) in [("stdio `tools/call`", &stdio), ("streamable HTTP `tools/call` (2025-11-25 session)", &http)] {
         writeln!(
             report,
@@ -169,15 +197,9 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
     }
     let exported_by_processes = sink.requests.load(Ordering::Relaxed);
 
-    let host = quiver::Host::builder().bundled().cache_dir(None).build().unwrap();
-    runtime.block_on(host.describe("calc")).unwrap();
-    let off = in_process(&host, reps, None);
-    let (dispatch, exporter) = exporting(runtime, &sink.endpoint, "always_off");
-    let dropped = in_process(&host, reps, Some(dispatch));
-    drop(exporter);
-    let (dispatch, exporter) = exporting(runtime, &sink.endpoint, "parentbased_always_on");
-    let sent = in_process(&host, reps, Some(dispatch));
-    drop(exporter);
+    let names = ["off", "sampled-out", "exporting"];
+    let [off, dropped, sent] =
+        interleaved(options.reps(20_000), |mode, reps| in_process(names[mode], &sink.endpoint, reps).samples());
     writeln!(
         report,
         "| in-process warm call | {} | {} ({}) | {} ({}) |\n",

@@ -360,16 +360,6 @@ fn skeleton(name: &str) -> String {
 const QUERY: &percent_encoding::AsciiSet =
     &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
-/// Whether no guest may set the header `name` on any connector, whatever
-/// its credentials: what the host owns ([`super::headers`]: `Authorization`,
-/// `Proxy-Authorization`, `Cookie`, `Host`, what `wasi-http` refuses
-/// itself, and the trace context). A name that is not a valid header name
-/// cannot be set either. An OpenAPI document's header parameters of these
-/// names are not offered to the model.
-pub fn forbidden_to_guests(name: &str) -> bool {
-    HeaderName::from_bytes(name.as_bytes()).map_or(true, |name| super::headers::host_owned(&[], &name))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

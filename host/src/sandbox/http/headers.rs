@@ -68,6 +68,16 @@ pub(crate) fn refusal(name: &HeaderName) -> String {
     )
 }
 
+/// Whether no guest may set the header `name` on any connector, whatever
+/// its credentials: what the host owns ([`host_owned`]: `Authorization`,
+/// `Proxy-Authorization`, `Cookie`, `Host`, what `wasi-http` refuses
+/// itself, and the trace context). A name that is not a valid header name
+/// cannot be set either. An OpenAPI document's header parameters of these
+/// names are not offered to the model.
+pub fn forbidden_to_guests(name: &str) -> bool {
+    HeaderName::from_bytes(name.as_bytes()).map_or(true, |name| host_owned(&[], &name))
+}
+
 /// `names`, the headers an API declares, checked: each a valid header
 /// name the host does not own (with no credential in mind: the
 /// connector's own are checked when a request is sent).

@@ -39,8 +39,9 @@ mod settings;
 mod token;
 
 pub(crate) use self::capability::{HttpState, link};
-pub use self::credentials::{Credential, RawAuth, forbidden_to_guests};
+pub use self::credentials::{Credential, RawAuth};
 pub use self::grant::HttpGrant;
 pub use self::guard::{Resolve, SystemResolver};
+pub use self::headers::forbidden_to_guests;
 pub use self::origin::AllowedHost;
 pub use self::settings::HttpSection;
