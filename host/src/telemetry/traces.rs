@@ -139,6 +139,9 @@ where
         tracing_opentelemetry::layer()
             .with_tracer(tracer)
             .with_tracked_inactivity(false)
+            // Quiver reads a span's context itself (`OpenTelemetrySpanExt`);
+            // attaching it to the thread on every poll costs a call tens of µs.
+            .with_context_activation(false)
             .with_location(false)
             .with_threads(false)
             .with_target(false)
