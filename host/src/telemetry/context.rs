@@ -5,8 +5,10 @@
 //! What a client sends is bounded before it is parsed: a `traceparent` is
 //! 55 characters, a `tracestate` at most 32 members in 512, a `baggage` at
 //! most 64 members in 8,192 bytes (the W3C limits); a longer value is
-//! ignored whole. The parsing itself is the OpenTelemetry propagators'. A
-//! baggage value is never logged; it travels on only where the operator
+//! ignored whole, and so is a value that would be written on past them
+//! (baggage read within its limit can grow when it is percent-encoded
+//! again: found by the fuzz target). The parsing itself is the OpenTelemetry
+//! propagators'. A baggage value is never logged; it travels on only where the operator
 //! said so (a connector's `baggage = true`; upstream MCP servers, the
 //! operator's own, get it in `_meta`).
 
@@ -99,7 +101,9 @@ struct MetaInjector<'a>(&'a mut Map<String, Value>);
 
 impl Injector for MetaInjector<'_> {
     fn set(&mut self, key: &str, value: String) {
-        self.0.insert(key.to_owned(), Value::String(value));
+        if value.len() <= limit(key) {
+            self.0.insert(key.to_owned(), Value::String(value));
+        }
     }
 }
 
@@ -116,6 +120,7 @@ struct HeaderInjector<'a>(&'a mut http::HeaderMap, bool);
 impl Injector for HeaderInjector<'_> {
     fn set(&mut self, key: &str, value: String) {
         if (key != BAGGAGE || self.1)
+            && value.len() <= limit(key)
             && let (Ok(name), Ok(value)) = (http::HeaderName::try_from(key), http::HeaderValue::try_from(value))
         {
             self.0.insert(name, value);
@@ -178,6 +183,20 @@ mod tests {
         headers.insert("traceparent", PARENT.parse().unwrap());
         into_headers(&Context::new(), &mut headers, true);
         assert!(headers.is_empty());
+    }
+
+    #[test]
+    fn baggage_that_grows_past_the_limit_when_encoded_is_not_written_on() {
+        // 8,100 bytes read, with control characters that become `%00` again.
+        let baggage = format!("k={}{}", "v".repeat(7_900), "\u{0}".repeat(150));
+        let cx = from_meta(&meta(json!({"traceparent": PARENT, "baggage": baggage}))).unwrap();
+        let mut out = Map::new();
+        into_meta(&cx, &mut out);
+        assert_eq!(out["traceparent"], PARENT);
+        assert!(out.get("baggage").is_none(), "{} bytes written", out["baggage"].as_str().unwrap_or("").len());
+        let mut headers = http::HeaderMap::new();
+        into_headers(&cx, &mut headers, true);
+        assert!(headers.get("baggage").is_none() && headers.get("traceparent").is_some());
     }
 
     #[test]
