@@ -49,7 +49,9 @@ fuzz_one() {
     # How long it fuzzed, as libFuzzer says ("Done N runs in S second(s)");
     # a crash ends a run early and says nothing: executions / speed then.
     local ran
-    ran=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$dir/log" | grep -o '[0-9]* second' | grep -o '[0-9]*' | tail -1)
+    # (`|| true`: with pipefail, a crashed run's missing line would end this
+    # lane before its crash is kept.)
+    ran=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$dir/log" | grep -o '[0-9]* second' | grep -o '[0-9]*' | tail -1 || true)
     [ -n "$ran" ] || ran=$(( ${execs:-0} / (${speed:-0} > 0 ? ${speed:-1} : 1) ))
     local before added
     before=$(find "fuzz/corpus/$target" -type f | wc -l)
