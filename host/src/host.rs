@@ -9,16 +9,16 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::audit::{AuditLog, AuditRecord};
-use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Rejection, ServerState, Status};
+use crate::catalog::{Catalog, Category, DatabaseSource, Embedded, Rejection, Status};
 use crate::config::{self, Config};
 use crate::disclosure::policy::{Policy, PolicySettings};
 use crate::disclosure::search::{Ranker, SearchCache};
-use crate::disclosure::tokens::{Cost, TokenReport};
+use crate::disclosure::tokens::TokenReport;
 use crate::error::{Error, Result};
 use crate::invoke::{self, Answer, Backend, Backends, Call, Caller};
 use crate::load::{LoadStats, Manifest, Origin, Plugin, stub};
@@ -27,8 +27,10 @@ use crate::reload::{Folders, Reloader};
 use crate::runtime::WasmRuntime;
 use crate::sandbox::sql::{Database, DatabaseSettings};
 use crate::session::{Services, Session, SessionState};
-use crate::telemetry::{self, Metrics, Readings, UpstreamReading};
+use crate::telemetry::Metrics;
 use crate::upstream::{UpstreamStatus, Upstreams};
+
+mod readings;
 
 /// Builds a [`Host`]. Nothing is compiled by `build`: it creates the engine
 /// and reads the stubs of the plugins.
@@ -197,11 +199,7 @@ impl HostBuilder {
             metrics,
         };
         let host = Host { inner: Arc::new(inner) };
-        host.inner.metrics.read_from(Readable {
-            host: Arc::downgrade(&host.inner),
-            count_tier1: config.metrics.tier1_tokens,
-            tier1: Default::default(),
-        });
+        host.inner.metrics.read_from(readings::Readable::new(&host.inner, config.metrics.tier1_tokens));
         Ok(host)
     }
 }
@@ -270,59 +268,6 @@ struct Inner {
     disclosure: PolicySettings,
     agents: BTreeMap<String, PolicySettings>,
     metrics: Arc<Metrics>,
-}
-
-/// What a scrape reads of a host (held weakly: the metrics belong to it).
-struct Readable {
-    host: Weak<Inner>,
-    /// Whether to count Tier-1 tokens (it loads a tokenizer table).
-    count_tier1: bool,
-    /// The default agent's Tier-1 tokens, for the catalog revision they
-    /// were counted at.
-    tier1: Mutex<Option<(u64, u64)>>,
-}
-
-impl telemetry::Source for Readable {
-    fn read(&self) -> Readings {
-        let Some(inner) = self.host.upgrade() else { return Readings::default() };
-        let host = Host { inner };
-        let catalog = host.catalog();
-        let stats = host.load_stats();
-        let mut tier1 = self.tier1.lock().unwrap_or_else(PoisonError::into_inner);
-        let tokens = match *tier1 {
-            _ if !self.count_tier1 => None,
-            Some((revision, tokens)) if revision == catalog.revision() => Some(tokens),
-            _ => host.session(None).ok().map(|session| {
-                let tokens = Cost::o200k_of(&session.system_prompt()) as u64;
-                *tier1 = Some((catalog.revision(), tokens));
-                tokens
-            }),
-        };
-        let failing: Vec<&str> = catalog
-            .mcp_servers()
-            .filter(|s| matches!(s.state, ServerState::Failing(_)))
-            .map(|s| s.name.as_str())
-            .collect();
-        Readings {
-            compiles: stats.compiled(),
-            cache_hits: stats.cache_hits(),
-            revision: catalog.revision(),
-            plugins: catalog.plugins().count() as u64,
-            rejected: catalog.rejected().len() as u64,
-            upstreams: host
-                .upstream_status()
-                .into_iter()
-                .map(|u| UpstreamReading {
-                    failing: failing.contains(&u.name.as_str()),
-                    name: u.name,
-                    starts: u.starts,
-                    connected: u.connected,
-                })
-                .collect(),
-            audit_write_failures: host.inner.services.backend.audit().map_or(0, AuditLog::write_failures),
-            tier1_tokens: tokens,
-        }
-    }
 }
 
 impl Host {

@@ -279,6 +279,15 @@ impl Session {
         rules.with_full_view(|view| tokens::report(view, &records))
     }
 
+    /// What this session's tools cost flat (o200k), for those whose schema
+    /// is known without loading anything, and how many are not known yet:
+    /// the full-cost side of the metrics' footprint (it loads nothing).
+    pub fn known_full_cost(&self) -> (usize, usize) {
+        let catalog = self.services.live.current();
+        let rules = self.rules(&catalog);
+        tokens::known_full(&catalog, &rules.origins(|_| true))
+    }
+
     /// Call a meta-tool or a directly callable tool, and return what the
     /// model sees. Unlocking tools (`request_tools`, `search_tools`)
     /// changes this session's state.

@@ -11,7 +11,7 @@ use std::ops::AddAssign;
 
 use serde::Serialize;
 
-use crate::catalog::{Category, ToolRecord};
+use crate::catalog::{Catalog, Category, ToolRecord};
 use crate::disclosure::formats::ToolDef;
 use crate::disclosure::meta_tools::{self, Line, View};
 use crate::disclosure::turn::origins;
@@ -182,6 +182,22 @@ pub(crate) fn report(view: &View<'_>, records: &[ToolRecord]) -> TokenReport {
     let instructions = Cost::of(&super::tier1::instructions(view));
     progressive_total += instructions;
     TokenReport { rows, overhead, full: full_total, progressive: progressive_total, instructions, names: names_total }
+}
+
+/// The flat cost (o200k only) of the tools of `origins` whose schemas
+/// `catalog` knows without loading anything (packaged manifests, saved
+/// upstream lists), and how many tools it does not know yet.
+pub(crate) fn known_full(catalog: &Catalog, origins: &[&str]) -> (usize, usize) {
+    let (mut tokens, mut unknown) = (0, 0);
+    for entry in origins.iter().flat_map(|origin| catalog.tools_of(origin)) {
+        match catalog.record(entry).as_ref().and_then(ToolDef::of) {
+            Some(def) => {
+                tokens += Cost::o200k_of(&serde_json::to_string(&def.to_anthropic(false)).expect("serializes"))
+            }
+            None => unknown += 1,
+        }
+    }
+    (tokens, unknown)
 }
 
 /// A record as a flat tool; if its schema is unknown (its plugin failed to

@@ -156,7 +156,14 @@ impl SqlHarness {
             let before = self.digest(twin);
             let saved = twin.file.as_ref().map(|(_, file)| std::fs::read(file).expect("read the SQLite file"));
             let deadline = Instant::now() + Duration::from_secs(2);
-            let outcome = self.runtime.block_on(twin.database.run(sql, Vec::new(), access, deadline, true));
+            let outcome = self.runtime.block_on(twin.database.run(
+                sql,
+                Vec::new(),
+                access,
+                deadline,
+                true,
+                &mut Default::default(),
+            ));
             if let Err(wit::Error::Unavailable(message)) = &outcome {
                 let ordinary = message.contains("ran past its limit") || message.contains("time ran out");
                 assert!(ordinary, "`{sql}`: {message}");

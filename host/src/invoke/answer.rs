@@ -133,6 +133,9 @@ pub struct Facts {
     pub http_statuses: Vec<u16>,
     /// Whether the output was shortened to the resource's answer budget.
     pub cut: bool,
+    /// What else the call did through its capabilities (refused requests,
+    /// SQL statements).
+    pub usage: crate::telemetry::Usage,
 }
 
 impl Facts {
@@ -151,6 +154,7 @@ impl Facts {
             bytes_out: 0,
             http_statuses: Vec::new(),
             cut: false,
+            usage: crate::telemetry::Usage::default(),
         }
     }
 }

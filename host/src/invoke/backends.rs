@@ -164,11 +164,13 @@ impl Backend for Backends {
             facts.http_statuses = std::mem::take(&mut answer.facts.http_statuses);
             facts.server = answer.facts.server.take();
             facts.cut |= answer.facts.cut;
+            facts.usage = answer.facts.usage;
             facts.duration = started.elapsed();
             facts.bytes_out = answer.result.as_ref().map_or(0, Output::size);
             answer.facts = facts;
             if let Some(metrics) = &self.metrics {
-                metrics.call(&answer.facts.resource, &answer.outcome(), answer.facts.http_statuses.len());
+                let facts = &answer.facts;
+                metrics.call(&facts.resource, &answer.outcome(), facts.http_statuses.len(), facts.usage);
             }
             if let Some(params) = params {
                 self.audited(&answer, params);

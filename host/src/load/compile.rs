@@ -39,6 +39,7 @@ pub struct LoadStats {
     compiled: AtomicU64,
     cache_hits: AtomicU64,
     initialized: AtomicU64,
+    instantiated: AtomicU64,
 }
 
 impl LoadStats {
@@ -58,8 +59,17 @@ impl LoadStats {
         self.initialized.load(Ordering::Relaxed)
     }
 
+    /// Instances made for guest calls (one per call).
+    pub fn instantiated(&self) -> u64 {
+        self.instantiated.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn count_initialized(&self) {
         self.initialized.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_instantiated(&self) {
+        self.instantiated.fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::catalog::{Catalog, ConnectorSource, DatabaseSource, Embedded, Live, LiveServer, Rejection, Sources};
 use crate::error::Result;
@@ -75,6 +75,8 @@ pub struct Reloader {
     running: tokio::sync::Mutex<()>,
     /// Compiles plugins that appear, in the background.
     arrivals: super::arrivals::Arrivals,
+    /// Rescans so far (for the metrics).
+    reloads: AtomicU64,
 }
 
 impl Reloader {
@@ -96,6 +98,7 @@ impl Reloader {
             settings,
             keep_bytes: AtomicBool::new(keep_bytes),
             running: tokio::sync::Mutex::new(()),
+            reloads: AtomicU64::new(0),
         })
     }
 
@@ -120,12 +123,18 @@ impl Reloader {
         self.keep_bytes.store(true, Ordering::Relaxed);
     }
 
+    /// How many rescans ran since start.
+    pub fn reloads(&self) -> u64 {
+        self.reloads.load(Ordering::Relaxed)
+    }
+
     /// Rescan the folders and publish a new snapshot if anything changed.
     /// Files that did not change are not read again and keep their
     /// prepared form; replacements are validated before the swap. Returns
     /// the snapshot now served.
     pub async fn reload(&self) -> Result<Arc<Catalog>> {
         let _one_at_a_time = self.running.lock().await;
+        self.reloads.fetch_add(1, Ordering::Relaxed);
         let old = self.live.current();
         let keep_bytes = self.keep_bytes.load(Ordering::Relaxed);
         let fresh = Catalog::scan(&self.folders.sources(), &self.settings, Some(&old), keep_bytes)?;

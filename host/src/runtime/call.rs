@@ -49,7 +49,7 @@ pub(crate) async fn invoke(
     (action, input): (&str, &str),
     ceiling: Access,
     deadline: std::time::Instant,
-) -> (Result<serde_json::Value>, Vec<u16>) {
+) -> (Result<serde_json::Value>, Vec<u16>, crate::telemetry::Usage) {
     let grants = &plugin.settings().grants;
     let mut store = sandbox::store(engine, plugin.name(), grants, ceiling, deadline);
     let left = deadline.saturating_duration_since(std::time::Instant::now());
@@ -64,11 +64,12 @@ pub(crate) async fn invoke(
     let mut ending = store.data_mut().finish();
 
     let statuses = std::mem::take(&mut ending.http_statuses);
+    let usage = ending.usage;
     let result = output(settle(ending, plugin, action, outcome), plugin, action);
     if let Err(error) = &result {
         crate::telemetry::spans::failed(&guest, &format!("{:?}", error.kind()));
     }
-    (result, statuses)
+    (result, statuses, usage)
 }
 
 /// The guest's answer to `invoke` as our result: its typed error, or its

@@ -16,6 +16,7 @@ use crate::load::compile::Compiler;
 use crate::load::{ActionSpec, LoadStats, Manifest, Plugin, Prepared};
 use crate::sandbox::Linkers;
 use crate::sandbox::limits::{self, EngineSettings};
+use crate::telemetry::Usage;
 
 /// Runs plugins: one engine, its linkers, its compile cache and its pool
 /// of instance slots, shared by every catalog version.
@@ -145,14 +146,15 @@ impl WasmRuntime {
     /// Run `action` of `plugin` with `input`, after checking it against
     /// the action's schema; `ceiling` is the caller's highest access to
     /// what the plugin reaches. Also the statuses of the HTTP responses
-    /// the call received, whatever its outcome.
+    /// the call received and what else it did through its capabilities,
+    /// whatever its outcome.
     pub async fn invoke(
         &self,
         plugin: &Plugin,
         action: &str,
         input: &Value,
         ceiling: Access,
-    ) -> (Result<Value>, Vec<u16>) {
+    ) -> (Result<Value>, Vec<u16>, Usage) {
         let started = async {
             let prepared = self.prepare(plugin).await?;
             let spec = prepared.manifest.action(action).ok_or_else(|| Error::UnknownAction {
@@ -179,8 +181,9 @@ impl WasmRuntime {
         };
         let (prepared, input, deadline, _permit) = match started.await {
             Ok(ready) => ready,
-            Err(error) => return (Err(error), Vec::new()),
+            Err(error) => return (Err(error), Vec::new(), Usage::default()),
         };
+        self.compiler.stats.count_instantiated();
         super::call::invoke(&self.engine, &prepared.pre, plugin, (action, &input), ceiling, deadline).await
     }
 
@@ -294,9 +297,10 @@ impl Backend for WasmRuntime {
                 let error = Error::UnknownPlugin { plugin: tool.origin.clone(), known: catalog.names() };
                 return Answer { result: Err(error), facts };
             };
-            let (result, statuses) =
+            let (result, statuses, usage) =
                 self.invoke(plugin, &tool.action, &call.input, call.caller.ceiling(&tool.origin)).await;
             facts.http_statuses = statuses;
+            facts.usage = usage;
             Answer { result: result.map(Output::Json), facts }
         })
     }

@@ -16,6 +16,7 @@ use super::limits::Limiter;
 use super::log::{Last, LogState};
 use super::sql::SqlState;
 use crate::contract::{Access, wit};
+use crate::telemetry::Usage;
 
 /// Most resources (streams, requests, fields...) one call may hold at once.
 const MAX_RESOURCES: usize = 4096;
@@ -40,6 +41,8 @@ pub(crate) struct Ending {
     pub(crate) memory_hit: bool,
     /// The statuses of the HTTP responses it received, in order.
     pub(crate) http_statuses: Vec<u16>,
+    /// What else it did through its capabilities.
+    pub(crate) usage: Usage,
 }
 
 impl GuestState {
@@ -61,7 +64,14 @@ impl GuestState {
 
     /// Flush the guest's log and say how the call ended. Call once.
     pub(crate) fn finish(&mut self) -> Ending {
-        Ending { last: self.log.finish(), memory_hit: self.limiter.memory_hit, http_statuses: self.http.statuses() }
+        let (http_statuses, egress_refused) = self.http.tally();
+        let sql = self.sql.tally();
+        Ending {
+            last: self.log.finish(),
+            memory_hit: self.limiter.memory_hit,
+            http_statuses,
+            usage: Usage { egress_refused, sql_statements: sql.statements, sql_refused: sql.refused },
+        }
     }
 }
 

@@ -64,14 +64,50 @@ struct ResourceLabel {
     resource: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TrapLabels {
+    resource: String,
+    kind: String,
+}
+
+/// The labels of an HTTP request, as the HTTP semantic conventions name
+/// them.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HttpLabels {
+    http_request_method: String,
+    http_route: String,
+    http_response_status_code: u16,
+}
+
 type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// What one call did through the host's capabilities besides its HTTP
+/// responses (counted from their statuses): counted by the sandbox as the
+/// call runs, carried with the call's facts to the metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Outgoing HTTP requests the host refused (destination, header or
+    /// credential rules).
+    pub egress_refused: u32,
+    /// SQL statements sent to the host (refused ones included).
+    pub sql_statements: u32,
+    /// SQL statements refused: by the host's SQL policy or by the
+    /// database's own read-only guard.
+    pub sql_refused: u32,
+}
 
 /// One host's metrics.
 pub struct Metrics {
     registry: Registry,
     operations: Histograms<Operation>,
+    http: Histograms<HttpLabels>,
     calls: Family<CallLabels, Counter>,
     egress: Family<ResourceLabel, Counter>,
+    egress_refused: Family<ResourceLabel, Counter>,
+    sql_statements: Family<ResourceLabel, Counter>,
+    sql_refused: Family<ResourceLabel, Counter>,
+    traps: Family<TrapLabels, Counter>,
+    busy: Family<ResourceLabel, Counter>,
     tools: StickyLabels,
     resources: StickyLabels,
     source: Arc<OnceLock<Box<dyn Source>>>,
@@ -100,25 +136,61 @@ impl Metrics {
             Unit::Seconds,
             operations.clone(),
         );
+        let http: Histograms<HttpLabels> = Family::new_with_constructor(duration_histogram);
+        registry.register_with_unit(
+            "http_server_request_duration",
+            "How long the REST API took to answer, by method, route and status",
+            Unit::Seconds,
+            http.clone(),
+        );
         let calls = Family::<CallLabels, Counter>::default();
         registry.register(
             "quiver_calls",
             "Tool calls by resource and outcome (ok, tool_error, denied, invalid_input, timeout, busy, trap...)",
             calls.clone(),
         );
-        let egress = Family::<ResourceLabel, Counter>::default();
-        registry.register(
+        let mut per_resource = |name: &str, help: &str| {
+            let family = Family::<ResourceLabel, Counter>::default();
+            registry.register(name, help, family.clone());
+            family
+        };
+        let egress = per_resource(
             "quiver_egress_requests",
             "HTTP requests connectors sent (redirect hops included), by connector",
-            egress.clone(),
+        );
+        let egress_refused = per_resource(
+            "quiver_egress_refusals",
+            "HTTP requests the host refused to send (destination, header, credential rules), by connector",
+        );
+        let sql_statements =
+            per_resource("quiver_sql_statements", "SQL statements plugins sent (refused ones included), by resource");
+        let sql_refused = per_resource(
+            "quiver_sql_refusals",
+            "SQL statements refused by the SQL policy or the database's read-only guard, by resource",
+        );
+        let busy = per_resource(
+            "quiver_busy_refusals",
+            "Calls refused because every instance slot of the resource stayed busy, by resource",
+        );
+        let traps = Family::<TrapLabels, Counter>::default();
+        registry.register(
+            "quiver_guest_traps",
+            "Guest calls ended by the sandbox, by resource and kind (trap, timeout, memory)",
+            traps.clone(),
         );
         let source: Arc<OnceLock<Box<dyn Source>>> = Arc::default();
         registry.register_collector(Box::new(StateCollector(source.clone())));
         Metrics {
             registry,
             operations,
+            http,
             calls,
             egress,
+            egress_refused,
+            sql_statements,
+            sql_refused,
+            traps,
+            busy,
             tools: StickyLabels::new(settings.tool_labels),
             resources: StickyLabels::new(settings.tool_labels),
             source,
@@ -142,14 +214,42 @@ impl Metrics {
         self.operations.get_or_create(&labels).observe(seconds);
     }
 
+    /// One REST request answered with `status` after `seconds`; `route`
+    /// is the route's pattern (`/v1/tools/{name}/call`), never the path.
+    pub fn http_request(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        let labels = HttpLabels {
+            http_request_method: method.to_owned(),
+            http_route: route.to_owned(),
+            http_response_status_code: status,
+        };
+        self.http.get_or_create(&labels).observe(seconds);
+    }
+
     /// One tool call ended with `outcome` (see `invoke::Answer::outcome`)
-    /// after sending `egress_requests` HTTP requests.
-    pub fn call(&self, resource: &str, outcome: &str, egress_requests: usize) {
-        let resource = self.resources.label(resource);
-        if egress_requests > 0 {
-            self.egress.get_or_create(&ResourceLabel { resource: resource.clone() }).inc_by(egress_requests as u64);
+    /// after receiving `egress_responses` HTTP responses and doing what
+    /// `usage` counts.
+    pub fn call(&self, resource: &str, outcome: &str, egress_responses: usize, usage: Usage) {
+        let label = ResourceLabel { resource: self.resources.label(resource) };
+        let add = |family: &Family<ResourceLabel, Counter>, n: u64| {
+            if n > 0 {
+                family.get_or_create(&label).inc_by(n);
+            }
+        };
+        add(&self.egress, egress_responses as u64);
+        add(&self.egress_refused, usage.egress_refused.into());
+        add(&self.sql_statements, usage.sql_statements.into());
+        add(&self.sql_refused, usage.sql_refused.into());
+        add(&self.busy, u64::from(outcome == "busy"));
+        let trap = match outcome {
+            "trap" => Some("trap"),
+            "timeout" => Some("timeout"),
+            "memory_limit" => Some("memory"),
+            _ => None,
+        };
+        if let Some(kind) = trap {
+            self.traps.get_or_create(&TrapLabels { resource: label.resource.clone(), kind: kind.into() }).inc();
         }
-        self.calls.get_or_create(&CallLabels { resource, outcome: outcome.to_owned() }).inc();
+        self.calls.get_or_create(&CallLabels { resource: label.resource, outcome: outcome.to_owned() }).inc();
     }
 
     /// Everything, as OpenMetrics text ([`CONTENT_TYPE`]).
@@ -170,6 +270,10 @@ pub struct Readings {
     pub compiles: u64,
     /// Components loaded from the compile cache since start.
     pub cache_hits: u64,
+    /// Instances made for calls since start (one per guest call).
+    pub instantiations: u64,
+    /// Rescans of the plugin folders and configured sources since start.
+    pub reloads: u64,
     /// Catalog snapshots published since start (reloads, status changes).
     pub revision: u64,
     /// Plugins served (configured databases and connectors among them).
@@ -180,9 +284,24 @@ pub struct Readings {
     pub upstreams: Vec<UpstreamReading>,
     /// Audit records that could not be written to the file.
     pub audit_write_failures: u64,
-    /// Tokens (o200k) of the default agent's Tier-1 text, when counted
-    /// (`[metrics] tier1_tokens`).
-    pub tier1_tokens: Option<u64>,
+    /// The default agent's prompt footprint, when counted (`[metrics]
+    /// tier1_tokens`).
+    pub footprint: Option<Footprint>,
+}
+
+/// What the catalog costs the default agent's prompt (o200k tokens), as
+/// far as it is known without loading anything.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// The Tier-1 text.
+    pub tier1: u64,
+    /// Every tool it may see, flat with its full schema, for the tools
+    /// whose schema is known without compiling or spawning (packaged
+    /// manifests, cached lists).
+    pub full_known: u64,
+    /// The tools left out of `full_known` (their schema is known only
+    /// once their plugin is loaded).
+    pub tools_unknown: u64,
 }
 
 /// One upstream MCP server's readings.
@@ -196,6 +315,8 @@ pub struct UpstreamReading {
     pub connected: bool,
     /// Whether it is failing now.
     pub failing: bool,
+    /// Connections and requests that failed since start.
+    pub failures: u64,
 }
 
 /// Where the host's readings come from.
@@ -223,6 +344,8 @@ impl Collector for StateCollector {
         };
         counter("quiver_compiles", "Components compiled by Cranelift", r.compiles)?;
         counter("quiver_compile_cache_hits", "Components loaded from the compile cache", r.cache_hits)?;
+        counter("quiver_instantiations", "Instances made for guest calls", r.instantiations)?;
+        counter("quiver_reloads", "Rescans of the plugin folders and configured sources", r.reloads)?;
         counter("quiver_catalog_publications", "Catalog snapshots published (reloads, status changes)", r.revision)?;
         counter("quiver_audit_write_failures", "Audit records the file did not take", r.audit_write_failures)?;
         let mut gauge = |name: &str, help: &str, value: i64| {
@@ -231,8 +354,18 @@ impl Collector for StateCollector {
         };
         gauge("quiver_catalog_plugins", "Plugins served", r.plugins as i64)?;
         gauge("quiver_catalog_rejected", "Files and sections not served", r.rejected as i64)?;
-        if let Some(tokens) = r.tier1_tokens {
-            gauge("quiver_tier1_tokens", "Tokens (o200k) of the default agent's Tier-1 text", tokens as i64)?;
+        if let Some(footprint) = r.footprint {
+            gauge("quiver_tier1_tokens", "Tokens (o200k) of the default agent's Tier-1 text", footprint.tier1 as i64)?;
+            gauge(
+                "quiver_full_tokens",
+                "Tokens (o200k) of the default agent's tools flat with full schemas, for those known without loading",
+                footprint.full_known as i64,
+            )?;
+            gauge(
+                "quiver_full_tokens_unknown_tools",
+                "Tools not in quiver_full_tokens: their schema is known once their plugin is loaded",
+                footprint.tools_unknown as i64,
+            )?;
         }
         let servers = |encoder: &mut DescriptorEncoder, name, help, kind, value: &dyn Fn(&UpstreamReading) -> i64| {
             let mut family = encoder.encode_descriptor(name, help, None, kind)?;
@@ -248,6 +381,9 @@ impl Collector for StateCollector {
         };
         let starts = |u: &UpstreamReading| u.starts as i64;
         servers(&mut encoder, "quiver_upstream_starts", "Upstream connections opened", MetricType::Counter, &starts)?;
+        let failures = |u: &UpstreamReading| u.failures as i64;
+        let help = "Upstream connections and requests that failed";
+        servers(&mut encoder, "quiver_upstream_failures", help, MetricType::Counter, &failures)?;
         let up = |u: &UpstreamReading| i64::from(u.connected);
         servers(&mut encoder, "quiver_upstream_connected", "1 while connected", MetricType::Gauge, &up)?;
         let failing = |u: &UpstreamReading| i64::from(u.failing);
@@ -270,14 +406,26 @@ mod tests {
 
     #[test]
     fn operations_calls_and_readings_are_written_as_openmetrics() {
-        let metrics = Metrics::new(&MetricsSettings { tool_labels: 1, ..MetricsSettings::default() });
+        let metrics = Metrics::new(&MetricsSettings { tool_labels: 2, ..MetricsSettings::default() });
         metrics.operation("tools/call", Some("calc__evaluate"), None, 0.00003);
-        metrics.operation("tools/call", Some("text__stats"), Some("tool_error"), 0.002);
-        metrics.call("api", "ok", 2);
+        metrics.operation("tools/call", Some("text__stats"), None, 0.001);
+        metrics.operation("tools/call", Some("text__words"), Some("tool_error"), 0.002);
+        metrics.call("api", "ok", 2, Usage { egress_refused: 1, ..Usage::default() });
+        metrics.call("db", "denied", 0, Usage { sql_statements: 2, sql_refused: 1, ..Usage::default() });
+        metrics.call("db", "memory_limit", 0, Usage::default());
+        metrics.call("db", "busy", 0, Usage::default());
+        metrics.http_request("POST", "/v1/tools/{name}/call", 200, 0.0002);
         metrics.read_from(Fixed(Readings {
             compiles: 3,
-            upstreams: vec![UpstreamReading { name: "time".into(), starts: 2, connected: true, failing: false }],
-            tier1_tokens: Some(420),
+            instantiations: 5,
+            upstreams: vec![UpstreamReading {
+                name: "time".into(),
+                starts: 2,
+                connected: true,
+                failing: false,
+                failures: 4,
+            }],
+            footprint: Some(Footprint { tier1: 420, full_known: 9000, tools_unknown: 1 }),
             ..Readings::default()
         }));
         let text = metrics.encode();
@@ -291,8 +439,20 @@ mod tests {
         );
         has(r#"quiver_calls_total{resource="api",outcome="ok"} 1"#);
         has(r#"quiver_egress_requests_total{resource="api"} 2"#);
+        has(r#"quiver_egress_refusals_total{resource="api"} 1"#);
+        has(r#"quiver_sql_statements_total{resource="db"} 2"#);
+        has(r#"quiver_sql_refusals_total{resource="db"} 1"#);
+        has(r#"quiver_guest_traps_total{resource="db",kind="memory"} 1"#);
+        has(r#"quiver_busy_refusals_total{resource="db"} 1"#);
+        has(
+            r#"http_server_request_duration_seconds_count{http_request_method="POST",http_route="/v1/tools/{name}/call",http_response_status_code="200"} 1"#,
+        );
         has("quiver_compiles_total 3");
+        has("quiver_instantiations_total 5");
         has("quiver_tier1_tokens 420");
+        has("quiver_full_tokens 9000");
+        has("quiver_full_tokens_unknown_tools 1");
+        has(r#"quiver_upstream_failures_total{server="time"} 4"#);
         has(r#"quiver_upstream_starts_total{server="time"} 2"#);
         has(r#"quiver_upstream_connected{server="time"} 1"#);
         assert!(text.ends_with("# EOF\n"), "{text}");

@@ -14,5 +14,5 @@ pub mod spans;
 pub mod traces;
 
 pub use self::labels::StickyLabels;
-pub use self::metrics::{Metrics, MetricsSettings, Readings, Source, UpstreamReading};
+pub use self::metrics::{Footprint, Metrics, MetricsSettings, Readings, Source, UpstreamReading, Usage};
 pub use self::traces::{Exporter, TelemetryError, TelemetrySettings};

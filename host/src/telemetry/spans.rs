@@ -50,6 +50,12 @@ pub struct Request<'a> {
     pub transport: Transport,
 }
 
+/// Whether spans are recorded at all (an exporter, or `-v` logging them):
+/// when not, a face need not gather what a span would carry.
+pub fn enabled() -> bool {
+    tracing::enabled!(target: TARGET, tracing::Level::INFO)
+}
+
 /// The SERVER span of `request`, a child of the context it carried in
 /// `_meta` (`meta`), or else in its HTTP headers (`headers`), linked to
 /// the headers' when both exist. A disabled span (no exporter, no `-v`)

@@ -50,6 +50,8 @@ pub(crate) struct Server {
     activity: Mutex<Activity>,
     /// Connections opened (processes spawned), for status and tests.
     pub(crate) starts: AtomicU64,
+    /// Connections and requests that failed, for status and metrics.
+    pub(crate) failures: AtomicU64,
     on_change: OnChange,
     myself: Weak<Server>,
 }
@@ -114,6 +116,7 @@ impl Server {
             health: Mutex::new(Health::default()),
             activity: Mutex::new(Activity { last_used: Instant::now(), in_flight: 0 }),
             starts: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
             on_change,
             myself: myself.clone(),
         })
@@ -423,6 +426,7 @@ impl Server {
     }
 
     fn failed(&self, error: &Error) {
+        self.failures.fetch_add(1, Ordering::Relaxed);
         let mut health = self.health.lock().unwrap_or_else(|e| e.into_inner());
         health.failures += 1;
         let wait = match health.failures {

@@ -42,6 +42,8 @@ pub struct UpstreamStatus {
     pub pid: Option<u32>,
     /// Connections opened since start (processes spawned, for stdio).
     pub starts: u64,
+    /// Connections and requests that failed since start.
+    pub failures: u64,
 }
 
 impl Upstreams {
@@ -106,6 +108,7 @@ impl Upstreams {
                     connected,
                     pid,
                     starts: s.starts.load(Ordering::Relaxed),
+                    failures: s.failures.load(Ordering::Relaxed),
                 }
             })
             .collect()

@@ -106,3 +106,62 @@ async fn metrics_are_guarded_as_the_face_is() {
     let refused = open.await.unwrap_err().to_string();
     assert!(refused.contains("needs a bearer token"), "{refused}");
 }
+
+/// What the sandbox, the router and the faces count, as a scrape shows
+/// it: the instances made, a connector's requests sent and refused, a
+/// database's statements and refusals, guest calls ended by a timeout and
+/// by the memory cap, `initialize` and `ping`, REST latency by route, and
+/// the prompt footprint beside the full cost of what is known unloaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_calls_did_through_each_capability_is_counted() {
+    let allowed = quiver_tests::http_server();
+    let other = quiver_tests::http_server();
+    let config = format!(
+        "[metrics]\ntier1_tokens = true\n[plugins.fixture-connector]\nallow_http = [\"{allowed}\"]\n\
+         [plugins.misbehave]\ntimeout_ms = 300\nmemory_mb = 16"
+    );
+    let t = TestHost::builder().bundled().demo().fixture("connector").fixture("misbehave").config(&config).build();
+    let host = &t.host;
+    let before = host.metrics().encode();
+    let footprint = |text: &str, name: &str| -> f64 {
+        let line = text.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("{text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    // Bundled plugins carry their manifests: their full cost is known
+    // unloaded, and Tier 1 is a fraction of it.
+    let (tier1, full) = (footprint(&before, "quiver_tier1_tokens"), footprint(&before, "quiver_full_tokens"));
+    assert!(tier1 > 0.0 && full > 2.0 * tier1, "Tier 1 {tier1}, full {full}");
+    assert_eq!(host.load_stats().compiled(), 0, "a scrape compiles nothing");
+
+    let fetch = |url: String| async move { host.call_json("fixture-connector", "fetch", &json!({ "url": url })).await };
+    fetch(format!("{allowed}/a")).await.unwrap();
+    fetch(format!("{other}/b")).await.unwrap_err();
+    host.call("chinook", "query", r#"{"sql": "SELECT count(*) FROM artist"}"#).await.unwrap();
+    host.call("chinook", "query", r#"{"sql": "DELETE FROM artist"}"#).await.unwrap_err();
+    host.call("misbehave", "spin", "{}").await.unwrap_err();
+    host.call("misbehave", "alloc", r#"{"n": 64}"#).await.unwrap_err();
+
+    let (client, _) = connect(host).await;
+    let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
+    client.send_request(ping).await.unwrap();
+    client.cancel().await.unwrap();
+    let app = router(host, &HttpOptions::default(), CancellationToken::new()).unwrap();
+    assert_eq!(get(&app, "/v1/tools", &[]).await.0, StatusCode::OK);
+
+    let text = host.metrics().encode();
+    let has = |line: &str| assert!(text.lines().any(|l| l == line), "no `{line}` in\n{text}");
+    has(r#"quiver_egress_requests_total{resource="fixture-connector"} 1"#);
+    has(r#"quiver_egress_refusals_total{resource="fixture-connector"} 1"#);
+    has(r#"quiver_sql_statements_total{resource="chinook"} 2"#);
+    has(r#"quiver_sql_refusals_total{resource="chinook"} 1"#);
+    has(r#"quiver_guest_traps_total{resource="misbehave",kind="timeout"} 1"#);
+    has(r#"quiver_guest_traps_total{resource="misbehave",kind="memory"} 1"#);
+    has("quiver_instantiations_total 6");
+    has(r#"mcp_server_operation_duration_seconds_count{mcp_method_name="initialize",gen_ai_tool_name="",error_type=""} 1"#);
+    has(r#"mcp_server_operation_duration_seconds_count{mcp_method_name="ping",gen_ai_tool_name="",error_type=""} 1"#);
+    has(
+        r#"http_server_request_duration_seconds_count{http_request_method="GET",http_route="/v1/tools",http_response_status_code="200"} 1"#,
+    );
+    // The plugins loaded by the calls made more schemas known.
+    assert!(footprint(&text, "quiver_full_tokens") >= full, "{text}");
+}

@@ -28,11 +28,12 @@ use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, CompleteRequestMethod,
     CompleteRequestParams, CompleteResult, ConstString, CustomNotification, CustomRequest, CustomResult,
-    GetPromptRequestMethod, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsRequestMethod,
-    ListPromptsResult, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestMethod,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestMethod,
-    SetLevelRequestParams, SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter, Tool, ToolsCapability,
+    GetPromptRequestMethod, GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesRequestMethod,
+    ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestMethod, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestMethod, SetLevelRequestParams,
+    SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter, Tool, ToolsCapability,
     UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
@@ -253,6 +254,9 @@ fn call_params_fault(method: &str, params: Option<&Value>) -> Option<String> {
 /// its parent the context in `_meta`, else in the HTTP headers (stdio has
 /// none); `mcp.session.id` is the HTTP session's, when there is one.
 fn server_span(context: &RequestContext<RoleServer>, method: &str, tool: Option<&str>) -> tracing::Span {
+    if !spans::enabled() {
+        return tracing::Span::none();
+    }
     let parts = context.extensions.get::<http::request::Parts>();
     let id = serde_json::to_string(&context.id).ok();
     let protocol = context.protocol_version().map(|v| v.to_string());
@@ -261,6 +265,16 @@ fn server_span(context: &RequestContext<RoleServer>, method: &str, tool: Option<
     let request = spans::Request { method, tool, id: id.as_deref(), protocol: protocol.as_deref(), session, transport };
     let meta = crate::telemetry::context::from_meta(&context.meta);
     spans::server(request, meta, parts.and_then(|p| crate::telemetry::context::from_headers(&p.headers)))
+}
+
+impl<E: ServerHandler> McpServer<E> {
+    /// Close `span` and count an answered `method` (no tool) that failed
+    /// with `error`, if it did.
+    fn answered(&self, span: &tracing::Span, method: &str, error: Option<&ErrorData>, started: std::time::Instant) {
+        let error_type = error.map(|e| e.code.0.to_string());
+        spans::ended(span, error_type.as_deref(), error.map(|e| e.code.0));
+        self.host.metrics().operation(method, None, error_type.as_deref(), started.elapsed().as_secs_f64());
+    }
 }
 
 /// Tell `notify` of every change of the tool list after catalog version
@@ -313,9 +327,7 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         let span = server_span(&context, "tools/list", None);
         let mut tools: Vec<Tool> = self.tools().await.as_ref().clone();
         let theirs = tracing::Instrument::instrument(self.extras.list_tools(request, context), span.clone()).await;
-        let error_type = theirs.as_ref().err().map(|e| e.code.0.to_string());
-        spans::ended(&span, error_type.as_deref(), theirs.as_ref().err().map(|e| e.code.0));
-        self.host.metrics().operation("tools/list", None, error_type.as_deref(), started.elapsed().as_secs_f64());
+        self.answered(&span, "tools/list", theirs.as_ref().err(), started);
         tools.extend(theirs?.tools);
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -372,6 +384,27 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         let tool = if unknown { crate::telemetry::labels::UNKNOWN } else { &request.name };
         self.host.metrics().operation("tools/call", Some(tool), error_type.as_deref(), seconds);
         Ok(result?.into())
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<InitializeResult, ErrorData> {
+        let started = std::time::Instant::now();
+        let span = server_span(&context, "initialize", None);
+        context.peer.set_peer_info(request.clone());
+        let result = self.negotiate_initialize(&request);
+        self.answered(&span, "initialize", result.as_ref().err(), started);
+        result
+    }
+
+    async fn ping(&self, context: RequestContext<RoleServer>) -> std::result::Result<(), ErrorData> {
+        let started = std::time::Instant::now();
+        let span = server_span(&context, "ping", None);
+        let result = self.extras.ping(context).await;
+        self.answered(&span, "ping", result.as_ref().err(), started);
+        result
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

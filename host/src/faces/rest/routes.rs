@@ -167,8 +167,26 @@ pub fn router(host: &Host, agent: Option<&str>) -> Result<axum::Router> {
         pages: Pages::default(),
         openapi: openapi::document(ROUTES),
     });
-    let router = ROUTES.iter().fold(axum::Router::new(), |router, route| router.route(route.path, (route.handler)()));
+    let router = ROUTES.iter().fold(axum::Router::new(), |router, route| {
+        let (host, pattern) = (host.clone(), route.path);
+        let timed = axum::middleware::from_fn(move |request: axum::extract::Request, next: axum::middleware::Next| {
+            let host = host.clone();
+            async move { timed(&host, pattern, request, next).await }
+        });
+        router.route(route.path, (route.handler)().route_layer(timed))
+    });
     Ok(router.with_state(state))
+}
+
+/// Answer `request` and record how long it took under its route's
+/// `pattern` (never its path, which holds tool names).
+async fn timed(host: &Host, pattern: &str, request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let started = std::time::Instant::now();
+    let method = request.method().clone();
+    let response = next.run(request).await;
+    let seconds = started.elapsed().as_secs_f64();
+    host.metrics().http_request(method.as_str(), pattern, response.status().as_u16(), seconds);
+    response
 }
 
 /// The answer of a call.

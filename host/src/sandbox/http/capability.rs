@@ -20,18 +20,27 @@ use super::guard::{Resolve, SystemResolver};
 use crate::contract::{CREDENTIAL_REFUSAL, HEADER_REFUSAL};
 use crate::sandbox::secrets::Secret;
 
-/// The statuses of the HTTP responses one call received, in order:
-/// written by the hooks as each response arrives, read when the call ends.
+/// What one call's requests met: the statuses of the responses it
+/// received, in order, and how many requests the host refused. Written by
+/// the hooks as each request ends, read when the call ends.
 #[derive(Debug, Default, Clone)]
-struct Statuses(Arc<std::sync::Mutex<Vec<u16>>>);
+struct Tally(Arc<std::sync::Mutex<(Vec<u16>, u32)>>);
 
-impl Statuses {
-    fn push(&self, status: u16) {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(status);
+impl Tally {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<u16>, u32)> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn take(&self) -> Vec<u16> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+    fn push(&self, status: u16) {
+        self.lock().0.push(status);
+    }
+
+    fn refused(&self) {
+        self.lock().1 += 1;
+    }
+
+    fn take(&self) -> (Vec<u16>, u32) {
+        std::mem::take(&mut *self.lock())
     }
 }
 
@@ -49,15 +58,14 @@ pub(crate) struct HttpState {
 
 impl HttpState {
     pub(crate) fn new(grant: &HttpGrant) -> HttpState {
-        let policy =
-            HttpPolicy { grant: grant.clone(), resolver: Arc::new(SystemResolver), statuses: Statuses::default() };
+        let policy = HttpPolicy { grant: grant.clone(), resolver: Arc::new(SystemResolver), tally: Tally::default() };
         HttpState { ctx: WasiHttpCtx::new(), policy }
     }
 
     /// The statuses of the responses this call received, in order
-    /// (redirect hops included).
-    pub(crate) fn statuses(&self) -> Vec<u16> {
-        self.policy.statuses.take()
+    /// (redirect hops included), and how many requests were refused.
+    pub(crate) fn tally(&self) -> (Vec<u16>, u32) {
+        self.policy.tally.take()
     }
 
     /// The view wasi-http works through: its context, the store's resource
@@ -72,7 +80,7 @@ impl HttpState {
 pub(crate) struct HttpPolicy {
     grant: HttpGrant,
     resolver: Arc<dyn Resolve>,
-    statuses: Statuses,
+    tally: Tally,
 }
 
 type SendFuture =
@@ -102,9 +110,10 @@ impl WasiHttpHooks for HttpPolicy {
         }) {
             let why = super::headers::refusal(name);
             tracing::info!(header = %name, "outbound request refused");
+            self.tally.refused();
             return Box::new(std::future::ready(Err(HttpError::InternalError(Some(format!("{HEADER_REFUSAL}{why}"))))));
         }
-        let statuses = self.statuses.clone();
+        let tally = self.tally.clone();
         let grant = self.grant.clone();
         let resolver = self.resolver.clone();
         let limits = super::send::Limits {
@@ -124,6 +133,7 @@ impl WasiHttpHooks for HttpPolicy {
                 Ok(addresses) => addresses,
                 Err(refusal) => {
                     tracing::info!(uri = %request.uri(), ?refusal, "outbound request refused");
+                    tally.refused();
                     crate::telemetry::spans::egress_ended(&tracing::Span::current(), Err("refused"));
                     return Err(refusal.to_wasi());
                 }
@@ -143,6 +153,7 @@ impl WasiHttpHooks for HttpPolicy {
                     Ok(sent) => echoed.extend(credential.echoed_forms(Some(&sent))),
                     Err(NotApplied::Refused(why)) => {
                         tracing::info!(uri = %request.uri().path(), why, "outbound request refused");
+                        tally.refused();
                         return Err(HttpError::InternalError(Some(format!("{CREDENTIAL_REFUSAL}{why}"))));
                     }
                     Err(NotApplied::Unavailable(why)) => {
@@ -154,7 +165,7 @@ impl WasiHttpHooks for HttpPolicy {
             let sent = super::send::send(request, &addresses, limits).await;
             match &sent {
                 Ok((response, _)) => {
-                    statuses.push(response.status().as_u16());
+                    tally.push(response.status().as_u16());
                     crate::telemetry::spans::egress_ended(&tracing::Span::current(), Ok(response.status().as_u16()));
                 }
                 Err(_) => crate::telemetry::spans::egress_ended(&tracing::Span::current(), Err("transport")),

@@ -10,7 +10,7 @@ use crate::contract::Access;
 use crate::contract::database::quiver::plugin::sql;
 use crate::contract::wit;
 
-use super::database::Database;
+use super::database::{Database, Tally};
 
 /// Add the `sql` import to `linker` (database adapters only); `state`
 /// finds the call's [`SqlState`].
@@ -55,11 +55,17 @@ pub(crate) struct SqlState {
     /// The highest access the calling agent has here.
     ceiling: Access,
     deadline: Instant,
+    tally: Tally,
 }
 
 impl SqlState {
     pub(crate) fn new(plugin: Arc<str>, grant: &SqlGrant, ceiling: Access, deadline: Instant) -> SqlState {
-        SqlState { plugin, grant: grant.clone(), ceiling, deadline }
+        SqlState { plugin, grant: grant.clone(), ceiling, deadline, tally: Tally::default() }
+    }
+
+    /// What this call's statements met so far.
+    pub(crate) fn tally(&self) -> Tally {
+        self.tally
     }
 
     fn database(&self) -> Result<&Arc<Database>, wit::Error> {
@@ -79,16 +85,18 @@ impl sql::Host for SqlState {
         params: Vec<sql::Value>,
     ) -> wasmtime::Result<Result<sql::Rows, wit::Error>> {
         let database = match self.database() {
-            Ok(database) => database,
+            Ok(database) => database.clone(),
             Err(error) => return Ok(Err(error)),
         };
-        Ok(database.run(&statement, params, self.ceiling, self.deadline, true).await.map(|outcome| match outcome {
-            super::engine::Outcome::Rows(rows) => rows,
-            super::engine::Outcome::Changed(n) => sql::Rows {
-                columns: vec!["changed".into()],
-                rows: vec![vec![sql::Value::Integer(n as i64)]],
-                truncated: false,
-            },
+        Ok(database.run(&statement, params, self.ceiling, self.deadline, true, &mut self.tally).await.map(|outcome| {
+            match outcome {
+                super::engine::Outcome::Rows(rows) => rows,
+                super::engine::Outcome::Changed(n) => sql::Rows {
+                    columns: vec!["changed".into()],
+                    rows: vec![vec![sql::Value::Integer(n as i64)]],
+                    truncated: false,
+                },
+            }
         }))
     }
 
@@ -98,12 +106,14 @@ impl sql::Host for SqlState {
         params: Vec<sql::Value>,
     ) -> wasmtime::Result<Result<u64, wit::Error>> {
         let database = match self.database() {
-            Ok(database) => database,
+            Ok(database) => database.clone(),
             Err(error) => return Ok(Err(error)),
         };
-        Ok(database.run(&statement, params, self.ceiling, self.deadline, false).await.map(|outcome| match outcome {
-            super::engine::Outcome::Changed(n) => n,
-            super::engine::Outcome::Rows(rows) => rows.rows.len() as u64,
+        Ok(database.run(&statement, params, self.ceiling, self.deadline, false, &mut self.tally).await.map(|outcome| {
+            match outcome {
+                super::engine::Outcome::Changed(n) => n,
+                super::engine::Outcome::Rows(rows) => rows.rows.len() as u64,
+            }
         }))
     }
 

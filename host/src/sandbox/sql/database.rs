@@ -58,6 +58,14 @@ impl std::fmt::Debug for Database {
     }
 }
 
+/// What one call's statements met: how many it sent, and how many were
+/// refused (by the SQL policy, or by the database's read-only guard).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub(crate) statements: u32,
+    pub(crate) refused: u32,
+}
+
 /// What the host last read of a database's tables.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TableNames {
@@ -153,13 +161,16 @@ impl Database {
         ceiling: Access,
         deadline: Instant,
         rows: bool,
+        tally: &mut Tally,
     ) -> std::result::Result<Outcome, wit::Error> {
         let access = self.settings.access.min(ceiling);
         let span = crate::telemetry::spans::sql(self.dialect().as_str(), &self.settings.name);
+        tally.statements += 1;
         let (effect, visible) = match self.check(access, statement).await {
             Ok(checked) => checked,
             Err(refusal) => {
                 crate::telemetry::spans::sql_ended(&span, None, Err("refused"));
+                tally.refused += 1;
                 return Err(refusal);
             }
         };
@@ -203,6 +214,7 @@ impl Database {
                 Err(_) => Err("failed"),
             },
         );
+        tally.refused += u32::from(matches!(outcome, Err(Failure::ReadOnly(_))));
         if outcome.is_ok() && effect == policy::Effect::Admin {
             // The schema changed: read it again before the next statement.
             self.expire();
