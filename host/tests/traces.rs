@@ -222,8 +222,7 @@ async fn post(url: &str, headers: &[(&str, &str)], body: Value) -> (reqwest::hea
         .lines()
         .filter_map(|l| l.strip_prefix("data:"))
         .map(str::trim)
-        .filter(|d| !d.is_empty())
-        .last()
+        .rfind(|d| !d.is_empty())
         .unwrap_or(&text);
     (headers, serde_json::from_str(message).unwrap_or(Value::Null))
 }

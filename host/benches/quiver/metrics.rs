@@ -33,7 +33,7 @@ pub(crate) fn section(options: &Options, _runtime: &tokio::runtime::Runtime, rep
     for name in &names {
         let start = Instant::now();
         metrics.operation("tools/call", Some(name), None, 0.00004);
-        metrics.call(name.split("__").next().unwrap_or(name), "ok", 0);
+        metrics.call(name.split("__").next().unwrap_or(name), "ok", 0, Default::default());
         record.push(start.elapsed());
     }
     let start = Instant::now();

@@ -45,18 +45,21 @@ fn sink(runtime: &tokio::runtime::Runtime) -> Sink {
     Sink { endpoint, requests, bytes }
 }
 
+/// The request both measurements make spans for: a stdio `tools/call`.
+const CALL: spans::Request<'static> = spans::Request {
+    method: "tools/call",
+    tool: Some("calc__evaluate"),
+    id: Some("7"),
+    protocol: Some("2025-11-25"),
+    session: None,
+    transport: spans::Transport::Pipe,
+};
+
 /// The cost of the spans a `tools/call` makes (the SERVER span, its end,
 /// the guest call's and the instantiation's) when nothing listens: what
 /// "off" adds to every call, per call.
 fn disabled_spans(reps: usize) -> Duration {
-    let request = spans::Request {
-        method: "tools/call",
-        tool: Some("calc__evaluate"),
-        id: Some("7"),
-        protocol: Some("2025-11-25"),
-        session: None,
-        transport: spans::Transport::Pipe,
-    };
+    let request = CALL;
     let start = Instant::now();
     for _ in 0..reps {
         let server = spans::server(request, None, None);
@@ -107,14 +110,7 @@ pub(crate) fn child(mode: &str, endpoint: &str, reps: usize) -> ! {
     let host = quiver::Host::builder().bundled().cache_dir(None).build().unwrap();
     runtime.block_on(host.describe("calc")).unwrap();
     let input = serde_json::json!({"expression": "1 + 1"});
-    let request = spans::Request {
-        method: "tools/call",
-        tool: Some("calc__evaluate"),
-        id: Some("7"),
-        protocol: Some("2025-11-25"),
-        session: None,
-        transport: spans::Transport::Pipe,
-    };
+    let request = CALL;
     let samples: Vec<u128> = runtime.block_on(async {
         for _ in 0..20 {
             host.call_json("calc", "evaluate", &input).await.unwrap();

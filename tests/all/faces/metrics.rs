@@ -157,7 +157,9 @@ async fn what_calls_did_through_each_capability_is_counted() {
     has(r#"quiver_guest_traps_total{resource="misbehave",kind="timeout"} 1"#);
     has(r#"quiver_guest_traps_total{resource="misbehave",kind="memory"} 1"#);
     has("quiver_instantiations_total 6");
-    has(r#"mcp_server_operation_duration_seconds_count{mcp_method_name="initialize",gen_ai_tool_name="",error_type=""} 1"#);
+    has(
+        r#"mcp_server_operation_duration_seconds_count{mcp_method_name="initialize",gen_ai_tool_name="",error_type=""} 1"#,
+    );
     has(r#"mcp_server_operation_duration_seconds_count{mcp_method_name="ping",gen_ai_tool_name="",error_type=""} 1"#);
     has(
         r#"http_server_request_duration_seconds_count{http_request_method="GET",http_route="/v1/tools",http_response_status_code="200"} 1"#,
