@@ -71,6 +71,11 @@ pub struct AuditSettings {
     /// collector: `stdout` (when serving HTTP only: anywhere else stdout
     /// carries MCP or results, and the lines go to stderr), or `stderr`.
     pub stream: Option<AuditStream>,
+    /// Where a call's arguments are kept: `none`, `audit` (the default:
+    /// in the audit log, redacted) or `traced` (also on spans, with
+    /// results and SQL text).
+    #[serde(default)]
+    pub params: crate::audit::Params,
 }
 
 impl AuditSettings {

@@ -124,9 +124,11 @@ impl HostBuilder {
         let mut fail = |section: String, error: Error| failed.push(Rejection { origin: section, error });
         let mut databases = Vec::new();
         let mut secrets = Vec::new();
+        let traced = config.audit.params == crate::audit::Params::Traced;
         for (name, settings) in config.each_database() {
-            let opened = settings.and_then(|settings| {
+            let opened = settings.and_then(|mut settings| {
                 secrets.extend(settings.password.clone());
+                settings.trace_text = traced;
                 open_database(settings)
             });
             match opened {
@@ -135,7 +137,7 @@ impl HostBuilder {
             }
         }
         if self.demo && config.demo != Some(false) {
-            databases.extend(demo_databases(cache_dir.as_deref())?);
+            databases.extend(demo_databases(cache_dir.as_deref(), traced)?);
         }
         let mut connectors = Vec::new();
         for (name, source) in config.each_connector() {
@@ -180,11 +182,14 @@ impl HostBuilder {
             });
         });
         upstreams.list_in_background();
+        let redaction = crate::sandbox::secrets::Redaction::new(&secrets);
         let audit = config.audit.sink()?.map(|sink| Arc::new(AuditLog::new(Some(sink), secrets)));
         let metrics = Arc::new(Metrics::new(&config.metrics));
         let services = Arc::new(Services {
             live: reloader.live().clone(),
-            backend: Backends::new(runtime.clone(), upstreams.clone(), audit).with_metrics(metrics.clone()),
+            backend: Backends::new(runtime.clone(), upstreams.clone(), audit)
+                .with_metrics(metrics.clone())
+                .with_params(config.audit.params, redaction),
             selector: config.selector.build(analyzer.clone())?,
             search: SearchCache::new(analyzer),
             tables: Default::default(),
@@ -229,7 +234,7 @@ fn bundled_adapter(file_name: &str) -> Option<Embedded> {
 
 /// The bundled demo databases, built once as SQLite files in `cache_dir`
 /// (else the temporary folder).
-fn demo_databases(cache_dir: Option<&Path>) -> Result<Vec<DatabaseSource>> {
+fn demo_databases(cache_dir: Option<&Path>, trace_text: bool) -> Result<Vec<DatabaseSource>> {
     #[cfg(feature = "bundled")]
     {
         let dir = cache_dir.map_or_else(|| std::env::temp_dir().join("quiver"), Path::to_owned).join("demo");
@@ -241,13 +246,14 @@ fn demo_databases(cache_dir: Option<&Path>) -> Result<Vec<DatabaseSource>> {
             let mut raw: crate::sandbox::sql::RawDatabase = toml::from_str(&format!("url = \"\"\n{}", demo.settings))
                 .map_err(|e| Error::internal(at.clone(), e))?;
             raw.url = format!("sqlite:{}", path.display());
-            sources.push(open_database(DatabaseSettings::resolve(demo.name, &raw, &dir)?)?);
+            let settings = DatabaseSettings::resolve(demo.name, &raw, &dir)?;
+            sources.push(open_database(DatabaseSettings { trace_text, ..settings })?);
         }
         Ok(sources)
     }
     #[cfg(not(feature = "bundled"))]
     {
-        let _ = cache_dir;
+        let _ = (cache_dir, trace_text);
         Ok(Vec::new())
     }
 }

@@ -132,6 +132,9 @@ fn stdio_calls_are_server_spans_of_the_callers_trace_across_every_hop() {
         assert_eq!(attribute(echo, key), &value, "{key}: {echo:#}");
     }
     assert!(attribute(echo, "mcp.session.id").is_null() && attribute(echo, "error.type").is_null(), "{echo:#}");
+    // Arguments and results only when the operator opts in.
+    assert!(attribute(echo, "gen_ai.tool.call.arguments").is_null(), "{echo:#}");
+    assert!(!echo.to_string().contains("\"hi\""), "{echo:#}");
     assert_eq!(echo["status"], "STATUS_CODE_UNSET");
     // Its work underneath.
     let guest = named(&spans, "call misbehave.echo");
@@ -218,26 +221,29 @@ async fn post(url: &str, headers: &[(&str, &str)], body: Value) -> (reqwest::hea
     let response = request.send().await.unwrap();
     let headers = response.headers().clone();
     let text = response.text().await.unwrap();
-    let message = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(str::trim)
-        .rfind(|d| !d.is_empty())
-        .unwrap_or(&text);
+    let message =
+        text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).rfind(|d| !d.is_empty()).unwrap_or(&text);
     (headers, serde_json::from_str(message).unwrap_or(Value::Null))
 }
 
 /// Over streamable HTTP (exported as http/json): a 2025-11-25 session's
-/// call is a SERVER span with the session id and transport `tcp`, its
-/// parent the `_meta` context and the HTTP headers' context a link; a
-/// 2026-07-28 request (no session) takes its parent from the headers; a
-/// REST call is an HTTP SERVER span under its headers' context.
+/// `initialize` and call are SERVER spans with the session id and
+/// transport `tcp`, the call's parent the `_meta` context and the HTTP
+/// headers' context a link; a 2026-07-28 request (no session) takes its
+/// parent from the headers; a REST call is an HTTP SERVER span under its
+/// headers' context. The operator opted in to arguments on spans
+/// (`[audit] params = "traced"`): calls carry their arguments and
+/// results, SQL spans their statement.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_requests_of_both_revisions_and_rest_are_server_spans() {
     let receiver = Receiver::start();
     let cli = common::Cli::new();
+    let dir = tempfile::tempdir().unwrap();
+    let music = quiver_tests::databases::TestDatabase::sqlite();
+    let config_file = dir.path().join("quiver.toml");
+    std::fs::write(&config_file, format!("[audit]\nparams = \"traced\"\n{}", music.section("music", ""))).unwrap();
     let served = cli.serve(
-        &["--no-bundled"],
+        &["--config", config_file.to_str().unwrap()],
         &["--http", "127.0.0.1:0"],
         &[("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint), ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")],
     );
@@ -260,6 +266,10 @@ async fn http_requests_of_both_revisions_and_rest_are_server_spans() {
     let (_, answer) =
         post(&mcp, &with_trace, serde_json::from_str(&call(2, "misbehave__echo", json!({"text": "a"}), meta)).unwrap())
             .await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let query = json!({"subcommand": "query", "database": "music", "sql": SQL});
+    let (_, answer) =
+        post(&mcp, &session_headers, serde_json::from_str(&call(4, "database", query, json!({}))).unwrap()).await;
     assert_eq!(answer["result"]["isError"], false, "{answer}");
 
     // 2026-07-28: no session; the context in the headers only.
@@ -294,7 +304,7 @@ async fn http_requests_of_both_revisions_and_rest_are_server_spans() {
     assert!(success, "{log}");
     let spans = tokio::task::spawn_blocking(move || {
         receiver.wait_for(EXPORTED, |spans| {
-            ["tools/call misbehave__echo", "tools/call misbehave__missing", "POST /v1/tools/{name}/call"]
+            ["tools/call misbehave__echo", "tools/call misbehave__missing", "POST /v1/tools/{name}/call", "SELECT"]
                 .iter()
                 .all(|name| spans.iter().any(|s| s["name"] == *name))
         })
@@ -312,6 +322,18 @@ async fn http_requests_of_both_revisions_and_rest_are_server_spans() {
     assert_eq!(attribute(session_call, "mcp.session.id"), &json!(session));
     assert_eq!(attribute(session_call, "network.transport"), &json!("tcp"));
     assert_eq!(attribute(session_call, "mcp.protocol.version"), &json!("2025-11-25"));
+    // Opted in: the arguments and the result are on the span.
+    assert_eq!(attribute(session_call, "gen_ai.tool.call.arguments"), &json!(r#"{"text":"a"}"#), "{session_call:#}");
+    assert_eq!(attribute(session_call, "gen_ai.tool.call.result"), &json!("a"), "{session_call:#}");
+    let initialize = named(&spans, "initialize");
+    assert_eq!(
+        (initialize["kind"].as_str(), attribute(initialize, "mcp.method.name")),
+        (Some("SPAN_KIND_SERVER"), &json!("initialize"))
+    );
+    // The session is made by the answer to `initialize`: its request has none yet.
+    assert!(attribute(initialize, "mcp.session.id").is_null(), "{initialize:#}");
+    let select = named(&spans, "SELECT");
+    assert_eq!(attribute(select, "db.query.text"), &json!(SQL), "{select:#}");
 
     let stateless_call = named(&spans, "tools/call misbehave__missing");
     assert_eq!(stateless_call["trace_id"], HEADER_TRACE);
@@ -327,6 +349,7 @@ async fn http_requests_of_both_revisions_and_rest_are_server_spans() {
     );
     assert_eq!(attribute(rest_call, "http.response.status_code"), &json!(200));
     assert_eq!(attribute(rest_call, "gen_ai.tool.name"), &json!("misbehave__echo"));
+    assert_eq!(attribute(rest_call, "gen_ai.tool.call.arguments"), &json!(r#"{"text":"c"}"#), "{rest_call:#}");
     let guest =
         spans.iter().find(|s| s["name"] == "call misbehave.echo" && s["parent_span_id"] == rest_call["span_id"]);
     assert!(guest.is_some(), "the REST call's guest call is its child: {spans:#?}");

@@ -48,6 +48,21 @@ pub struct AuditRecord {
     pub params: Value,
 }
 
+/// What becomes of a call's arguments: the one switch (`[audit] params`)
+/// the audit log and traces obey.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Params {
+    /// Kept nowhere: audit records carry `null`.
+    None,
+    /// Kept in the audit log, credentials redacted; never on a span.
+    #[default]
+    Audit,
+    /// Kept in the audit log and put on spans (a call's arguments and
+    /// result, a SQL statement's text), redacted the same way.
+    Traced,
+}
+
 /// Where the lines of an [`AuditLog`] are written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuditSink {

@@ -13,4 +13,4 @@
 mod log;
 pub mod redact;
 
-pub use self::log::{AuditLog, AuditRecord, AuditSink, KEPT, now, time};
+pub use self::log::{AuditLog, AuditRecord, AuditSink, KEPT, Params, now, time};

@@ -11,10 +11,12 @@ use serde_json::Value;
 use super::answer::{Answer, Facts, Output};
 use super::caller::Caller;
 use super::progress;
-use crate::audit::{AuditLog, AuditRecord};
+use crate::audit::{AuditLog, AuditRecord, Params};
 use crate::catalog::{Catalog, ToolEntry, ToolRecord};
+use crate::contract::{Shape, sanitize_cut};
 use crate::error::{Error, Result};
-use crate::telemetry::Metrics;
+use crate::sandbox::secrets::Redaction;
+use crate::telemetry::{Metrics, spans};
 
 /// A boxed future, as the backend trait returns them (object-safe).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -58,13 +60,22 @@ pub struct Backends {
     upstream: Arc<dyn Backend>,
     audit: Option<Arc<AuditLog>>,
     metrics: Option<Arc<Metrics>>,
+    params: Params,
+    /// What is redacted of what goes on spans (`params = "traced"`).
+    redaction: Redaction,
 }
 
 impl Backends {
     /// Plugins run on `plugins`; upstream MCP servers on `upstream`; calls
     /// are recorded in `audit`, if given.
     pub fn new(plugins: Arc<dyn Backend>, upstream: Arc<dyn Backend>, audit: Option<Arc<AuditLog>>) -> Backends {
-        Backends { plugins, upstream, audit, metrics: None }
+        Backends { plugins, upstream, audit, metrics: None, params: Params::default(), redaction: Redaction::default() }
+    }
+
+    /// Keep calls' arguments as `params` says, redacting `redaction`'s
+    /// secrets from what goes on spans (the audit log redacts its own).
+    pub fn with_params(self, params: Params, redaction: Redaction) -> Backends {
+        Backends { params, redaction, ..self }
     }
 
     /// Calls are also counted in `metrics`.
@@ -83,6 +94,17 @@ impl Backends {
         } else {
             self.plugins.as_ref()
         }
+    }
+
+    /// `value` as a span may show it: credentials redacted by key and by
+    /// value, sanitised, within the spans' text limit.
+    fn shown(&self, value: &Value) -> String {
+        let redacted = crate::audit::redact::redact(value, &self.redaction);
+        let text = match &redacted {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        sanitize_cut(&text, Shape::Lines, spans::MAX_TEXT)
     }
 
     fn audited(&self, answer: &Answer, params: Value) {
@@ -150,7 +172,11 @@ impl Backend for Backends {
             let mut facts = Facts::starting(tool, call.caller.agent.as_deref());
             let started = Instant::now();
             facts.bytes_in = super::fit::size(&call.input);
-            let params = self.audit.as_ref().map(|audit| audit.redact(&call.input));
+            let params = self.audit.as_ref().map(|audit| match self.params {
+                Params::None => Value::Null,
+                Params::Audit | Params::Traced => audit.redact(&call.input),
+            });
+            let traced = (self.params == Params::Traced && spans::enabled()).then(|| self.shown(&call.input));
             let mut answer = match call.caller.permit(catalog, tool) {
                 Ok(()) => self.of(catalog, &tool.origin).call(call).await,
                 Err(refused) => Answer { result: Err(refused), facts: Facts::starting(tool, None) },
@@ -171,6 +197,10 @@ impl Backend for Backends {
             if let Some(metrics) = &self.metrics {
                 let facts = &answer.facts;
                 metrics.call(&facts.resource, &answer.outcome(), facts.http_statuses.len(), facts.usage);
+            }
+            if let Some(arguments) = traced {
+                let result = answer.result.as_ref().ok().map(|output| self.shown(&Value::String(output.text())));
+                spans::call_io(&tracing::Span::current(), &arguments, result.as_deref());
             }
             if let Some(params) = params {
                 self.audited(&answer, params);
@@ -287,5 +317,27 @@ mod tests {
         );
         assert_eq!(record.params["page"], 1);
         assert_ne!(record.params["token"], "hunter2", "a credential-named key is redacted: {}", record.params);
+    }
+
+    #[test]
+    fn what_a_span_shows_of_arguments_is_redacted_sanitised_and_cut() {
+        let secret = crate::sandbox::secrets::Secret::new("hunter2-long".into());
+        let backends = backends(Arc::new(Fake::default()), None).with_params(Params::Traced, Redaction::new([&secret]));
+        let shown = backends.shown(&json!({"q": "x hunter2-long\u{1b}[2J", "password": "p"}));
+        assert!(!shown.contains("hunter2") && !shown.contains("\"p\"") && !shown.contains('\u{1b}'), "{shown}");
+        let long = backends.shown(&Value::String("y".repeat(10_000)));
+        assert!(long.len() < spans::MAX_TEXT + 64, "{}", long.len());
+    }
+
+    #[tokio::test]
+    async fn arguments_are_kept_nowhere_when_the_operator_says_none() {
+        let catalog =
+            catalog(vec![plugin("api", Kind::Connector, &[("list", Access::Read)], PluginSettings::default())]);
+        let fake = Arc::new(Fake::answering(vec![Ok(Output::Json(json!([])))]));
+        let audit = Arc::new(AuditLog::new(None, Vec::new()));
+        let backends = backends(fake, Some(audit.clone())).with_params(Params::None, Redaction::default());
+        call(&backends, &catalog, "api__list", json!({"page": 1}), &reader()).await.result.unwrap();
+        let record = audit.recent(1, None).pop().unwrap();
+        assert_eq!((record.outcome.as_str(), &record.params), ("ok", &Value::Null));
     }
 }

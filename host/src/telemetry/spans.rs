@@ -79,6 +79,8 @@ pub fn server(request: Request<'_>, meta: Option<Context>, headers: Option<Conte
         network.transport = request.transport.as_str(),
         error.type = Empty,
         rpc.response.status_code = Empty,
+        gen_ai.tool.call.arguments = Empty,
+        gen_ai.tool.call.result = Empty,
     );
     if span.is_disabled() {
         return span;
@@ -147,6 +149,8 @@ pub fn rest(method: &str, route: &str, tool: Option<&str>, headers: &http::Heade
         network.transport = Transport::Tcp.as_str(),
         http.response.status_code = Empty,
         error.type = Empty,
+        gen_ai.tool.call.arguments = Empty,
+        gen_ai.tool.call.result = Empty,
     );
     if !span.is_disabled()
         && let Some(parent) = super::context::from_headers(headers).filter(super::context::has_span)
@@ -251,8 +255,31 @@ pub fn sql(system: &str, name: &str) -> tracing::Span {
         db.namespace = name,
         db.operation.name = Empty,
         db.response.returned_rows = Empty,
+        db.query.text = Empty,
         error.type = Empty,
     )
+}
+
+/// Longest argument, result or statement text put on a span (only when
+/// the operator opted in, `[audit] params = "traced"`): the caller cuts
+/// longer ones.
+pub const MAX_TEXT: usize = 4096;
+
+/// Put a tool call's `arguments` and, when it succeeded, its `result` on
+/// `span`, the request's SERVER span (MCP or REST). Both come redacted,
+/// sanitised and cut from the caller, which put them here only because
+/// the operator opted in.
+pub fn call_io(span: &tracing::Span, arguments: &str, result: Option<&str>) {
+    span.record("gen_ai.tool.call.arguments", arguments);
+    if let Some(result) = result {
+        span.record("gen_ai.tool.call.result", result);
+    }
+}
+
+/// Put a statement's `text` on an [`sql`] span (redacted, sanitised and
+/// cut by the caller, and only when the operator opted in).
+pub fn sql_text(span: &tracing::Span, text: &str) {
+    span.record("db.query.text", text);
 }
 
 /// Record what an [`sql`] span learnt: the operation (the first word of

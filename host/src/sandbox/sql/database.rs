@@ -16,10 +16,12 @@ use super::policy::{self, Dialect, Functions, Policy, Visible, Why};
 use super::settings::{DatabaseSettings, Location};
 use super::snapshot::{Privileges, Snapshot, TableShape};
 use super::{postgres, sqlite};
-use crate::contract::Access;
 use crate::contract::database::quiver::plugin::sql::{TableInfo, Value};
 use crate::contract::wit;
+use crate::contract::{Access, Shape, sanitize_cut};
 use crate::error::Result;
+use crate::sandbox::secrets::Redaction;
+use crate::telemetry::spans;
 
 /// How long the schema is trusted before it is read again.
 const SCHEMA_TTL: Duration = Duration::from_secs(60);
@@ -166,6 +168,10 @@ impl Database {
         let access = self.settings.access.min(ceiling);
         let span = crate::telemetry::spans::sql(self.dialect().as_str(), &self.settings.name);
         tally.statements += 1;
+        if self.settings.trace_text && !span.is_disabled() {
+            let redacted = Redaction::new(self.settings.password.iter()).scrub(statement).into_owned();
+            spans::sql_text(&span, &sanitize_cut(&redacted, Shape::Lines, spans::MAX_TEXT));
+        }
         let (effect, visible) = match self.check(access, statement).await {
             Ok(checked) => checked,
             Err(refusal) => {

@@ -120,6 +120,9 @@ pub struct DatabaseSettings {
     pub adapter: Option<String>,
     /// Functions the operator allows besides the policy's list.
     pub allow_functions: Vec<String>,
+    /// Whether statements' text goes on their spans (`[audit] params =
+    /// "traced"`, set by the host; the password redacted).
+    pub trace_text: bool,
 }
 
 impl DatabaseSettings {
@@ -202,6 +205,7 @@ impl DatabaseSettings {
             notes: raw.tables.iter().map(|(table, notes)| (table.to_lowercase(), notes.clone())).collect(),
             adapter: raw.adapter.clone(),
             allow_functions: raw.allow_functions.clone(),
+            trace_text: false,
         })
     }
 
