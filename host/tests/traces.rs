@@ -44,21 +44,23 @@ fn attribute<'a>(span: &'a Value, key: &str) -> &'a Value {
     &span["attributes"][key]
 }
 
-/// Over stdio (exported as http/protobuf): each `tools/call` is a SERVER
-/// span of the client's trace, its parent the client's span; a tool error
-/// is `error.type = tool_error`; compile, instantiate and the guest call
-/// are its children; the upstream call is a CLIENT span whose context the
-/// upstream server receives in `_meta`; the connector's request is a
-/// CLIENT span whose `traceparent` the API receives (its baggage only
-/// where the operator allows it).
-#[test]
-fn stdio_calls_are_server_spans_of_the_callers_trace_across_every_hop() {
-    let receiver = Receiver::start();
-    let api = JsonServer::start(&json!({"books": [{"id": 7, "title": "Piranesi"}]}), "t0ken");
-    let cli = common::Cli::new();
+/// The JSON API of the connector hops, with the bearer token `t0ken`.
+fn books() -> JsonServer {
+    JsonServer::start(&json!({"books": [{"id": 7, "title": "Piranesi"}]}), "t0ken")
+}
+
+/// A config file in `dir` for every hop: the upstream server on the
+/// official Python SDK that answers the `_meta` it got (`recorder`), the
+/// connector fixture twice on `api` (`books`; `shelf`, which may send
+/// baggage), and the SQLite database `music`.
+fn hops(
+    cli: &common::Cli,
+    dir: &std::path::Path,
+    api: &JsonServer,
+    music: &quiver_tests::databases::TestDatabase,
+) -> std::path::PathBuf {
     std::fs::copy(quiver_tests::fixtures::CONNECTOR, cli.plugins.path().join("fixture-connector.wasm")).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("token"), "t0ken").unwrap();
+    std::fs::write(dir.join("token"), "t0ken").unwrap();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let config = format!(
         "[mcp_servers.recorder]\ncommand = \"{python}\"\nargs = [\"{script}\"]\n\n\
@@ -70,10 +72,25 @@ fn stdio_calls_are_server_spans_of_the_callers_trace_across_every_hop() {
         script = root.join("tests/servers/meta_recorder.py").display(),
         url = api.url,
     );
-    let music = quiver_tests::databases::TestDatabase::sqlite();
     let config = config + &music.section("music", "");
-    let config_file = dir.path().join("quiver.toml");
+    let config_file = dir.join("quiver.toml");
     std::fs::write(&config_file, config).unwrap();
+    config_file
+}
+
+/// Over stdio (exported as http/protobuf): each `tools/call` is a SERVER
+/// span of the client's trace, its parent the client's span; a tool error
+/// is `error.type = tool_error`; compile, instantiate and the guest call
+/// are its children; the upstream call is a CLIENT span whose context the
+/// upstream server receives in `_meta`; the connector's request is a
+/// CLIENT span whose `traceparent` the API receives (its baggage only
+/// where the operator allows it).
+#[test]
+fn stdio_calls_are_server_spans_of_the_callers_trace_across_every_hop() {
+    let receiver = Receiver::start();
+    let (api, cli, dir) = (books(), common::Cli::new(), tempfile::tempdir().unwrap());
+    let music = quiver_tests::databases::TestDatabase::sqlite();
+    let config_file = hops(&cli, dir.path(), &api, &music);
 
     // Bundled: the generic database adapter serves `music`.
     let mut served = cli.serve_stdio(
@@ -199,6 +216,45 @@ fn stdio_calls_are_server_spans_of_the_callers_trace_across_every_hop() {
     // The per-call log line carries the trace.
     let line = log.lines().find(|l| l.contains("quiver::calls") && l.contains("misbehave__echo")).expect("a call line");
     assert!(line.contains(&format!("trace_id={TRACE}")), "{line}");
+}
+
+/// Without an exporter Quiver records no span of its own, and passes the
+/// caller's context on as it got it (W3C Trace Context's rule for a hop
+/// that does not trace): the upstream server's `_meta` and the
+/// connector's API get the client's own `traceparent`, the API its
+/// baggage only where the operator allows it.
+#[test]
+fn without_an_exporter_the_callers_context_is_passed_on_unchanged() {
+    let (api, cli, dir) = (books(), common::Cli::new(), tempfile::tempdir().unwrap());
+    let music = quiver_tests::databases::TestDatabase::sqlite();
+    let config_file = hops(&cli, dir.path(), &api, &music);
+    let mut served = cli.serve_stdio(&["--config", config_file.to_str().unwrap()], &[], &[]);
+    let meta = json!({"traceparent": traceparent(), "tracestate": "vendor=x", "baggage": "user=alice"});
+    let seen_meta = json!({"subcommand": "call", "server": "recorder", "tool": "seen_meta", "parameters": {}});
+    served.send(common::HANDSHAKE);
+    served.send([
+        call(2, "mcp", seen_meta, meta.clone()).as_str(),
+        call(3, "connector", execute("books", "/books/7"), meta.clone()).as_str(),
+        call(4, "connector", execute("shelf", "/books?id=7"), meta).as_str(),
+    ]);
+    let answers = served.answers(4);
+    let answer = |id: u64| answers.iter().find(|a| a["id"] == id).unwrap()["result"].clone();
+    assert_eq!((answer(3)["isError"].clone(), answer(4)["isError"].clone()), (json!(false), json!(false)));
+    let text = answer(2)["content"][0]["text"].as_str().map(str::to_owned);
+    let seen_meta: Value = serde_json::from_str(&text.unwrap_or_else(|| panic!("{answers:#?}"))).unwrap();
+    let (success, log) = served.finish();
+    assert!(success, "{log}");
+
+    assert_eq!(seen_meta["traceparent"], traceparent(), "the upstream server's _meta: {seen_meta:#}");
+    assert_eq!((&seen_meta["tracestate"], &seen_meta["baggage"]), (&json!("vendor=x"), &json!("user=alice")));
+    let seen = api.seen("GET /books?id=7");
+    let get = |path: &str| seen.iter().find(|r| r["seen"] == path).unwrap_or_else(|| panic!("{path}: {seen:#?}"));
+    assert_eq!(
+        (&get("GET /books/7")["traceparent"], &get("GET /books/7")["tracestate"]),
+        (&json!(traceparent()), &json!("vendor=x"))
+    );
+    assert!(get("GET /books/7")["baggage"].is_null(), "baggage went to a third party: {seen:#?}");
+    assert_eq!(get("GET /books?id=7")["baggage"], "user=alice", "the operator allowed it for `shelf`");
 }
 
 /// A plain-HTTP client (reqwest is built without a TLS provider of its own).

@@ -90,11 +90,28 @@ pub fn has_span(cx: &Context) -> bool {
     cx.span().span_context().is_valid()
 }
 
-/// The OTel context of `span` (none when the span is disabled: no
-/// exporter runs, so there is no trace to continue).
+tokio::task_local! {
+    /// The context the request being served carried (see [`carrying`]).
+    static CARRIED: Context;
+}
+
+/// Run `future` (a request's work) with the context the request carried,
+/// if any, to pass on where no span of Quiver's records it.
+pub async fn carrying<F: std::future::Future>(carried: Option<Context>, future: F) -> F::Output {
+    match carried.filter(has_span) {
+        Some(cx) => CARRIED.scope(cx, future).await,
+        None => future.await,
+    }
+}
+
+/// The context to pass on from within `span`: its own when Quiver records
+/// it (an exporter runs); else the one the request carried, unchanged (a
+/// hop that does not trace passes the caller's trace on as it got it, as
+/// W3C Trace Context asks); else none.
 pub fn of(span: &tracing::Span) -> Context {
     use tracing_opentelemetry::OpenTelemetrySpanExt as _;
-    if span.is_disabled() { Context::new() } else { span.context() }
+    let own = if span.is_disabled() { Context::new() } else { span.context() };
+    if has_span(&own) { own } else { CARRIED.try_with(Context::clone).unwrap_or(own) }
 }
 
 struct MetaInjector<'a>(&'a mut Map<String, Value>);
@@ -197,6 +214,22 @@ mod tests {
         let mut headers = http::HeaderMap::new();
         into_headers(&cx, &mut headers, true);
         assert!(headers.get("baggage").is_none() && headers.get("traceparent").is_some());
+    }
+
+    #[tokio::test]
+    async fn without_a_recorded_span_the_carried_context_is_passed_on_unchanged() {
+        let carried = from_meta(&meta(json!({"traceparent": PARENT, "baggage": "user=42"})));
+        let written = carrying(carried, async {
+            let mut out = Map::new();
+            into_meta(&of(&tracing::Span::none()), &mut out);
+            out
+        })
+        .await;
+        assert_eq!((&written["traceparent"], &written["baggage"]), (&json!(PARENT), &json!("user=42")));
+        // Outside a request that carried one: nothing.
+        let mut out = Map::new();
+        into_meta(&of(&tracing::Span::none()), &mut out);
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -277,6 +277,14 @@ impl<E: ServerHandler> McpServer<E> {
     }
 }
 
+/// The context a request carried, in its `_meta` or else (HTTP) its
+/// headers: passed on unchanged when no span of Quiver's records it.
+fn carried(context: &RequestContext<RoleServer>) -> Option<opentelemetry::Context> {
+    use crate::telemetry::context::{from_headers, from_meta, has_span};
+    let headers = || context.extensions.get::<http::request::Parts>().and_then(|p| from_headers(&p.headers));
+    from_meta(&context.meta).filter(has_span).or_else(headers)
+}
+
 /// Tell `notify` of every change of the tool list after catalog version
 /// `since` (a new version; a snapshot that changed only the status is
 /// not one) until it fails (the client left).
@@ -366,6 +374,7 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         let span = server_span(&context, "tools/call", Some(&request.name));
         let started = std::time::Instant::now();
         let call = tracing::Instrument::instrument(self.call_reporting(&request.name, arguments, sink), span.clone());
+        let call = crate::telemetry::context::carrying(carried(&context), call);
         // A cancelled request stops the call (an upstream server is told).
         let result = tokio::select! {
             result = call => result,

@@ -275,7 +275,9 @@ async fn call(
     };
     let span = spans::rest("POST", "/v1/tools/{name}/call", Some(&name), &headers);
     let mut session = rest.session.clone();
-    let mut outcome = tracing::Instrument::instrument(session.call(&name, arguments), span.clone()).await;
+    let carried = crate::telemetry::context::from_headers(&headers);
+    let call = tracing::Instrument::instrument(session.call(&name, arguments), span.clone());
+    let mut outcome = crate::telemetry::context::carrying(carried, call).await;
     if let Some(error) = outcome.error.as_ref().filter(|e| e.kind() == ErrorKind::UnknownTool) {
         spans::rest_ended(&span, StatusCode::NOT_FOUND.as_u16(), false);
         return error_response(error);
