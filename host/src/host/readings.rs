@@ -33,7 +33,6 @@ impl Readable {
         if !self.count_tokens {
             return None;
         }
-        let session = host.session(None).ok()?;
         let catalog = host.catalog();
         let known = catalog.plugins().filter(|plugin| plugin.manifest().is_some()).count();
         let revision = catalog.revision();
@@ -43,6 +42,7 @@ impl Readable {
         {
             return Some(footprint);
         }
+        let session = host.session(None).ok()?;
         let (full_known, tools_unknown) = session.known_full_cost();
         let footprint = Footprint {
             tier1: Cost::o200k_of(&session.system_prompt()) as u64,
