@@ -183,7 +183,9 @@ impl HostBuilder {
         });
         upstreams.list_in_background();
         let redaction = crate::sandbox::secrets::Redaction::new(&secrets);
-        let audit = config.audit.sink()?.map(|sink| Arc::new(AuditLog::new(Some(sink), secrets)));
+        // Kept in memory whether or not a sink is configured: the
+        // dashboard's live calls and health read it.
+        let audit = Some(Arc::new(AuditLog::new(config.audit.sink()?, secrets)));
         let metrics = Arc::new(Metrics::new(&config.metrics));
         let services = Arc::new(Services {
             live: reloader.live().clone(),
@@ -306,9 +308,26 @@ impl Host {
     }
 
     /// The latest `limit` audited calls, newest last (only those of
-    /// `resource`, if given); empty when no audit log is configured.
+    /// `resource`, if given), of the last [`KEPT`](crate::audit::KEPT)
+    /// kept in memory.
     pub fn audit(&self, limit: usize, resource: Option<&str>) -> Vec<AuditRecord> {
         self.inner.services.backend.audit().map(|log| log.recent(limit, resource)).unwrap_or_default()
+    }
+
+    /// The audit log (kept in memory, and written where `[audit]` says).
+    pub fn audit_log(&self) -> Option<&AuditLog> {
+        self.inner.services.backend.audit()
+    }
+
+    /// The agent profiles configured (`[agents.NAME]`), by name.
+    pub fn agents(&self) -> impl Iterator<Item = &str> {
+        self.inner.agents.keys().map(String::as_str)
+    }
+
+    /// What each of the latest reloads changed, oldest first (the start
+    /// among them while it is kept).
+    pub fn reloads(&self) -> Vec<crate::reload::Reload> {
+        self.inner.reloader.timeline()
     }
 
     /// Rescan the folders and publish a new catalog snapshot if anything

@@ -27,10 +27,11 @@ use serde_json::Value;
 
 use crate::catalog::{Catalog, Category, Live, ToolEntry, ToolRecord};
 use crate::disclosure::failures;
+use crate::disclosure::footprint::Footprint;
 use crate::disclosure::formats::ToolDef;
 use crate::disclosure::meta_tools::{self, CALL_TOOL, CallContext, call_tool};
 use crate::disclosure::policy::Policy;
-use crate::disclosure::search::SearchCache;
+use crate::disclosure::search::{Explained, Ranker, SearchCache};
 use crate::disclosure::select::Selector;
 use crate::disclosure::tables::ListedTables;
 use crate::disclosure::tokens::{self, TokenReport};
@@ -261,6 +262,46 @@ impl Session {
             .into_iter()
             .map(|(e, score)| (e.name.clone(), e.category, e.summary.clone(), score))
             .collect()
+    }
+
+    /// [`search`](Self::search) with each hit's rank in each arm before
+    /// they were fused, and the ranking that ran.
+    pub fn explain_search(&self, query: &str, limit: usize) -> (Ranker, Vec<Explained>) {
+        let catalog = self.services.live.current();
+        let index = self.services.search.index(&catalog);
+        (index.ranker(), index.explain(query, limit, |e| self.policy.shows(&catalog, e.category, &e.origin)))
+    }
+
+    /// What this session's context costs a model (see [`Footprint`]),
+    /// loading nothing: a tool whose schema is not known without loading
+    /// its plugin counts as not known. With `load`, every plugin is loaded
+    /// and every live server listed first.
+    pub async fn footprint(&self, load: bool) -> Footprint {
+        let catalog = self.services.live.current();
+        let rules = self.rules(&catalog);
+        let origins = rules.origins(|_| true);
+        let stubs = |origin: &str| -> Vec<(ToolRecord, bool)> {
+            catalog.tools_of(origin).iter().map(|e| (ToolRecord::of_entry(e), false)).collect()
+        };
+        let mut records: Vec<(ToolRecord, bool)> = Vec::new();
+        if load {
+            for (origin, full) in turn::records(&self.services.backend, &catalog, origins).await {
+                match full {
+                    Ok(full) => records.extend(full.into_iter().map(|r| (r, true))),
+                    Err(_) => records.extend(stubs(origin)),
+                }
+            }
+        } else {
+            for entry in origins.iter().flat_map(|origin| catalog.tools_of(origin)) {
+                records.push(match catalog.record(entry) {
+                    Some(record) if ToolDef::of(&record).is_some() => (record, true),
+                    _ => (ToolRecord::of_entry(entry), false),
+                });
+            }
+        }
+        let plain: Vec<ToolRecord> = records.iter().map(|(r, _)| r.clone()).collect();
+        let report = rules.with_full_view(|view| tokens::report(view, &plain));
+        Footprint::of(rules.tier1(), report, &records, load)
     }
 
     /// What the catalog costs this session in prompt tokens in each mode.

@@ -11,6 +11,7 @@
 
 mod client;
 mod connectors;
+mod dashboard;
 mod databases;
 mod disclosure;
 mod fuzzing;
@@ -167,7 +168,7 @@ fn main() {
     let smoke =
         if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" };
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 18] = [
+    let sections: [(&str, Section); 19] = [
         ("loading", loading::section),
         ("guests", guests::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
@@ -185,6 +186,7 @@ fn main() {
         ("reload", reload::section),
         ("metrics", metrics::section),
         ("traces", traces::section),
+        ("dashboard", dashboard::section),
         ("fuzzing", fuzzing::section),
     ];
     let mut fresh = Vec::new();

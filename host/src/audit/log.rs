@@ -4,8 +4,8 @@
 use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -20,6 +20,10 @@ pub const KEPT: usize = 1_000;
 /// One audited call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AuditRecord {
+    /// Its place in this process's log: 1 for the first call, one more for
+    /// each next (set when it is recorded; pages go back by it).
+    #[serde(default)]
+    pub id: u64,
     /// When the call started (RFC 3339, UTC).
     pub time: String,
     /// The agent profile the call was made for, if any.
@@ -29,6 +33,13 @@ pub struct AuditRecord {
     pub resource: String,
     /// The action.
     pub action: String,
+    /// The tool's model-facing name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tool: String,
+    /// The W3C trace id of the request that made the call, when it carried
+    /// one or a span of Quiver's recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
     /// The access level the action declares: `read`, `write` or `admin`.
     #[schemars(with = "String")]
     pub access: Access,
@@ -95,6 +106,10 @@ pub struct AuditLog {
     failed: AtomicBool,
     /// Records the file did not take.
     write_failures: AtomicU64,
+    /// The last id given.
+    last_id: AtomicU64,
+    /// Each record as it is kept, to whoever follows the calls live.
+    live: tokio::sync::broadcast::Sender<Arc<AuditRecord>>,
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -113,7 +128,16 @@ impl AuditLog {
             redaction: Redaction::new(&secrets),
             failed: AtomicBool::new(false),
             write_failures: AtomicU64::new(0),
+            last_id: AtomicU64::new(0),
+            live: tokio::sync::broadcast::channel(LIVE_BACKLOG).0,
         }
+    }
+
+    /// Every record from now on, as it is kept. A follower that falls
+    /// more than [`LIVE_BACKLOG`] records behind is told how many it
+    /// missed (it can page them back with [`before`](Self::before)).
+    pub fn follow(&self) -> tokio::sync::broadcast::Receiver<Arc<AuditRecord>> {
+        self.live.subscribe()
     }
 
     /// Records the file did not take since start.
@@ -134,8 +158,11 @@ impl AuditLog {
         super::redact::redact(params, &self.redaction)
     }
 
-    /// Append `record`.
-    pub fn record(&self, record: AuditRecord) {
+    /// Append `record`, giving it the next id.
+    pub fn record(&self, mut record: AuditRecord) {
+        let mut recent = self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Ids are given under the lock: the ring and the file stay in id order.
+        record.id = self.last_id.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(sink) = &self.sink
             && let Err(error) = self.append(sink, &record)
         {
@@ -144,9 +171,11 @@ impl AuditLog {
                 tracing::error!(to = %sink, %error, "cannot write the audit log; calls go on");
             }
         }
-        let mut recent = self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if recent.len() == KEPT {
             recent.pop_front();
+        }
+        if self.live.receiver_count() > 0 {
+            let _ = self.live.send(Arc::new(record.clone()));
         }
         recent.push_back(record);
     }
@@ -180,7 +209,38 @@ impl AuditLog {
             recent.iter().filter(|r| resource.is_none_or(|wanted| r.resource == wanted)).collect();
         matching[matching.len().saturating_sub(limit)..].iter().map(|r| (*r).clone()).collect()
     }
+
+    /// Up to `limit` kept records with an id below `before` (all, if none)
+    /// that pass `keep`, newest first, and the oldest id kept (none while
+    /// nothing is).
+    pub fn before(
+        &self,
+        before: Option<u64>,
+        limit: usize,
+        keep: impl Fn(&AuditRecord) -> bool,
+    ) -> (Vec<AuditRecord>, Option<u64>) {
+        let recent = self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let page = recent
+            .iter()
+            .rev()
+            .filter(|r| before.is_none_or(|b| r.id < b))
+            .filter(|r| keep(r))
+            .take(limit)
+            .cloned()
+            .collect();
+        (page, recent.front().map(|r| r.id))
+    }
+
+    /// Every kept record, oldest first, as `f` reads them (under the lock:
+    /// keep `f` short).
+    pub fn read<T>(&self, f: impl FnOnce(&mut dyn Iterator<Item = &AuditRecord>) -> T) -> T {
+        let recent = self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut recent.iter())
+    }
 }
+
+/// Records a live follower may fall behind by before it misses some.
+pub const LIVE_BACKLOG: usize = 256;
 
 /// The current time, for a record.
 pub fn now() -> String {
@@ -198,10 +258,13 @@ mod tests {
 
     fn record(resource: &str) -> AuditRecord {
         AuditRecord {
+            id: 0,
             time: now(),
             agent: None,
             resource: resource.into(),
             action: "query".into(),
+            tool: format!("{resource}__query"),
+            trace_id: None,
             access: Access::Read,
             outcome: "ok".into(),
             duration_ms: 1.0,
@@ -224,6 +287,26 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(log.recent(10, Some("b")).len(), 1);
         assert_eq!(log.recent(1, None)[0].resource, "b");
+    }
+
+    #[test]
+    fn records_get_rising_ids_and_page_back_to_the_oldest_kept() {
+        let log = AuditLog::new(None, Vec::new());
+        let mut live = log.follow();
+        log.record(record("even"));
+        assert_eq!(live.try_recv().unwrap().id, 1, "a follower gets each record as kept");
+        for i in 1..KEPT + 5 {
+            log.record(record(if i % 2 == 0 { "even" } else { "odd" }));
+        }
+        let lagged = live.try_recv().unwrap_err();
+        assert!(matches!(lagged, tokio::sync::broadcast::error::TryRecvError::Lagged(_)), "a slow follower is told");
+        let (page, oldest) = log.before(None, 3, |_| true);
+        assert_eq!(page.iter().map(|r| r.id).collect::<Vec<_>>(), [KEPT as u64 + 5, KEPT as u64 + 4, KEPT as u64 + 3]);
+        assert_eq!(oldest, Some(6), "the first five fell out of the ring");
+        let (page, _) = log.before(Some(10), 100, |r| r.resource == "odd");
+        assert_eq!(page.iter().map(|r| r.id).collect::<Vec<_>>(), [8, 6], "ids below 10, newest first, filtered");
+        let (page, _) = log.before(Some(6), 100, |_| true);
+        assert!(page.is_empty(), "paging ends at the oldest kept");
     }
 
     #[test]

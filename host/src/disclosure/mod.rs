@@ -10,6 +10,7 @@
 //! model reaches what it found.
 
 pub mod failures;
+pub mod footprint;
 pub mod formats;
 pub(crate) mod meta_tools;
 pub mod policy;

@@ -202,7 +202,7 @@ pub(crate) fn known_full(catalog: &Catalog, origins: &[&str]) -> (usize, usize) 
 
 /// A record as a flat tool; if its schema is unknown (its plugin failed to
 /// load) it counts with a `null` schema, a lower bound.
-fn flat(record: &ToolRecord) -> ToolDef {
+pub(crate) fn flat(record: &ToolRecord) -> ToolDef {
     ToolDef::of(record).unwrap_or_else(|| ToolDef {
         name: record.name.clone(),
         description: record.description.clone(),

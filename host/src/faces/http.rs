@@ -1,5 +1,6 @@
-//! One HTTP server for both faces: MCP (streamable HTTP) at `/mcp` and the
-//! REST API under `/v1`, with Prometheus metrics at `/metrics`.
+//! One HTTP server for every face: MCP (streamable HTTP) at `/mcp`, the
+//! REST API under `/v1`, the operators' dashboard under `/ui`, and
+//! Prometheus metrics at `/metrics`.
 //!
 //! Safe defaults: loopback bind; `Host` and `Origin` checked against
 //! loopback names (DNS-rebinding protection) unless the operator lists
@@ -21,6 +22,8 @@ use tokio_util::sync::CancellationToken;
 
 use rmcp::handler::server::ServerHandler;
 
+use super::dashboard::signin::SignIns;
+use super::guard::Guard;
 use super::mcp::{ErrorReply, McpServer, NoExtras};
 use super::sessions::CappedSessions;
 use crate::error::{Error, Result};
@@ -110,7 +113,7 @@ pub fn router_with<E: ServerHandler>(
         // A plain answer is one JSON body; SSE only when notifications
         // (progress, logs) precede it.
         .with_json_response(true)
-        .with_cancellation_token(shutdown);
+        .with_cancellation_token(shutdown.clone());
     if !loopback {
         // Reached by a public name: the token is the guard, not the Host header.
         config = config.disable_allowed_hosts();
@@ -118,10 +121,12 @@ pub fn router_with<E: ServerHandler>(
     let sessions = Arc::new(CappedSessions::new(options.max_sessions));
     let service = StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), config);
     let hosts = if loopback { hosts } else { Vec::new() };
-    let guard = Arc::new(Guard { token: options.token.clone(), origins, hosts });
+    let sign_ins = Arc::new(SignIns::new(options.token.clone(), !loopback));
+    let guard = Arc::new(Guard { token: options.token.clone(), origins, hosts, sign_ins: Some(sign_ins.clone()) });
     let max_body = options.max_body_bytes;
     let router = super::rest::router(host, options.agent.as_deref())?
         .merge(super::metrics::router(host))
+        .merge(super::dashboard::router(host, options.agent.as_deref(), sign_ins, shutdown.clone())?)
         .nest_service("/mcp", service)
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             check_envelope(request, next, max_body, sessions.clone())
@@ -156,7 +161,7 @@ pub async fn serve_metrics(
     } else {
         Vec::new()
     };
-    let guard = Arc::new(Guard { token, origins: Vec::new(), hosts });
+    let guard = Arc::new(Guard { token, origins: Vec::new(), hosts, sign_ins: None });
     let router = super::metrics::router(host).layer(middleware::from_fn(move |request: Request, next: Next| {
         let guard = guard.clone();
         async move { guard.check(request, next).await }
@@ -213,56 +218,6 @@ pub async fn serve_with<E: ServerHandler>(
     Ok(())
 }
 
-struct Guard {
-    token: Option<String>,
-    origins: Vec<String>,
-    /// Allowed `Host` names (`name` or `name:port`); empty: any.
-    hosts: Vec<String>,
-}
-
-impl Guard {
-    async fn check(&self, request: Request, next: Next) -> Response {
-        // HTTP/1.0 may leave out `Host`; every route needs it (the
-        // DNS-rebinding check reads it), so none is served without it.
-        if !request.headers().contains_key(header::HOST) && request.uri().authority().is_none() {
-            return (StatusCode::BAD_REQUEST, "a Host header is required").into_response();
-        }
-        if let Some(token) = &self.token {
-            let presented = request
-                .headers()
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.split_once(' '))
-                .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-                .map(|(_, token)| token.trim_start());
-            if !presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.as_bytes())) {
-                return (
-                    StatusCode::UNAUTHORIZED,
-                    [(header::WWW_AUTHENTICATE, "Bearer")],
-                    "a bearer token is required",
-                )
-                    .into_response();
-            }
-        }
-        // The REST routes get the same Host and Origin checks rmcp applies
-        // to /mcp.
-        if !request.uri().path().starts_with("/mcp")
-            && let Some(host) = request.headers().get(header::HOST)
-            && !host.to_str().is_ok_and(|h| host_allowed(&self.hosts, h))
-        {
-            return (StatusCode::FORBIDDEN, "host not allowed (start the server with --allow-host NAME)")
-                .into_response();
-        }
-        if !request.uri().path().starts_with("/mcp")
-            && let Some(origin) = request.headers().get(header::ORIGIN)
-            && !origin.to_str().is_ok_and(|o| self.origins.iter().any(|allowed| origin_matches(allowed, o)))
-        {
-            return (StatusCode::FORBIDDEN, "origin not allowed").into_response();
-        }
-        next.run(request).await
-    }
-}
-
 /// A JSON `POST` to `/mcp` that rmcp cannot read is answered here as
 /// JSON-RPC asks (`-32700` parse error, `-32600` invalid request, with HTTP
 /// 400; see [`envelope`](super::envelope)); rmcp would answer 415 with
@@ -305,70 +260,4 @@ async fn check_envelope(request: Request, next: Next, max_body: usize, sessions:
         return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], reply).into_response();
     }
     next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
-}
-
-/// Whether the `Host` header `value` names one of `allowed` (`name`: any
-/// port; `name:port`: that port); an empty list allows any.
-fn host_allowed(allowed: &[String], value: &str) -> bool {
-    let Ok(authority) = value.trim().parse::<http::uri::Authority>() else { return false };
-    let name = authority.host().trim_matches(['[', ']']).to_ascii_lowercase();
-    allowed.is_empty()
-        || allowed.iter().any(|entry| match entry.parse::<http::uri::Authority>() {
-            Ok(a) if a.port_u16().is_some() => {
-                a.host().trim_matches(['[', ']']).eq_ignore_ascii_case(&name) && a.port_u16() == authority.port_u16()
-            }
-            _ => entry.trim_matches(['[', ']']).eq_ignore_ascii_case(&name),
-        })
-}
-
-/// `allowed` is `scheme://host:port` or `scheme://host:*`.
-fn origin_matches(allowed: &str, origin: &str) -> bool {
-    match allowed.strip_suffix(":*") {
-        Some(prefix) => {
-            origin == prefix
-                || origin
-                    .strip_prefix(prefix)
-                    .is_some_and(|rest| rest.strip_prefix(':').is_some_and(|p| p.chars().all(|c| c.is_ascii_digit())))
-        }
-        None => origin == allowed,
-    }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hosts_match_by_name_and_port() {
-        let allowed = ["localhost".to_owned(), "::1".to_owned(), "app.internal:8443".to_owned()];
-        assert!(host_allowed(&allowed, "localhost:8080"));
-        assert!(host_allowed(&allowed, "LOCALHOST"));
-        assert!(host_allowed(&allowed, "[::1]:8080"));
-        assert!(host_allowed(&allowed, "app.internal:8443"));
-        assert!(!host_allowed(&allowed, "app.internal:80"));
-        assert!(!host_allowed(&allowed, "evil.example"));
-        assert!(!host_allowed(&allowed, "localhost.evil.example:8080"));
-        assert!(host_allowed(&[], "anything"));
-    }
-
-    #[test]
-    fn origins_match_by_scheme_host_and_port() {
-        assert!(origin_matches("http://localhost:*", "http://localhost:3000"));
-        assert!(origin_matches("http://localhost:*", "http://localhost"));
-        assert!(!origin_matches("http://localhost:*", "http://localhost.evil.com"));
-        assert!(!origin_matches("http://localhost:*", "https://localhost:3000"));
-        assert!(origin_matches("https://app.example.com", "https://app.example.com"));
-        assert!(!origin_matches("https://app.example.com", "https://app.example.com.evil"));
-    }
-
-    #[test]
-    fn tokens_compare_whole() {
-        assert!(constant_time_eq(b"secret", b"secret"));
-        assert!(!constant_time_eq(b"secret", b"secreT"));
-        assert!(!constant_time_eq(b"secret", b"secret2"));
-    }
 }

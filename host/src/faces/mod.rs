@@ -1,13 +1,16 @@
 //! ⑧ Faces: how clients reach the host besides the library ([`Host`],
 //! [`Session`](crate::session::Session)): an MCP server ([`mcp`], over stdio or
-//! streamable HTTP) and a REST API ([`rest`]), served together by [`http`]
-//! with the Prometheus [`metrics`].
+//! streamable HTTP), a REST API ([`rest`]) and an operators' [`dashboard`],
+//! served together by [`http`] behind one [`guard`], with the Prometheus
+//! [`metrics`].
 //! Faces work through sessions (one open session per face, resolved once
 //! and cloned per request) and the host's public API; they parse, call and
 //! map results to their protocol, nothing more.
 
 mod connections;
+pub mod dashboard;
 pub mod envelope;
+pub mod guard;
 pub mod http;
 pub mod mcp;
 pub mod metrics;

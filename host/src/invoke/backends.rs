@@ -111,10 +111,13 @@ impl Backends {
         let Some(audit) = &self.audit else { return };
         let facts = &answer.facts;
         audit.record(AuditRecord {
+            id: 0,
             time: crate::audit::time(facts.started),
             agent: facts.agent.clone(),
             resource: facts.resource.clone(),
             action: facts.action.clone(),
+            tool: facts.tool.clone(),
+            trace_id: crate::telemetry::context::trace_id(&tracing::Span::current()),
             access: facts.access,
             outcome: answer.outcome(),
             duration_ms: facts.duration.as_secs_f64() * 1e3,

@@ -10,6 +10,8 @@
 mod arrivals;
 mod reconcile;
 mod reloader;
+mod timeline;
 pub mod watch;
 
 pub use self::reloader::{Folders, Reloader};
+pub use self::timeline::Reload;

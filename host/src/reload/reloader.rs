@@ -77,6 +77,8 @@ pub struct Reloader {
     arrivals: super::arrivals::Arrivals,
     /// Rescans so far (for the metrics).
     reloads: AtomicU64,
+    /// What the latest snapshots changed.
+    timeline: super::timeline::Timeline,
 }
 
 impl Reloader {
@@ -90,7 +92,10 @@ impl Reloader {
         let mut first = Catalog::scan(&folders.sources(), &settings, None, keep_bytes)?;
         first.number_first();
         tracing::info!(plugins = first.len(), rejected = first.rejected().len(), "catalog ready");
+        let timeline = super::timeline::Timeline::default();
+        timeline.published(&first, None);
         Ok(Reloader {
+            timeline,
             live: Arc::new(Live::new(first)),
             arrivals: super::arrivals::Arrivals::new(runtime.clone()),
             runtime,
@@ -123,6 +128,11 @@ impl Reloader {
         self.keep_bytes.store(true, Ordering::Relaxed);
     }
 
+    /// What each of the latest published snapshots changed, oldest first.
+    pub fn timeline(&self) -> Vec<super::Reload> {
+        self.timeline.entries()
+    }
+
     /// How many rescans ran since start.
     pub fn reloads(&self) -> u64 {
         self.reloads.load(Ordering::Relaxed)
@@ -146,6 +156,7 @@ impl Reloader {
         let next = Arc::new(next);
         self.live.publish(next.clone());
         self.arrivals.prepare_new(&old, &next);
+        self.timeline.published(&next, Some(&old));
         for change in next.changes_from(&old) {
             tracing::info!(%change, "plugin");
         }

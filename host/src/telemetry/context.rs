@@ -114,6 +114,15 @@ pub fn of(span: &tracing::Span) -> Context {
     if has_span(&own) { own } else { CARRIED.try_with(Context::clone).unwrap_or(own) }
 }
 
+/// The W3C trace id (32 hex digits) of the context [`of`] `span` gives,
+/// if there is one.
+pub fn trace_id(span: &tracing::Span) -> Option<String> {
+    use opentelemetry::trace::TraceContextExt as _;
+    let cx = of(span);
+    let context = cx.span().span_context().clone();
+    context.is_valid().then(|| context.trace_id().to_string())
+}
+
 struct MetaInjector<'a>(&'a mut Map<String, Value>);
 
 impl Injector for MetaInjector<'_> {

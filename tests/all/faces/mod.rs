@@ -1,6 +1,8 @@
 //! The faces: MCP through a real rmcp client, the REST API through the
 //! router, and what both HTTP transports (and stdio) refuse.
 
+mod browser;
+mod dashboard;
 mod http;
 pub(crate) mod mcp;
 mod metrics;

@@ -25,6 +25,27 @@ pub enum Arm {
     Feedback,
 }
 
+/// A ranking, BM25's list and the semantic arm's (when one ran), each
+/// best first.
+type Ranked = (Vec<(u32, f32)>, Vec<(u32, f32)>, Option<Vec<(u32, f32)>>);
+
+/// One hit of [`SearchIndex::explain`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Explained {
+    /// The tool's, skill's or resource's name.
+    pub name: String,
+    /// Its category.
+    pub category: Category,
+    /// Its one line.
+    pub summary: String,
+    /// Its score in the fused ranking (BM25's without a model).
+    pub score: f32,
+    /// Its rank (from 1) in BM25's list, if it is in it.
+    pub lexical_rank: Option<usize>,
+    /// Its rank in the semantic arm's list, if one ran and it is in it.
+    pub semantic_rank: Option<usize>,
+}
+
 /// An index over tools (and skills) for one or both arms.
 pub struct SearchIndex {
     entries: Vec<Entry>,
@@ -104,24 +125,57 @@ impl SearchIndex {
         limit: usize,
         keep: impl Fn(&Entry) -> bool,
     ) -> Vec<(&Entry, f32)> {
+        self.hits(self.arms(arm, query, &keep).0, limit)
+    }
+
+    /// [`search`](Self::search), each hit with its rank (from 1) in each
+    /// arm before they were fused: why a tool wins.
+    pub fn explain(&self, query: &str, limit: usize, keep: impl Fn(&Entry) -> bool) -> Vec<Explained> {
+        let (ranked, lexical, semantic) = self.arms(Arm::Feedback, query, &keep);
+        let rank_in = |list: &[(u32, f32)], id: u32| list.iter().position(|(i, _)| *i == id).map(|at| at + 1);
+        ranked
+            .into_iter()
+            .take(limit)
+            .map(|(id, score)| {
+                let entry = &self.entries[id as usize];
+                Explained {
+                    name: entry.name.clone(),
+                    category: entry.category,
+                    summary: entry.summary.clone(),
+                    score,
+                    lexical_rank: rank_in(&lexical, id),
+                    semantic_rank: semantic.as_deref().and_then(|list| rank_in(list, id)),
+                }
+            })
+            .collect()
+    }
+
+    /// The ranking `arm` gives `query` over the entries that pass `keep`,
+    /// with the lists it was made from: BM25's, and the semantic arm's
+    /// when one ran.
+    fn arms(&self, arm: Arm, query: &str, keep: &impl Fn(&Entry) -> bool) -> Ranked {
         let visible = |id: &u32| keep(&self.entries[*id as usize]);
         let lexical = || self.lexical.rank(query).into_iter().filter(|(id, _)| visible(id)).collect::<Vec<_>>();
-        let ranked = match (&self.semantic, arm) {
-            (None, _) | (_, Arm::Lexical) => lexical(),
+        match (&self.semantic, arm) {
+            (None, _) | (_, Arm::Lexical) => {
+                let lexical = lexical();
+                (lexical.clone(), lexical, None)
+            }
             (Some(semantic), arm) => {
-                let Some(model) = semantic.analyzer.model() else { return Vec::new() };
+                let Some(model) = semantic.analyzer.model() else { return (Vec::new(), Vec::new(), None) };
                 let mut query = model.embed(query);
                 if arm == Arm::Semantic {
-                    return self.hits(fuse::nearest(&query, &semantic.matrix, fuse::FLOOR, visible), limit);
+                    let nearest = fuse::nearest(&query, &semantic.matrix, fuse::FLOOR, visible);
+                    return (nearest.clone(), Vec::new(), Some(nearest));
                 }
                 let lexical = lexical();
                 if arm == Arm::Feedback {
                     fuse::feedback(&mut query, &semantic.matrix, &lexical);
                 }
-                fuse::reciprocal_rank(&lexical, &fuse::nearest(&query, &semantic.matrix, fuse::FLOOR, visible))
+                let nearest = fuse::nearest(&query, &semantic.matrix, fuse::FLOOR, visible);
+                (fuse::reciprocal_rank(&lexical, &nearest), lexical, Some(nearest))
             }
-        };
-        self.hits(ranked, limit)
+        }
     }
 
     /// What to offer when nothing passes the relevance cut of

@@ -112,7 +112,7 @@ pub(super) const ROUTES: &[Route<Arc<Rest>>] = &[
     Route {
         method: Method::GET,
         path: "/v1/audit",
-        summary: "The latest audited calls, newest last (empty unless [audit] path is set)",
+        summary: "The latest audited calls, newest last (the last 1,000 are kept in memory)",
         params: Params::Query(schema::<AuditQuery>),
         answer: Answer::Schema("AuditRecords", schema::<Vec<AuditRecord>>),
         failures: &[],

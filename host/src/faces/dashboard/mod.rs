@@ -1,0 +1,179 @@
+//! The operators' dashboard at `/ui`: the catalog, the context footprint,
+//! search and call playgrounds, live calls and health, as one page served
+//! from the binary.
+//!
+//! ```text
+//! GET  /ui/                   the page (hash-routed: #catalog, #footprint, #search, #call, #live, #health)
+//! GET  /ui/assets/{file}      its script and style sheet
+//! GET  /ui/sign-in            the sign-in form (token mode)
+//! POST /ui/sign-in            exchange the token for a session cookie
+//! POST /ui/sign-out           end the sign-in
+//! GET  /ui/api/me             who is signed in, the CSRF token, the agent profiles
+//! GET  /ui/api/footprint      what the context costs (?agent=); POST …/load counts it all loaded
+//! GET  /ui/api/search         a query ranked as search_tools ranks it, each arm's rank beside
+//! GET  /ui/api/calls          audited calls, newest first, paged back by id
+//! GET  /ui/api/calls/live     each call as it finishes (server-sent events)
+//! GET  /ui/api/health         latency and errors per tool, reloads, upstream servers
+//! ```
+//!
+//! The catalog and call pages read the REST API (`/v1/status`,
+//! `/v1/tools…`) with the same cookie. Everything is served under a
+//! content security policy that allows nothing but this origin's own files:
+//! no inline script or style, no eval; the page puts every text it is
+//! given in as text, never as markup. The files are the page's own (no
+//! third-party code), embedded at build time.
+
+mod api;
+mod health;
+mod live;
+pub mod signin;
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+use tokio_util::sync::CancellationToken;
+
+use self::signin::SignIns;
+use crate::error::Result;
+use crate::host::Host;
+
+/// What the dashboard's handlers share.
+pub(super) struct Dashboard {
+    host: Host,
+    /// The profile the REST face (and so the call page) works with.
+    agent: Option<String>,
+    sign_ins: Arc<SignIns>,
+    /// Ends the live streams when the server shuts down.
+    shutdown: CancellationToken,
+}
+
+/// The policy every dashboard answer is served under.
+pub const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; \
+     connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+/// The page's files, embedded: (name, content type, bytes).
+pub const ASSETS: &[(&str, &str, &[u8])] = &[
+    ("app.js", "text/javascript; charset=utf-8", include_bytes!("assets/app.js")),
+    ("app.css", "text/css; charset=utf-8", include_bytes!("assets/app.css")),
+];
+
+/// The page itself.
+pub const INDEX: &str = include_str!("assets/index.html");
+const SIGN_IN: &str = include_str!("assets/signin.html");
+const SIGN_IN_ERROR_SLOT: &str = r#"<p id="sign-in-error" role="alert" hidden></p>"#;
+
+/// The dashboard's routes for `host`; the call page works as `agent`.
+pub fn router(
+    host: &Host,
+    agent: Option<&str>,
+    sign_ins: Arc<SignIns>,
+    shutdown: CancellationToken,
+) -> Result<axum::Router> {
+    let state = Arc::new(Dashboard { host: host.clone(), agent: agent.map(str::to_owned), sign_ins, shutdown });
+    let router = axum::Router::new()
+        .route("/ui", get(index))
+        .route("/ui/", get(index))
+        .route("/ui/assets/{file}", get(asset))
+        .route("/ui/sign-in", get(sign_in_form).post(sign_in))
+        .route("/ui/sign-out", post(sign_out))
+        .route("/ui/api/me", get(api::me))
+        .route("/ui/api/footprint", get(api::footprint))
+        .route("/ui/api/footprint/load", post(api::footprint_loaded))
+        .route("/ui/api/search", get(api::search))
+        .route("/ui/api/calls", get(live::calls))
+        .route("/ui/api/calls/live", get(live::follow))
+        .route("/ui/api/health", get(health::health))
+        .layer(axum::middleware::map_response(secured));
+    Ok(router.with_state(state))
+}
+
+/// Every answer under the dashboard's policy; none cached but its files.
+async fn secured(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    // Not `no-referrer`: under it a browser's POST carries `Origin: null`,
+    // which the Origin check refuses.
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+fn html(status: StatusCode, body: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+}
+
+/// The page. Without a token to sign in with, a visit signs in at once
+/// (the cookie carries the CSRF token's session all the same).
+async fn index(State(ui): State<Arc<Dashboard>>, headers: HeaderMap) -> Response {
+    let mut response = html(StatusCode::OK, INDEX.to_owned());
+    if !ui.sign_ins.token_mode()
+        && ui.sign_ins.of(&headers).is_none()
+        && let Some(cookie) = ui.sign_ins.sign_in("").and_then(|c| HeaderValue::from_str(&c).ok())
+    {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+async fn asset(Path(file): Path<String>) -> Response {
+    match ASSETS.iter().find(|(name, _, _)| *name == file) {
+        Some((_, kind, bytes)) => {
+            ([(header::CONTENT_TYPE, *kind), (header::CACHE_CONTROL, "no-cache")], *bytes).into_response()
+        }
+        None => (StatusCode::NOT_FOUND, "no such file").into_response(),
+    }
+}
+
+async fn sign_in_form(State(ui): State<Arc<Dashboard>>) -> Response {
+    if !ui.sign_ins.token_mode() {
+        return see_other("/ui/", None);
+    }
+    html(StatusCode::OK, SIGN_IN.to_owned())
+}
+
+/// The sign-in form's fields.
+#[derive(serde::Deserialize)]
+struct SignInForm {
+    token: String,
+}
+
+async fn sign_in(State(ui): State<Arc<Dashboard>>, axum::Form(form): axum::Form<SignInForm>) -> Response {
+    match ui.sign_ins.sign_in(&form.token) {
+        Some(cookie) => see_other("/ui/", Some(cookie)),
+        None => {
+            let told = r#"<p id="sign-in-error" role="alert">That is not this server's token.</p>"#;
+            html(StatusCode::UNAUTHORIZED, SIGN_IN.replace(SIGN_IN_ERROR_SLOT, told))
+        }
+    }
+}
+
+async fn sign_out(State(ui): State<Arc<Dashboard>>, headers: HeaderMap) -> Response {
+    let cleared = ui.sign_ins.sign_out(&headers);
+    see_other("/ui/sign-in", Some(cleared))
+}
+
+fn see_other(to: &'static str, cookie: Option<String>) -> Response {
+    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response();
+    if let Some(cookie) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+/// Why a request was not answered as asked.
+#[derive(serde::Serialize)]
+struct Refusal {
+    /// What to do instead, for a person to read.
+    error: String,
+}
+
+/// A request the dashboard cannot answer as asked, said as JSON.
+fn refused(status: StatusCode, error: impl std::fmt::Display) -> Response {
+    (status, axum::Json(Refusal { error: error.to_string() })).into_response()
+}
