@@ -137,7 +137,7 @@ def sections():
 
 
 def sql():
-    sources = read("host/src/sandbox/sql/policy/tests.rs") + read("tests/all/databases.rs")
+    sources = read("host/src/sandbox/sql/policy/tests.rs") + read("tests/all/databases/mod.rs") + read("tests/all/databases/escapes.rs")
     statements = set()
     for literal in re.findall(r'"((?:SELECT|WITH|VALUES|EXPLAIN|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|TRUNCATE|ATTACH|PRAGMA|COPY|SET|BEGIN|DO|GRANT|TABLE|MERGE|LISTEN|PREPARE|RESET|VACUUM|DETACH)(?:[^"\\]|\\.)*)"', sources):
         unescaped = re.sub(r'\\(["\\n])', lambda m: {"n": "\n"}.get(m.group(1), m.group(1)), literal)
@@ -209,6 +209,29 @@ def trace_context():
         write("trace_context", seed)
 
 
+def guard():
+    # Requests to the HTTP guard: a method, a path, then headers; {token},
+    # {cookie} and {csrf} stand for the server's token and a live sign-in's.
+    for seed in [
+        "GET\n/v1/status\nhost: localhost\nauthorization: Bearer {token}",
+        "GET\n/v1/status\nhost: localhost\nauthorization: bearer  {token}x",
+        "GET\n/v1/status\nhost: localhost\ncookie: {cookie}",
+        "GET\n/ui/\nhost: localhost",
+        "GET\n/ui/api/me\nhost: localhost\ncookie: a=1; {cookie}; b=2",
+        "POST\n/v1/tools/x/call\nhost: localhost\ncookie: {cookie}",
+        "POST\n/v1/tools/x/call\nhost: localhost\ncookie: {cookie}\nx-csrf-token: {csrf}",
+        "POST\n/ui/sign-out\nhost: localhost\ncookie: {cookie}\nx-csrf-token: {csrf}x",
+        "POST\n/mcp\nhost: localhost\ncookie: {cookie}\nx-csrf-token: {csrf}",
+        "GET\n/metrics\nhost: localhost\ncookie: {cookie}",
+        "GET\n/ui/assets/app.js\nhost: localhost",
+        "POST\n/ui/sign-in\nhost: localhost",
+        "GET\n/ui/api/calls/live\nhost: evil.example\ncookie: {cookie}",
+        "DELETE\n/ui/api/me\nhost: localhost\ncookie: quiver_session=" + "0" * 64,
+        "PUT\n//v1/status\nhost: localhost\ncookie: {cookie}",
+    ]:
+        write("guard", seed)
+
+
 if __name__ == "__main__":
     usage = __doc__ + "\nusage: python3 fuzz/seeds.py [--dry-run]"
     if any(arg in ("-h", "--help") for arg in sys.argv[1:]):
@@ -224,6 +247,7 @@ if __name__ == "__main__":
     sections()
     sql()
     trace_context()
+    guard()
     if DRY_RUN:
         for target, names in sorted(PLANNED.items()):
             folder = os.path.join(CORPUS, target)

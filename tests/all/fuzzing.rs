@@ -102,3 +102,8 @@ fn sql_corpus_replays_on_sqlite_and_postgresql() {
         assert!(result.is_ok(), "sql on PostgreSQL: {} fails", path.display());
     }
 }
+
+#[test]
+fn guard_corpus_replays() {
+    replay("guard", quiver::fuzzing::guard);
+}

@@ -70,7 +70,7 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
     writeln!(report, "| DOMContentLoaded | {} | {} |\n", ms(ready.median()), ms(ready.pct(0.95))).unwrap();
     writeln!(
         report,
-        "The page is the dashboard's own script and style sheet, no third-party code; the goals are \
+        "The page is the dashboard's own script modules and style sheet, no third-party code; the goals are \
          ≤ 100 KB gzip for everything and a first paint under 300 ms on loopback."
     )
     .unwrap();

@@ -10,11 +10,13 @@
 //! may take memory or time out of proportion to its size.
 
 mod faces;
+mod guard;
 mod parsers;
 mod sql;
 mod trace;
 
 pub use self::faces::{envelope, stdio};
+pub use self::guard::guard;
 pub use self::parsers::{config, manifest, mcp_tools, openapi, skill, stub};
 pub use self::sql::{HIDDEN, SqlHarness, schema, sql};
 pub use self::trace::trace_context;

@@ -212,3 +212,50 @@ async fn live_calls_page_back_to_the_oldest_kept_and_health_sums_them_up() {
     assert!(started.as_str().unwrap().starts_with("started serving"), "{health}");
     assert!(health["replica"].as_str().unwrap().contains(&format!("pid {}", std::process::id())));
 }
+
+/// The live stream: each call as an event `call` with its id, and the
+/// stream ends when the server shuts down (an open stream never holds a
+/// graceful shutdown).
+#[tokio::test]
+async fn the_live_stream_carries_each_call_and_ends_at_shutdown() {
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+
+    let t = TestHost::builder().bundled().build();
+    let stop = CancellationToken::new();
+    let app = router(&t.host, &HttpOptions::default(), stop.clone()).unwrap();
+    let request = Request::builder().uri("/ui/api/calls/live").header("host", "localhost").body(Body::empty());
+    let response = app.clone().oneshot(request.unwrap()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()[header::CONTENT_TYPE], "text/event-stream");
+    let mut body = response.into_body();
+
+    let json = [
+        ("content-type", "application/json"),
+        ("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+    ];
+    assert_eq!(
+        post(&app, "/v1/tools/calc__evaluate/call", &json, r#"{"expression": "2 * 21"}"#).await.0,
+        StatusCode::OK
+    );
+    let mut text = String::new();
+    while !text.contains("\n\n") {
+        let frame = body.frame().await.expect("an event").unwrap();
+        if let Some(data) = frame.data_ref() {
+            text.push_str(&String::from_utf8_lossy(data));
+        }
+    }
+    assert!(text.contains("event: call\n") && text.contains("id: 1\n"), "{text}");
+    let data = text.lines().find_map(|l| l.strip_prefix("data: ")).expect("a data line");
+    let call = json_of(data.as_bytes());
+    assert_eq!((call["tool"].as_str(), call["outcome"].as_str()), (Some("calc__evaluate"), Some("ok")));
+    assert_eq!(call["trace_id"], "0af7651916cd43dd8448eb211c80319c", "the caller's trace, passed on unchanged");
+
+    stop.cancel();
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while let Some(frame) = body.frame().await {
+            frame.unwrap();
+        }
+    });
+    ended.await.expect("the stream ends when the server shuts down");
+}

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! GET  /ui/                   the page (hash-routed: #catalog, #footprint, #search, #call, #live, #health)
-//! GET  /ui/assets/{file}      its script and style sheet
+//! GET  /ui/assets/{file}      its script modules and style sheet
 //! GET  /ui/sign-in            the sign-in form (token mode)
 //! POST /ui/sign-in            exchange the token for a session cookie
 //! POST /ui/sign-out           end the sign-in
@@ -58,6 +58,15 @@ pub const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self
 /// The page's files, embedded: (name, content type, bytes).
 pub const ASSETS: &[(&str, &str, &[u8])] = &[
     ("app.js", "text/javascript; charset=utf-8", include_bytes!("assets/app.js")),
+    ("dom.js", "text/javascript; charset=utf-8", include_bytes!("assets/dom.js")),
+    ("api.js", "text/javascript; charset=utf-8", include_bytes!("assets/api.js")),
+    ("catalog.js", "text/javascript; charset=utf-8", include_bytes!("assets/catalog.js")),
+    ("footprint.js", "text/javascript; charset=utf-8", include_bytes!("assets/footprint.js")),
+    ("search.js", "text/javascript; charset=utf-8", include_bytes!("assets/search.js")),
+    ("form.js", "text/javascript; charset=utf-8", include_bytes!("assets/form.js")),
+    ("call.js", "text/javascript; charset=utf-8", include_bytes!("assets/call.js")),
+    ("live.js", "text/javascript; charset=utf-8", include_bytes!("assets/live.js")),
+    ("health.js", "text/javascript; charset=utf-8", include_bytes!("assets/health.js")),
     ("app.css", "text/css; charset=utf-8", include_bytes!("assets/app.css")),
 ];
 
