@@ -44,6 +44,15 @@ pub struct PluginStatus {
     pub reason: Option<String>,
     /// Whether it is compiled and checked (plugins load on first use).
     pub compiled: bool,
+    /// The SHA-256 of its file as read (hex); none for a plugin bundled in
+    /// the binary, which is the binary's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// The highest access any caller may use on it: its `access` setting
+    /// (`read`, `write` or `admin`; a database's, `read` by default); none
+    /// when nothing caps it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access: Option<String>,
     /// For a database: whether the role the host connects as can read what
     /// the operator hid (the database's own privileges, the second layer
     /// behind the SQL policy).
@@ -94,6 +103,12 @@ impl Catalog {
                         state: if stale.is_some() { "stale" } else { "serving" },
                         reason: stale.map(|s| shown(&format!("{}: {}", s.origin, s.error))),
                         compiled: p.is_loaded(),
+                        digest: p.origin().digest().map(hex::encode),
+                        access: p
+                            .settings()
+                            .access
+                            .or_else(|| p.settings().grants.sql.database().map(|d| d.settings().access))
+                            .map(|a| a.to_string()),
                         privileges: p.settings().grants.sql.database().map(|d| d.privileges()),
                     }
                 })

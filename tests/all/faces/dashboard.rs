@@ -259,3 +259,19 @@ async fn the_live_stream_carries_each_call_and_ends_at_shutdown() {
     });
     ended.await.expect("the stream ends when the server shuts down");
 }
+
+/// The catalog page reads `/v1/status`: each plugin's file digest (none
+/// for a bundled one) and its access ceiling (when the operator set one).
+#[tokio::test]
+async fn the_status_names_each_plugins_digest_and_access_ceiling() {
+    let t = TestHost::builder().bundled().fixture("connector").demo().build();
+    let app = router(&t.host, &HttpOptions::default(), CancellationToken::new()).unwrap();
+    let (_, _, body) = get(&app, "/v1/status", &[]).await;
+    let status = json_of(&body);
+    let plugins = status["plugins"].as_array().unwrap();
+    let named = |name: &str| plugins.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name}: {status}"));
+    let digest = named("fixture-connector")["digest"].as_str().unwrap();
+    assert!(digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit()), "{digest}");
+    assert!(named("calc").get("digest").is_none(), "a bundled plugin is the binary's own");
+    assert_eq!(named("chinook")["access"], "read", "the demo database is read-only by default: {status}");
+}

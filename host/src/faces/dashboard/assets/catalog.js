@@ -15,14 +15,16 @@ export async function renderCatalog(page) {
       kind: p.kind, name: p.name, version: p.version, origin: p.origin,
       state: [p.state, p.reason, p.privileges && `privileges: ${asText(p.privileges)}`].filter(Boolean).join(": "),
       compiled: p.compiled ? "yes" : "no", categories: (p.categories ?? []).join(", "), tools: perOrigin.get(p.name) ?? 0,
+      access: p.access ?? "any", digest: p.digest ?? (p.origin.startsWith("bundled:") ? "bundled" : DASH),
     })),
     ...(status.mcp_servers ?? []).map(({ name, live, tools: count, ...rest }) => ({
       kind: "mcp", name, version: DASH, origin: live ? "live server" : "saved tool list",
       state: Object.values(rest).map(asText).join(": ") || DASH, compiled: DASH, categories: DASH, tools: count,
+      access: DASH, digest: DASH,
     })),
     ...(status.rejected ?? []).map((r) => ({
       kind: "rejected", name: DASH, version: DASH, origin: r.origin, state: `rejected: ${r.reason}`,
-      compiled: DASH, categories: DASH, tools: DASH,
+      compiled: DASH, categories: DASH, tools: DASH, access: DASH, digest: DASH,
     })),
   ];
 
@@ -31,13 +33,17 @@ export async function renderCatalog(page) {
   const search = el("input", { id: "catalog-filter", type: "search", placeholder: "name, origin, category…" });
   const counts = el("p", { class: "muted", role: "status" });
 
-  const res = table("catalog-resources", "Resources", ["Kind", "Name", "Version", "Origin", "State", "Compiled", "Categories", "#Tools"]);
+  const res = table("catalog-resources", "Resources",
+    ["Kind", "Name", "Version", "Origin", "Digest", "State", "Compiled", "Access", "Categories", "#Tools"]);
+  // A digest is long: its first 12 hex digits, the whole one on hover.
+  const digest = (d) => (d.length === 64 ? el("code", { title: d }, d.slice(0, 12)) : d);
   const resRows = resources.map((r) => {
     const tr = el("tr", { class: r.kind === "rejected" || r.state.startsWith("stale") || r.state.startsWith("failing") ? "warn" : null },
-      td(r.kind), td(r.name), td(r.version), td(r.origin), td(r.state), td(r.compiled), td(r.categories), td(r.tools, true));
+      td(r.kind), td(r.name), td(r.version), td(r.origin), td(digest(r.digest)), td(r.state), td(r.compiled),
+      td(r.access), td(r.categories), td(r.tools, true));
     return { tr, kind: r.kind, text: Object.values(r).join(" ").toLowerCase() };
   });
-  fill(res.tbody, resRows.map((r) => r.tr), 8, "No resources.");
+  fill(res.tbody, resRows.map((r) => r.tr), 10, "No resources.");
 
   const tl = table("catalog-tools", "Tools", ["Name", "Origin", "Category", "Summary"]);
   const toolText = tools.map((t) => `${t.name} ${t.origin} ${t.category} ${t.summary}`.toLowerCase());
