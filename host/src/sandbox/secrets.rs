@@ -77,6 +77,12 @@ impl Secret {
     }
 }
 
+/// Whether `a` is `b` (a presented token and the one held), compared in
+/// time that does not depend on where they differ.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// What replaces a redacted value.
 pub const REDACTED: &str = "[redacted]";
 
@@ -149,6 +155,13 @@ impl Redaction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+    }
 
     #[test]
     fn a_secret_never_prints_its_value() {

@@ -14,7 +14,7 @@ use axum::http::HeaderMap;
 use axum::http::header;
 use ring::rand::{SecureRandom, SystemRandom};
 
-use crate::faces::guard::constant_time_eq;
+use crate::sandbox::secrets::constant_time_eq;
 
 /// The cookie's name.
 pub const COOKIE: &str = "quiver_session";
