@@ -275,3 +275,26 @@ async fn the_status_names_each_plugins_digest_and_access_ceiling() {
     assert!(named("calc").get("digest").is_none(), "a bundled plugin is the binary's own");
     assert_eq!(named("chinook")["access"], "read", "the demo database is read-only by default: {status}");
 }
+
+/// The call page calls as the profile the operator chose: a tool another
+/// profile does not see is unknown to it, as a model of that profile
+/// would be told.
+#[tokio::test]
+async fn the_call_page_calls_as_the_chosen_profile() {
+    let t = TestHost::builder().bundled().config("[agents.clock]\nplugin_categories = [\"time\"]").build();
+    let app = router(&t.host, &HttpOptions::default(), CancellationToken::new()).unwrap();
+    let (_, _, body) = get(&app, "/ui/api/me", &[]).await;
+    assert_eq!(json_of(&body)["agents"], json!(["default", "clock"]));
+    let json = [("content-type", "application/json")];
+    let args = r#"{"expression": "6 * 7"}"#;
+    let (status, _, body) = post(&app, "/ui/api/call/calc__evaluate", &json, args).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(json_of(&body)["value"]["value"], 42);
+    let (status, _, body) = post(&app, "/ui/api/call/calc__evaluate?agent=clock", &json, args).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{}", String::from_utf8_lossy(&body));
+    let (status, _, body) = post(&app, "/ui/api/call/datetime__now?agent=clock", &json, "{}").await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    let (_, _, body) = get(&app, "/ui/api/calls?limit=1", &[]).await;
+    assert_eq!(json_of(&body)["calls"][0]["agent"], "clock", "audited as the profile it was made as");
+    assert_eq!(post(&app, "/ui/api/call/calc__evaluate?agent=nobody", &json, args).await.0, StatusCode::BAD_REQUEST);
+}

@@ -146,3 +146,22 @@ pub(super) async fn search(State(ui): State<Arc<Dashboard>>, Query(query): Query
     let outcome = session.call("search_tools", arguments).await;
     Json(Searched { ranker, hits, answer: outcome.text, is_error: outcome.is_error }).into_response()
 }
+
+/// `POST /ui/api/call/{name}?agent=…`: the call page's call, made with the
+/// profile the operator chose (default: the default profile), answered
+/// as `POST /v1/tools/{name}/call` answers.
+pub(super) async fn call(
+    State(ui): State<Arc<Dashboard>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+    Query(agent): Query<Agent>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    // Every principal the guard lets through today is an operator (the
+    // token's holder, or anyone on a loopback server without one), so each
+    // may choose the profile; the auth issue's principals will call as their own.
+    match session_of(&ui, &agent) {
+        Ok(session) => crate::faces::rest::answer_call(session, "/ui/api/call/{name}", name, &headers, &body).await,
+        Err(error) => refused(StatusCode::BAD_REQUEST, error),
+    }
+}

@@ -11,13 +11,15 @@
 //! GET  /ui/api/me             who is signed in, the CSRF token, the agent profiles
 //! GET  /ui/api/footprint      what the context costs (?agent=); POST …/load counts it all loaded
 //! GET  /ui/api/search         a query ranked as search_tools ranks it, each arm's rank beside
+//! POST /ui/api/call/{name}    call a tool as the chosen agent profile (?agent=)
 //! GET  /ui/api/calls          audited calls, newest first, paged back by id
 //! GET  /ui/api/calls/live     each call as it finishes (server-sent events)
 //! GET  /ui/api/health         latency and errors per tool, reloads, upstream servers
 //! ```
 //!
 //! The catalog and call pages read the REST API (`/v1/status`,
-//! `/v1/tools…`) with the same cookie. Everything is served under a
+//! `/v1/tools…`) with the same cookie; a call is made with the profile the
+//! operator chose. Everything is served under a
 //! content security policy that allows nothing but this origin's own files:
 //! no inline script or style, no eval; the page puts every text it is
 //! given in as text, never as markup. The files are the page's own (no
@@ -93,6 +95,7 @@ pub fn router(
         .route("/ui/api/footprint", get(api::footprint))
         .route("/ui/api/footprint/load", post(api::footprint_loaded))
         .route("/ui/api/search", get(api::search))
+        .route("/ui/api/call/{name}", post(api::call))
         .route("/ui/api/calls", get(live::calls))
         .route("/ui/api/calls/live", get(live::follow))
         .route("/ui/api/health", get(health::health))

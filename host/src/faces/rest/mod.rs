@@ -27,4 +27,5 @@ mod openapi;
 mod pages;
 mod routes;
 
+pub(crate) use self::routes::answer_call;
 pub use self::routes::router;

@@ -262,10 +262,23 @@ async fn call(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
+    answer_call(rest.session.clone(), "/v1/tools/{name}/call", name, &headers, &body).await
+}
+
+/// Call `name` on `session` with the JSON object `body`, under a SERVER
+/// span for `route`, and answer as `POST /v1/tools/{name}/call` does (the
+/// dashboard's call page shares it, with a session of the profile chosen).
+pub(crate) async fn answer_call(
+    mut session: Session,
+    route: &'static str,
+    name: String,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Response {
     let arguments: Value = if body.is_empty() {
         Value::Object(Default::default())
     } else {
-        match serde_json::from_slice(&body) {
+        match serde_json::from_slice(body) {
             Ok(value) => value,
             Err(e) => {
                 let error = Error::InvalidArguments { tool: name, reason: format!("the body is not JSON: {e}") };
@@ -273,9 +286,8 @@ async fn call(
             }
         }
     };
-    let span = spans::rest("POST", "/v1/tools/{name}/call", Some(&name), &headers);
-    let mut session = rest.session.clone();
-    let carried = crate::telemetry::context::from_headers(&headers);
+    let span = spans::rest("POST", route, Some(&name), headers);
+    let carried = crate::telemetry::context::from_headers(headers);
     let call = tracing::Instrument::instrument(session.call(&name, arguments), span.clone());
     let mut outcome = crate::telemetry::context::carrying(carried, call).await;
     if let Some(error) = outcome.error.as_ref().filter(|e| e.kind() == ErrorKind::UnknownTool) {

@@ -1,7 +1,7 @@
 // The call playground: pick a tool, fill in its arguments, call it and show the answer.
 
 import { el, pretty, replace } from "/ui/assets/dom.js";
-import { allTools, api } from "/ui/assets/api.js";
+import { agentSelect, allTools, api, query } from "/ui/assets/api.js";
 import { InputError, fieldError, kindOf, schemaField } from "/ui/assets/form.js";
 
 export async function renderCall(page) {
@@ -10,7 +10,9 @@ export async function renderCall(page) {
     el("option", { value: "" }, "Choose a tool…"),
     tools.map((t) => el("option", { value: t.name }, t.name)));
   const body = el("div");
-  page.section.append(el("div", { class: "toolbar" }, el("label", { for: "call-tool" }, "Tool"), pick), body);
+  // The profile the call is made as (an operator may choose any).
+  const [agentLabel, agent] = agentSelect("call-agent");
+  page.section.append(el("div", { class: "toolbar" }, el("label", { for: "call-tool" }, "Tool"), pick, agentLabel, agent), body);
 
   let generation = 0;
   pick.addEventListener("change", () => {
@@ -19,14 +21,14 @@ export async function renderCall(page) {
     if (!pick.value) return;
     api(`/v1/tools/${encodeURIComponent(pick.value)}`).then((def) => {
       if (mine !== generation) return;
-      replace(body, callView(def, page));
+      replace(body, callView(def, page, () => agent.value));
       page.clear();
     }, page.fail);
   });
 }
 
 /** The chosen tool: its description, the arguments form, and the answer once called. */
-function callView(def, page) {
+function callView(def, page, agent) {
   const schema = def.inputSchema ?? {};
   const formable = kindOf(schema) === "object";
   const fields = formable
@@ -90,7 +92,8 @@ function callView(def, page) {
     submit.disabled = true;
     result.replaceChildren(el("p", { role: "status", class: "muted" }, "Calling…"));
     try {
-      const answer = await api(`/v1/tools/${encodeURIComponent(def.name)}/call`, { method: "POST", body: args, acceptCall: true });
+      const path = `/ui/api/call/${encodeURIComponent(def.name)}?${query({ agent: agent() })}`;
+      const answer = await api(path, { method: "POST", body: args, acceptCall: true });
       replace(result, callAnswer(answer));
       page.clear();
     } catch (error) {
