@@ -48,6 +48,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::auth::AuthSettings;
 use crate::catalog::ConnectorSource;
 use crate::disclosure::policy::PolicySettings;
 use crate::disclosure::search::settings::SearchSettings;
@@ -159,6 +160,9 @@ pub struct Config {
     /// The audit log.
     #[serde(default)]
     pub audit: AuditSettings,
+    /// Who may use the HTTP face (`serve --http`).
+    #[serde(default)]
+    pub auth: AuthSettings,
     /// Prometheus metrics.
     #[serde(default)]
     pub metrics: MetricsSettings,

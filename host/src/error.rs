@@ -340,6 +340,17 @@ pub enum Error {
         allowed: quiver_contract::Access,
     },
 
+    /// The caller's access token has no scope that covers the action.
+    #[error("`{resource}.{action}` needs the scope `{scope}`, which the access token does not carry")]
+    OutOfScope {
+        /// The plugin instance, database or server.
+        resource: String,
+        /// The action.
+        action: String,
+        /// The scope that would cover it (`quiver:RESOURCE:LEVEL`).
+        scope: String,
+    },
+
     /// The caller's grant does not cover the action's access level.
     #[error(
         "`{resource}.{action}` needs `{needed}` access, and {} is granted `{granted}` on `{resource}`",
@@ -495,6 +506,10 @@ impl Error {
             Error::AboveCeiling { .. } => {
                 "use an action within the ceiling (see its access level), or ask the operator to raise the \
                  resource's `access` setting"
+            }
+            Error::OutOfScope { .. } => {
+                "use an action the token's scopes cover, or have the client ask the authorization server for the \
+                 scope named"
             }
             Error::Denied { .. } => {
                 "use an action within the grant (see its access level), or ask the operator to raise `access` in \

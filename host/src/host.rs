@@ -203,6 +203,7 @@ impl HostBuilder {
             upstreams,
             disclosure: config.disclosure,
             agents: config.agents,
+            auth: config.auth,
             metrics,
         };
         let host = Host { inner: Arc::new(inner) };
@@ -275,6 +276,7 @@ struct Inner {
     /// The policy layers below the environment (see [`Policy::resolve`]).
     disclosure: PolicySettings,
     agents: BTreeMap<String, PolicySettings>,
+    auth: crate::auth::AuthSettings,
     metrics: Arc<Metrics>,
 }
 
@@ -317,6 +319,11 @@ impl Host {
     /// The audit log (kept in memory, and written where `[audit]` says).
     pub fn audit_log(&self) -> Option<&AuditLog> {
         self.inner.services.backend.audit()
+    }
+
+    /// The `[auth]` table of the config file (read by `serve --http`).
+    pub fn auth_settings(&self) -> &crate::auth::AuthSettings {
+        &self.inner.auth
     }
 
     /// The agent profiles configured (`[agents.NAME]`), by name.

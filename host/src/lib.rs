@@ -33,6 +33,7 @@
 //! ```
 
 pub mod audit;
+pub mod auth;
 pub mod catalog;
 pub mod config;
 pub mod contract;

@@ -150,6 +150,14 @@ impl Listing {
 }
 
 impl Session {
+    /// This session with every call held to an access token's `scopes`
+    /// (besides its profile's grants).
+    pub fn scoped(&self, scopes: Arc<crate::auth::scopes::Grants>) -> Session {
+        let mut policy = (*self.policy).clone();
+        policy.caller.scopes = Some(scopes);
+        Session { policy: Arc::new(policy), ..self.clone() }
+    }
+
     pub(crate) fn new(services: Arc<Services>, policy: Arc<Policy>, state: SessionState, open: bool) -> Session {
         Session { services, policy, state, open }
     }

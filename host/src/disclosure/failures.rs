@@ -88,6 +88,9 @@ pub fn explain(error: &Error, catalog: &Catalog, via: Option<&str>) -> String {
             name(resource, action)
         ),
         Error::Denied { .. } => format!("{error}. It is not allowed in this session; do not retry it."),
+        Error::OutOfScope { scope, .. } => format!(
+            "{error}. Do not retry it with this token: the user's client must ask for the scope `{scope}` first."
+        ),
         Error::UnknownTool { .. } | Error::InvalidArguments { .. } => error.to_string(),
         Error::Upstream { .. } => match error.remedy() {
             Some(remedy) => format!("{error}. {}", capitalized(&remedy)),

@@ -199,6 +199,7 @@ impl Policy {
             caller: Caller {
                 agent: agent.map(str::to_owned),
                 access: std::sync::Arc::new(p.access.or_else(|| defaults.access.clone()).unwrap_or_default()),
+                scopes: None,
             },
         };
         Ok(policy)

@@ -25,6 +25,8 @@ const MAX_REASON_BYTES: usize = 512;
 pub struct Message {
     /// Its `method` is `initialize` (the HTTP face caps sessions there).
     pub initialize: bool,
+    /// The tool a `tools/call` names (the HTTP face checks its scope).
+    pub tool: Option<String>,
     /// The request's `id`, as sent; `None` for a notification or response.
     pub id: Option<Box<RawValue>>,
 }
@@ -70,9 +72,13 @@ pub fn check(message: &[u8]) -> Result<Message, Refusal> {
     match serde_json::from_str::<ClientJsonRpcMessage>(raw.get()) {
         Ok(JsonRpcMessage::Request(request)) => {
             let id = envelope.and_then(|e| e.id).map(RawValue::to_owned);
-            Ok(Message { initialize: request.request.method() == "initialize", id })
+            let tool = match &request.request {
+                rmcp::model::ClientRequest::CallToolRequest(call) => Some(call.params.name.to_string()),
+                _ => None,
+            };
+            Ok(Message { initialize: request.request.method() == "initialize", id, tool })
         }
-        Ok(_) => Ok(Message { initialize: false, id: None }),
+        Ok(_) => Ok(Message { initialize: false, id: None, tool: None }),
         Err(error) => Err(match envelope {
             None => refuse(
                 -32600,
@@ -127,7 +133,7 @@ mod tests {
     #[test]
     fn messages_rmcp_reads_pass() {
         let request = check(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#).unwrap();
-        assert_eq!((request.initialize, request.id.unwrap().get()), (false, "\"a\""));
+        assert_eq!((request.initialize, request.id.unwrap().get(), request.tool), (false, "\"a\"", None));
         let init = br#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
         assert!(check(init).unwrap().initialize);
         assert!(check(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap().id.is_none());
@@ -135,6 +141,8 @@ mod tests {
         assert!(
             check(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":5}}"#).is_ok()
         );
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"calc__evaluate"}}"#;
+        assert_eq!(check(call).unwrap().tool.as_deref(), Some("calc__evaluate"));
     }
 
     #[test]

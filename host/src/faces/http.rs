@@ -26,6 +26,7 @@ use super::dashboard::signin::SignIns;
 use super::guard::Guard;
 use super::mcp::{ErrorReply, McpServer, NoExtras};
 use super::sessions::CappedSessions;
+use crate::auth::Authenticator;
 use crate::error::{Error, Result};
 use crate::host::Host;
 
@@ -34,8 +35,12 @@ use crate::host::Host;
 pub struct HttpOptions {
     /// Where to listen (default `127.0.0.1:8080`).
     pub addr: SocketAddr,
-    /// The bearer token every request must carry; required off loopback.
+    /// The bearer token every request must carry (token mode); off
+    /// loopback, it or an [`authenticator`](Self::authenticator) is required.
     pub token: Option<String>,
+    /// How requests prove who they are from, when the `[auth]` table
+    /// says (OAuth); `None`: token mode with `token`, or nobody asked.
+    pub authenticator: Option<Arc<Authenticator>>,
     /// Browser origins allowed besides loopback ones, e.g. `https://app.example.com`.
     pub allowed_origins: Vec<String>,
     /// `Host` names allowed besides loopback ones and the bound address
@@ -64,6 +69,7 @@ impl Default for HttpOptions {
         HttpOptions {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
             token: None,
+            authenticator: None,
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
@@ -91,10 +97,11 @@ pub fn router_with<E: ServerHandler>(
     extras: E,
 ) -> Result<axum::Router> {
     let loopback = options.addr.ip().is_loopback();
-    if !loopback && options.token.is_none() {
+    let auth = options.authenticator.clone().unwrap_or_else(|| Arc::new(Authenticator::token(options.token.clone())));
+    if !loopback && !auth.required() {
         return Err(Error::config(
             format!("--http {}", options.addr),
-            "serving off loopback needs a bearer token: pass --token or set QUIVER_TOKEN",
+            "serving off loopback needs a bearer token (pass --token or set QUIVER_TOKEN) or [auth] mode = \"oauth\"",
         ));
     }
     let mcp = McpServer::with_extras(host.clone(), options.agent.clone(), extras)?;
@@ -121,15 +128,23 @@ pub fn router_with<E: ServerHandler>(
     let sessions = Arc::new(CappedSessions::new(options.max_sessions));
     let service = StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), config);
     let hosts = if loopback { hosts } else { Vec::new() };
-    let sign_ins = Arc::new(SignIns::new(options.token.clone(), !loopback));
-    let guard = Arc::new(Guard { token: options.token.clone(), origins, hosts, sign_ins: Some(sign_ins.clone()) });
+    let sign_ins = Arc::new(match auth.as_ref() {
+        Authenticator::None => SignIns::new(None, !loopback),
+        Authenticator::Token(token) => SignIns::new(Some(token.clone()), !loopback),
+        // A browser signs in through the authorization server, not with a token typed in.
+        Authenticator::Oauth(_) => SignIns::closed(!loopback),
+    });
+    let metrics = host.metrics().clone();
+    let guard = Arc::new(Guard { auth: auth.clone(), origins, hosts, sign_ins: Some(sign_ins.clone()), metrics });
     let max_body = options.max_body_bytes;
+    let scope_check = ScopeCheck { host: host.clone(), auth: auth.clone() };
     let router = super::rest::router(host, options.agent.as_deref())?
         .merge(super::metrics::router(host))
+        .merge(super::oauth::router(&auth))
         .merge(super::dashboard::router(host, options.agent.as_deref(), sign_ins, shutdown.clone())?)
         .nest_service("/mcp", service)
         .layer(middleware::from_fn(move |request: Request, next: Next| {
-            check_envelope(request, next, max_body, sessions.clone())
+            check_envelope(request, next, max_body, sessions.clone(), scope_check.clone())
         }))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         .layer(middleware::from_fn(move |request: Request, next: Next| {
@@ -161,7 +176,8 @@ pub async fn serve_metrics(
     } else {
         Vec::new()
     };
-    let guard = Arc::new(Guard { token, origins: Vec::new(), hosts, sign_ins: None });
+    let auth = Arc::new(Authenticator::token(token));
+    let guard = Arc::new(Guard { auth, origins: Vec::new(), hosts, sign_ins: None, metrics: host.metrics().clone() });
     let router = super::metrics::router(host).layer(middleware::from_fn(move |request: Request, next: Next| {
         let guard = guard.clone();
         async move { guard.check(request, next).await }
@@ -218,6 +234,33 @@ pub async fn serve_with<E: ServerHandler>(
     Ok(())
 }
 
+/// The scope check of a `tools/call` that names its tool: a tool of the
+/// catalog the token's scopes do not cover is refused here, with HTTP 403
+/// and the step-up challenge (a meta-tool's target is checked in the
+/// session, and refused as a result the model reads).
+#[derive(Clone)]
+struct ScopeCheck {
+    host: Host,
+    auth: Arc<Authenticator>,
+}
+
+impl ScopeCheck {
+    fn refuse(&self, parts: &http::request::Parts, message: &super::envelope::Message) -> Option<Response> {
+        let oauth = self.auth.oauth()?;
+        let name = message.tool.as_deref()?;
+        let principal = parts.extensions.get::<super::guard::Principal>()?.oauth()?;
+        let catalog = self.host.catalog();
+        let tool = catalog.tool(name)?;
+        if principal.grants.allows(&tool.name, &tool.origin, tool.access) {
+            return None;
+        }
+        self.host.metrics().auth_refused("insufficient_scope");
+        let needed = crate::auth::scopes::Grants::needed(&tool.origin, tool.access);
+        tracing::info!(tool = name, scope = %needed, subject = %principal.subject, "refused a call above the token's scopes");
+        Some(super::oauth::insufficient_scope(oauth, &principal.grants, &needed, message.id.as_deref()))
+    }
+}
+
 /// A JSON `POST` to `/mcp` that rmcp cannot read is answered here as
 /// JSON-RPC asks (`-32700` parse error, `-32600` invalid request, with HTTP
 /// 400; see [`envelope`](super::envelope)); rmcp would answer 415 with
@@ -226,7 +269,13 @@ pub async fn serve_with<E: ServerHandler>(
 /// goes on to rmcp. A session's `DELETE` is answered 200, not rmcp's 202:
 /// the spec leaves the code open, and the official Python SDK takes
 /// anything but 200 and 204 for a failure.
-async fn check_envelope(request: Request, next: Next, max_body: usize, sessions: Arc<CappedSessions>) -> Response {
+async fn check_envelope(
+    request: Request,
+    next: Next,
+    max_body: usize,
+    sessions: Arc<CappedSessions>,
+    scopes: ScopeCheck,
+) -> Response {
     if request.method() == axum::http::Method::DELETE && request.uri().path().starts_with("/mcp") {
         let mut response = next.run(request).await;
         if response.status() == StatusCode::ACCEPTED {
@@ -254,6 +303,9 @@ async fn check_envelope(request: Request, next: Next, max_body: usize, sessions:
             return (StatusCode::BAD_REQUEST, axum::Json(reply)).into_response();
         }
     };
+    if let Some(refused) = scopes.refuse(&parts, &message) {
+        return refused;
+    }
     if message.initialize && sessions.full() {
         let text = super::sessions::SessionsError::Full(sessions.max()).to_string();
         let reply = axum::Json(ErrorReply::new(message.id.as_deref(), -32000, &text));

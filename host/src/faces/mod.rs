@@ -14,6 +14,8 @@ pub mod guard;
 pub mod http;
 pub mod mcp;
 pub mod metrics;
+pub mod oauth;
+pub mod principals;
 pub mod rest;
 pub mod sessions;
 pub mod stdio;

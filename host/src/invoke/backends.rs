@@ -229,7 +229,11 @@ mod tests {
     }
 
     fn reader() -> Caller {
-        Caller { agent: Some("reader".into()), access: Arc::new(BTreeMap::from([("*".into(), Access::Read)])) }
+        Caller {
+            agent: Some("reader".into()),
+            access: Arc::new(BTreeMap::from([("*".into(), Access::Read)])),
+            scopes: None,
+        }
     }
 
     async fn call(backends: &Backends, catalog: &Catalog, name: &str, input: Value, caller: &Caller) -> Answer {

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::auth::scopes::Grants;
 use crate::catalog::{Catalog, ToolEntry};
 use crate::contract::Access;
 use crate::error::{Error, Result};
@@ -19,6 +20,10 @@ pub struct Caller {
     pub agent: Option<String>,
     /// Grants by resource name; `*` applies to every other resource.
     pub access: Arc<BTreeMap<String, Access>>,
+    /// What the caller's access token grants, when it came with one (the
+    /// HTTP face in OAuth mode): the grants above are held to it, and a
+    /// resource it does not name is out of reach.
+    pub scopes: Option<Arc<Grants>>,
 }
 
 impl Caller {
@@ -28,9 +33,30 @@ impl Caller {
         Caller::default()
     }
 
-    /// The highest access granted on `resource`.
+    /// The highest access granted on `resource` by the profile, held to
+    /// the token's scopes (which, granting nothing there, leave reading:
+    /// [`permit`](Self::permit) refuses such a call before it runs).
     pub fn ceiling(&self, resource: &str) -> Access {
-        self.access.get(resource).or_else(|| self.access.get("*")).copied().unwrap_or(Access::Admin)
+        let granted = self.access.get(resource).or_else(|| self.access.get("*")).copied().unwrap_or(Access::Admin);
+        match &self.scopes {
+            Some(scopes) => granted.min(scopes.level(resource).unwrap_or(Access::Read)),
+            None => granted,
+        }
+    }
+
+    /// The highest access `tool` may use on its resource: the
+    /// [`ceiling`](Self::ceiling), raised to the tool's own level when the
+    /// token grants that tool by name (and the profile allows it).
+    pub fn ceiling_for(&self, tool: &ToolEntry) -> Access {
+        let ceiling = self.ceiling(&tool.origin);
+        match &self.scopes {
+            Some(scopes) => {
+                let profile = self.access.get(&tool.origin).or_else(|| self.access.get("*")).copied();
+                let by_scope = scopes.level_for(&tool.name, &tool.origin, tool.access).unwrap_or(Access::Read);
+                ceiling.max(by_scope.min(profile.unwrap_or(Access::Admin)))
+            }
+            None => ceiling,
+        }
     }
 
     /// The highest access this caller may use on `resource` of `catalog`:
@@ -54,7 +80,16 @@ impl Caller {
                 allowed,
             });
         }
-        let granted = self.ceiling(&tool.origin);
+        if let Some(scopes) = &self.scopes
+            && !scopes.allows(&tool.name, &tool.origin, tool.access)
+        {
+            return Err(Error::OutOfScope {
+                resource: tool.origin.clone(),
+                action: tool.action.clone(),
+                scope: Grants::needed(&tool.origin, tool.access),
+            });
+        }
+        let granted = self.access.get(&tool.origin).or_else(|| self.access.get("*")).copied().unwrap_or(Access::Admin);
         if tool.access > granted {
             return Err(Error::Denied {
                 resource: tool.origin.clone(),
@@ -75,7 +110,7 @@ mod tests {
     #[test]
     fn a_grant_names_resources_and_a_star_covers_the_rest() {
         let access = [("db".to_owned(), Access::Write), ("*".to_owned(), Access::Read)].into();
-        let caller = Caller { agent: Some("a".into()), access: Arc::new(access) };
+        let caller = Caller { agent: Some("a".into()), access: Arc::new(access), scopes: None };
         assert_eq!(caller.ceiling("db"), Access::Write);
         assert_eq!(caller.ceiling("other"), Access::Read);
         assert_eq!(Caller::operator().ceiling("any"), Access::Admin);
@@ -85,7 +120,11 @@ mod tests {
 
     #[test]
     fn a_call_above_the_grant_is_denied_naming_the_agent() {
-        let caller = Caller { agent: Some("reader".into()), access: Arc::new([("*".into(), Access::Read)].into()) };
+        let caller = Caller {
+            agent: Some("reader".into()),
+            access: Arc::new([("*".into(), Access::Read)].into()),
+            scopes: None,
+        };
         let tool = ToolEntry {
             name: "db__query".into(),
             origin: "db".into(),
@@ -97,5 +136,28 @@ mod tests {
         let error = caller.permit(&Catalog::default(), &tool).unwrap_err();
         assert!(matches!(&error, Error::Denied { agent: Some(a), .. } if a == "reader"), "{error}");
         assert!(Caller::operator().permit(&Catalog::default(), &tool).is_ok());
+    }
+
+    #[test]
+    fn a_token_holds_every_grant_to_its_scopes() {
+        let scopes = Grants::from_scopes(["quiver:db:read", "quiver:tool:notes__add"]);
+        let caller = Caller { scopes: Some(Arc::new(scopes)), ..Caller::operator() };
+        let tool = |name: &str, origin: &str, access| ToolEntry {
+            name: name.into(),
+            origin: origin.into(),
+            action: "a".into(),
+            category: crate::catalog::Category::Builtin,
+            summary: String::new(),
+            access,
+        };
+        let catalog = Catalog::default();
+        assert!(caller.permit(&catalog, &tool("db__query", "db", Access::Read)).is_ok());
+        let error = caller.permit(&catalog, &tool("db__insert", "db", Access::Write)).unwrap_err();
+        assert!(matches!(&error, Error::OutOfScope { scope, .. } if scope == "quiver:db:write"), "{error}");
+        assert!(caller.permit(&catalog, &tool("other__x", "other", Access::Read)).is_err());
+        assert!(caller.permit(&catalog, &tool("notes__add", "notes", Access::Write)).is_ok());
+        assert_eq!(caller.ceiling("db"), Access::Read);
+        assert_eq!(caller.ceiling_for(&tool("notes__add", "notes", Access::Write)), Access::Write);
+        assert_eq!(caller.ceiling_for(&tool("db__query", "db", Access::Read)), Access::Read);
     }
 }

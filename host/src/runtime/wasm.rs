@@ -298,7 +298,7 @@ impl Backend for WasmRuntime {
                 return Answer { result: Err(error), facts };
             };
             let (result, statuses, usage) =
-                self.invoke(plugin, &tool.action, &call.input, call.caller.ceiling(&tool.origin)).await;
+                self.invoke(plugin, &tool.action, &call.input, call.caller.ceiling_for(tool)).await;
             facts.http_statuses = statuses;
             facts.usage = usage;
             Answer { result: result.map(Output::Json), facts }

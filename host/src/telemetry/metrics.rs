@@ -65,6 +65,11 @@ struct ResourceLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabel {
+    reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TrapLabels {
     resource: String,
     kind: String,
@@ -108,6 +113,7 @@ pub struct Metrics {
     sql_refused: Family<ResourceLabel, Counter>,
     traps: Family<TrapLabels, Counter>,
     busy: Family<ResourceLabel, Counter>,
+    auth_refused: Family<ReasonLabel, Counter>,
     tools: StickyLabels,
     resources: StickyLabels,
     source: Arc<OnceLock<Box<dyn Source>>>,
@@ -178,6 +184,13 @@ impl Metrics {
             "Guest calls ended by the sandbox, by resource and kind (trap, timeout, memory)",
             traps.clone(),
         );
+        let auth_refused = Family::<ReasonLabel, Counter>::default();
+        registry.register(
+            "quiver_auth_refusals",
+            "HTTP requests refused for who sent them, by reason (missing, expired, audience, signature, \
+             insufficient_scope...)",
+            auth_refused.clone(),
+        );
         let source: Arc<OnceLock<Box<dyn Source>>> = Arc::default();
         registry.register_collector(Box::new(StateCollector(source.clone())));
         Metrics {
@@ -191,6 +204,7 @@ impl Metrics {
             sql_refused,
             traps,
             busy,
+            auth_refused,
             tools: StickyLabels::new(settings.tool_labels),
             resources: StickyLabels::new(settings.tool_labels),
             source,
@@ -223,6 +237,12 @@ impl Metrics {
             http_response_status_code: status,
         };
         self.http.get_or_create(&labels).observe(seconds);
+    }
+
+    /// Count an HTTP request refused for who sent it, by `reason` (one of
+    /// a fixed set of labels).
+    pub fn auth_refused(&self, reason: &'static str) {
+        self.auth_refused.get_or_create(&ReasonLabel { reason: reason.to_owned() }).inc();
     }
 
     /// One tool call ended with `outcome` (see `invoke::Answer::outcome`)

@@ -6,4 +6,5 @@ mod dashboard;
 mod http;
 pub(crate) mod mcp;
 mod metrics;
+mod oauth;
 pub(crate) mod rest;

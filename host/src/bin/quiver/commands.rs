@@ -69,9 +69,21 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
                 eprintln!("error: choose a transport: --stdio, or --http ADDR (e.g. 127.0.0.1:8080)");
                 return Ok(ExitCode::from(2));
             };
+            let bind =
+                quiver::auth::Bind { loopback: addr.ip().is_loopback(), local_resource: format!("http://{addr}/mcp") };
+            let env = |var: &str| std::env::var(var).ok();
+            let authenticator =
+                quiver::auth::Authenticator::new(host.auth_settings(), token.clone(), &bind, &env).await?;
+            if let Some(oauth) = authenticator.oauth() {
+                for profile in oauth.profiles() {
+                    host.open_session(Some(profile))
+                        .map_err(|e| quiver::Error::config("[auth] subjects/scopes", e.to_string()))?;
+                }
+            }
             let options = quiver::faces::http::HttpOptions {
                 addr,
                 token,
+                authenticator: Some(std::sync::Arc::new(authenticator)),
                 allowed_origins: allow_origins,
                 allowed_hosts: allow_hosts,
                 agent: cli.agent.clone(),

@@ -154,13 +154,21 @@ pub(super) async fn call(
     State(ui): State<Arc<Dashboard>>,
     axum::extract::Path(name): axum::extract::Path<String>,
     Query(agent): Query<Agent>,
+    principal: Option<axum::Extension<Principal>>,
     headers: axum::http::HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    // Every principal the guard lets through today is an operator (the
-    // token's holder, or anyone on a loopback server without one), so each
-    // may choose the profile; the auth issue's principals will call as their own.
-    match session_of(&ui, &agent) {
+    // The token mode's holder, a sign-in, or anyone on a loopback server
+    // without a token is an operator, who may choose the profile; an
+    // access token's principal calls as its own, held to its scopes.
+    let session = match principal.as_deref() {
+        Some(token @ Principal::Token(_)) => {
+            let own = ui.host.open_session(ui.agent.as_deref());
+            own.and_then(|own| crate::faces::principals::ByPrincipal::new(ui.host.clone(), own).of(Some(token)))
+        }
+        _ => session_of(&ui, &agent),
+    };
+    match session {
         Ok(session) => crate::faces::rest::answer_call(session, "/ui/api/call/{name}", name, &headers, &body).await,
         Err(error) => refused(StatusCode::BAD_REQUEST, error),
     }

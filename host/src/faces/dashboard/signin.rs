@@ -43,6 +43,8 @@ struct Kept {
 pub struct SignIns {
     /// The token a sign-in must present; none: signing in needs nothing.
     token: Option<String>,
+    /// No token signs in (OAuth mode: the authorization server does).
+    closed: bool,
     /// Whether the cookie is marked `Secure` (served off loopback, behind TLS).
     secure: bool,
     kept: Mutex<HashMap<String, Kept>>,
@@ -52,17 +54,25 @@ pub struct SignIns {
 impl SignIns {
     /// Sign-ins against `token`; cookies marked `Secure` when `secure`.
     pub fn new(token: Option<String>, secure: bool) -> SignIns {
-        SignIns { token, secure, kept: Mutex::new(HashMap::new()), random: SystemRandom::new() }
+        SignIns { token, closed: false, secure, kept: Mutex::new(HashMap::new()), random: SystemRandom::new() }
     }
 
-    /// Whether signing in needs the token.
+    /// Sign-ins no token opens (OAuth mode).
+    pub fn closed(secure: bool) -> SignIns {
+        SignIns { closed: true, ..SignIns::new(None, secure) }
+    }
+
+    /// Whether signing in needs the token (or cannot be done here).
     pub fn token_mode(&self) -> bool {
-        self.token.is_some()
+        self.token.is_some() || self.closed
     }
 
     /// A new sign-in if `presented` is the token (or none is needed): its
     /// `Set-Cookie` value.
     pub fn sign_in(&self, presented: &str) -> Option<String> {
+        if self.closed {
+            return None;
+        }
         if let Some(token) = &self.token
             && !constant_time_eq(presented.as_bytes(), token.as_bytes())
         {

@@ -40,9 +40,9 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use serde_json::Value;
 
 use crate::error::Result;
+use crate::faces::principals::ByPrincipal;
 use crate::host::Host;
 use crate::invoke::progress::{self, Progress};
-use crate::session::Session;
 use crate::telemetry::spans;
 
 mod render;
@@ -67,8 +67,8 @@ impl ServerHandler for NoExtras {}
 pub struct McpServer<E = NoExtras> {
     host: Host,
     /// An open session with the agent's policy, resolved once: each request
-    /// works on a clone of it.
-    session: Session,
+    /// works on a clone of it (or, with an access token, of its principal's).
+    sessions: Arc<ByPrincipal>,
     extras: Arc<E>,
     /// The Tier-1 text: rmcp asks for the server info on every stateless
     /// request.
@@ -137,7 +137,7 @@ impl<E> Clone for McpServer<E> {
     fn clone(&self) -> Self {
         McpServer {
             host: self.host.clone(),
-            session: self.session.clone(),
+            sessions: self.sessions.clone(),
             extras: self.extras.clone(),
             instructions: self.instructions.clone(),
             tools: self.tools.clone(),
@@ -158,8 +158,8 @@ impl<E: ServerHandler> McpServer<E> {
     pub fn with_extras(host: Host, agent: Option<String>, extras: E) -> Result<McpServer<E>> {
         let session = host.open_session(agent.as_deref())?;
         Ok(McpServer {
+            sessions: Arc::new(ByPrincipal::new(host.clone(), session)),
             host,
-            session,
             extras: Arc::new(extras),
             instructions: Arc::new(PerVersion::new()),
             tools: Arc::new(PerVersion::new()),
@@ -170,38 +170,28 @@ impl<E: ServerHandler> McpServer<E> {
     /// Quiver's part of `tools/list`: stable for a catalog version, so it
     /// is assembled once per version.
     pub async fn tools(&self) -> Arc<Vec<Tool>> {
-        let version = self.session.version();
+        let version = self.sessions.default_session().version();
         if let Some(tools) = self.tools.get(version) {
             return tools;
         }
-        let mut session = self.session.clone();
+        let mut session = self.sessions.default_session().clone();
         let defs = session.listed_tools().await.tools;
         self.tools.keep(version, Arc::new(defs.iter().filter_map(to_rmcp).collect()))
     }
 
     /// The Tier-1 text, rendered once per catalog version.
     fn instructions(&self) -> String {
-        let version = self.session.version();
+        let version = self.sessions.default_session().version();
         match self.instructions.get(version) {
             Some(text) => text,
-            None => self.instructions.keep(version, self.session.instructions()),
+            None => self.instructions.keep(version, self.sessions.default_session().instructions()),
         }
     }
 
     /// Run one `tools/call` of a Quiver tool.
     pub async fn call(&self, name: &str, arguments: Value) -> std::result::Result<CallToolResult, ErrorData> {
-        self.call_reporting(name, arguments, None).await
-    }
-
-    /// Run one `tools/call` of a Quiver tool, its progress (an upstream
-    /// server's) sent to `progress`; the answer rendered for MCP.
-    async fn call_reporting(
-        &self,
-        name: &str,
-        arguments: Value,
-        progress: Option<progress::Sink>,
-    ) -> std::result::Result<CallToolResult, ErrorData> {
-        render(self.session.clone().call_reporting(name, arguments, progress).await)
+        let mut session = self.sessions.default_session().clone();
+        render(session.call_reporting(name, arguments, None).await)
     }
 
     /// `Ok` when the extras declare the capability `declared` looks for,
@@ -373,7 +363,12 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         // belongs to it, under the context the client sent.
         let span = server_span(&context, "tools/call", Some(&request.name));
         let started = std::time::Instant::now();
-        let call = tracing::Instrument::instrument(self.call_reporting(&request.name, arguments, sink), span.clone());
+        // An access token's principal calls in its own profile, held to its scopes.
+        let parts = context.extensions.get::<http::request::Parts>();
+        let principal = parts.and_then(|p| p.extensions.get::<crate::faces::guard::Principal>());
+        let mut session = self.sessions.of(principal).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let call = async { render(session.call_reporting(&request.name, arguments, sink).await) };
+        let call = tracing::Instrument::instrument(call, span.clone());
         let call = crate::telemetry::context::carrying(carried(&context), call);
         // A cancelled request stops the call (an upstream server is told).
         let result = tokio::select! {

@@ -36,7 +36,7 @@ pub(crate) fn status_of(error: &Error) -> StatusCode {
         other => match other.kind() {
             ErrorKind::UnknownTool | ErrorKind::UnknownPlugin | ErrorKind::UnknownAction => StatusCode::NOT_FOUND,
             ErrorKind::InputNotJson | ErrorKind::InputSchema | ErrorKind::InvalidArguments => StatusCode::BAD_REQUEST,
-            ErrorKind::Denied | ErrorKind::AboveCeiling => StatusCode::FORBIDDEN,
+            ErrorKind::Denied | ErrorKind::AboveCeiling | ErrorKind::OutOfScope => StatusCode::FORBIDDEN,
             ErrorKind::NotCallable => StatusCode::CONFLICT,
             ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,

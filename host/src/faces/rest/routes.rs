@@ -20,14 +20,18 @@ use crate::audit::AuditRecord;
 use crate::catalog::Status;
 use crate::disclosure::formats::OpenAiSchema;
 use crate::error::{Error, ErrorKind, Result};
+use crate::faces::guard::Principal;
+use crate::faces::principals::ByPrincipal;
 use crate::host::Host;
 use crate::session::Session;
 use crate::telemetry::spans;
 
 pub(super) struct Rest {
     host: Host,
-    /// An open session with the face's policy: each request clones it.
+    /// An open session with the face's policy: each request clones it (an
+    /// access token's call, its principal's).
     session: Session,
+    principals: ByPrincipal,
     /// An ETag suffix naming the agent whose policy applies.
     agent: String,
     pages: Pages,
@@ -162,6 +166,7 @@ pub fn router(host: &Host, agent: Option<&str>) -> Result<axum::Router> {
     let session = host.open_session(agent)?;
     let state = Arc::new(Rest {
         host: host.clone(),
+        principals: ByPrincipal::new(host.clone(), session.clone()),
         session,
         agent: agent.unwrap_or("default").to_owned(),
         pages: Pages::default(),
@@ -259,10 +264,14 @@ async fn full(State(rest): State<Arc<Rest>>, Path(name): Path<String>, headers: 
 async fn call(
     State(rest): State<Arc<Rest>>,
     Path(name): Path<String>,
+    principal: Option<axum::Extension<Principal>>,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    answer_call(rest.session.clone(), "/v1/tools/{name}/call", name, &headers, &body).await
+    match rest.principals.of(principal.as_deref()) {
+        Ok(session) => answer_call(session, "/v1/tools/{name}/call", name, &headers, &body).await,
+        Err(error) => error_response(&error),
+    }
 }
 
 /// Call `name` on `session` with the JSON object `body`, under a SERVER
