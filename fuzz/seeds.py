@@ -232,6 +232,75 @@ def guard():
         write("guard", seed)
 
 
+def b64url(data):
+    import base64
+    if isinstance(data, str):
+        data = data.encode()
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def access_tokens():
+    # Tokens signed with the fuzzer's fixed P-256 key (RFC 6979
+    # deterministic ECDSA, so the seeds are the same on every run), then
+    # hostile variants, each followed by scope lines.
+    import json
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+    with open(os.path.join(ROOT, "host", "src", "fuzzing", "access_token_key.der"), "rb") as f:
+        key = serialization.load_der_private_key(f.read(), password=None)
+
+    def sign(header, claims):
+        signed = b64url(json.dumps(header, separators=(",", ":"))) + "." + b64url(json.dumps(claims, separators=(",", ":")))
+        der = key.sign(signed.encode(), ec.ECDSA(hashes.SHA256(), deterministic_signing=True))
+        r, s = decode_dss_signature(der)
+        return signed + "." + b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+
+    issuer, audience = "https://issuer.fuzz", "https://quiver.fuzz/mcp"
+    good = {"iss": issuer, "aud": audience, "sub": "agent-1", "exp": 4102444800, "scope": "quiver:chinook:read"}
+    header = {"alg": "ES256", "typ": "JWT", "kid": "fuzz"}
+    for token in [
+        sign(header, good),
+        sign(header, dict(good, aud=[audience, "other"], scp=["quiver:*:write", "quiver:tool:calc__evaluate"])),
+        sign(header, dict(good, aud="https://elsewhere/mcp")),
+        sign(header, dict(good, exp=1000)),
+        sign(header, dict(good, nbf=4102444800)),
+        sign(header, dict(good, iss="https://evil")),
+        sign(dict(header, kid="other"), good),
+        sign({"alg": "ES256"}, dict(good, sub="")),
+        b64url('{"alg":"none","kid":"fuzz"}') + "." + b64url(json.dumps(good)) + ".",
+        b64url('{"alg":"HS256","kid":"fuzz"}') + "." + b64url(json.dumps(good)) + ".c2ln",
+        "opaque-token",
+        "a.b.c",
+    ]:
+        write("access_token", token + "\nquiver:chinook:read\nquiver:*:admin\nquiver:tool:x\nopenid\nquiver:a b:read")
+
+
+def jwks():
+    # Key sets as issuers publish them: the fuzzer's own, an RSA key,
+    # symmetric and encrypting keys (never used), and keys of unknown types.
+    rsa = {"kty": "RSA", "kid": "k1", "alg": "RS256", "use": "sig", "e": "AQAB",
+           "n": b64url(bytes(range(1, 256)) + bytes(range(1, 2)))}
+    from cryptography.hazmat.primitives import serialization
+    with open(os.path.join(ROOT, "host", "src", "fuzzing", "access_token_key.der"), "rb") as f:
+        public = serialization.load_der_private_key(f.read(), password=None).public_key().public_numbers()
+    own = {"kty": "EC", "crv": "P-256", "kid": "fuzz", "alg": "ES256", "use": "sig",
+           "x": b64url(public.x.to_bytes(32, "big")), "y": b64url(public.y.to_bytes(32, "big"))}
+    for document in [
+        {"keys": [own, rsa]},
+        {"keys": [rsa]},
+        {"keys": [dict(rsa, alg="ES256")]},
+        {"keys": [{"kty": "oct", "kid": "s", "k": "c2VjcmV0"}, dict(rsa, use="enc")]},
+        {"keys": [{"kty": "EC", "crv": "P-521", "kid": "e", "x": "AA", "y": "AA"}]},
+        {"keys": [{"kty": "OKP", "crv": "Ed25519", "kid": "0", "x": b64url(bytes(32))}]},
+        {"keys": [{"kty": "nope"}, {}, 5, None]},
+        {"keys": {}},
+    ]:
+        import json
+        write("jwks", json.dumps(document))
+
+
 if __name__ == "__main__":
     usage = __doc__ + "\nusage: python3 fuzz/seeds.py [--dry-run]"
     if any(arg in ("-h", "--help") for arg in sys.argv[1:]):
@@ -248,6 +317,8 @@ if __name__ == "__main__":
     sql()
     trace_context()
     guard()
+    access_tokens()
+    jwks()
     if DRY_RUN:
         for target, names in sorted(PLANNED.items()):
             folder = os.path.join(CORPUS, target)

@@ -56,6 +56,16 @@ fn envelope_corpus_replays() {
 }
 
 #[test]
+fn access_token_corpus_replays() {
+    replay("access_token", quiver::fuzzing::access_token);
+}
+
+#[test]
+fn jwks_corpus_replays() {
+    replay("jwks", quiver::fuzzing::jwks);
+}
+
+#[test]
 fn trace_context_corpus_replays() {
     replay("trace_context", quiver::fuzzing::trace_context);
 }

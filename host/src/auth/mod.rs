@@ -39,6 +39,14 @@ pub struct Principal {
     pub grants: Arc<Grants>,
 }
 
+impl Principal {
+    /// What names this principal across requests (its subject and client):
+    /// an MCP session it opened is bound to it.
+    pub fn key(&self) -> String {
+        format!("{}\u{0}{}", self.subject, self.client_id.as_deref().unwrap_or_default())
+    }
+}
+
 /// How the HTTP face checks who a request is from.
 pub enum Authenticator {
     /// Nobody is asked.

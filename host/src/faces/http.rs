@@ -276,6 +276,17 @@ async fn check_envelope(
     sessions: Arc<CappedSessions>,
     scopes: ScopeCheck,
 ) -> Response {
+    // A session opened with an access token is its principal's alone.
+    let owner = request.extensions().get::<super::guard::Principal>().and_then(|p| p.oauth()).map(|p| p.key());
+    if request.uri().path().starts_with("/mcp")
+        && let Some(bound) =
+            request.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).and_then(|id| sessions.owner(id))
+        && Some(&bound) != owner.as_ref()
+    {
+        scopes.host.metrics().auth_refused("session_owner");
+        let text = "this MCP session was opened by another principal: open your own (initialize)";
+        return (StatusCode::FORBIDDEN, axum::Json(ErrorReply::new(None, -32003, text))).into_response();
+    }
     if request.method() == axum::http::Method::DELETE && request.uri().path().starts_with("/mcp") {
         let mut response = next.run(request).await;
         if response.status() == StatusCode::ACCEPTED {
@@ -311,5 +322,12 @@ async fn check_envelope(
         let reply = axum::Json(ErrorReply::new(message.id.as_deref(), -32000, &text));
         return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], reply).into_response();
     }
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+    let response = next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await;
+    if message.initialize
+        && let Some(owner) = owner
+        && let Some(id) = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
+    {
+        sessions.bind(id, owner);
+    }
+    response
 }

@@ -3,7 +3,8 @@
 //! service ends (the client's `DELETE`, or rmcp closing an idle session),
 //! and the ended session's entry taken out of rmcp's map then, not left
 //! behind. Past the cap a new session is refused with a clear error and
-//! the open ones are unaffected.
+//! the open ones are unaffected. A session opened with an access token is
+//! bound to its principal until it ends ([`CappedSessions::bind`]).
 
 use std::sync::Arc;
 
@@ -23,13 +24,37 @@ pub struct CappedSessions {
     inner: Arc<LocalSessionManager>,
     slots: Arc<Semaphore>,
     max: usize,
+    owners: Owners,
 }
+
+/// The principal each session was opened by, by session id.
+type Owners = Arc<std::sync::Mutex<std::collections::HashMap<SessionId, String>>>;
 
 impl CappedSessions {
     /// At most `max` sessions (at least one).
     pub fn new(max: usize) -> CappedSessions {
         let max = max.max(1);
-        CappedSessions { inner: Arc::new(LocalSessionManager::default()), slots: Arc::new(Semaphore::new(max)), max }
+        CappedSessions {
+            inner: Arc::new(LocalSessionManager::default()),
+            slots: Arc::new(Semaphore::new(max)),
+            max,
+            owners: Owners::default(),
+        }
+    }
+
+    /// Bind session `id` to the principal `owner` (its key): a request on
+    /// it from anyone else is refused, until the session ends.
+    pub fn bind(&self, id: &str, owner: String) {
+        let mut owners = self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Only a session still open is bound (its end removes the binding).
+        if owners.len() < self.max {
+            owners.insert(SessionId::from(id), owner);
+        }
+    }
+
+    /// The principal session `id` is bound to, if any.
+    pub fn owner(&self, id: &str) -> Option<String> {
+        self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned()
     }
 
     /// Whether every slot is taken (a new session would be refused).
@@ -65,6 +90,7 @@ pub struct Counted {
     inner: WorkerTransport<LocalSessionWorker>,
     id: SessionId,
     sessions: Arc<LocalSessionManager>,
+    owners: Owners,
     _slot: OwnedSemaphorePermit,
 }
 
@@ -72,6 +98,7 @@ impl Drop for Counted {
     fn drop(&mut self) {
         // The session ended: its entry goes too (a DELETE took it already;
         // an idle session's would otherwise stay).
+        self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.id);
         let (sessions, id) = (self.sessions.clone(), self.id.clone());
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move { drop(sessions.sessions.write().await.remove(&id)) });
@@ -105,7 +132,8 @@ impl SessionManager for CappedSessions {
     async fn create_session(&self) -> Result<(SessionId, Counted), SessionsError> {
         let slot = self.slots.clone().try_acquire_owned().map_err(|_| SessionsError::Full(self.max))?;
         let (id, inner) = self.inner.create_session().await?;
-        let transport = Counted { inner, id: id.clone(), sessions: self.inner.clone(), _slot: slot };
+        let owners = self.owners.clone();
+        let transport = Counted { inner, id: id.clone(), sessions: self.inner.clone(), owners, _slot: slot };
         Ok((id, transport))
     }
 

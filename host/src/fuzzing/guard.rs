@@ -5,7 +5,8 @@
 //! cookie and CSRF token (so that the fuzzer reaches both sides of every
 //! check). The oracle: a request that is neither the token's nor a
 //! sign-in's (with its CSRF token for a change) never gets past the guard
-//! to anything but the sign-in form and the page's files.
+//! to anything but the public pages (the index of links, health probes,
+//! the sign-in form and the page's files, the OAuth metadata).
 
 use std::sync::OnceLock;
 
@@ -72,7 +73,12 @@ pub fn guard(data: &[u8]) {
     // What the HTTP parser refuses never reaches the guard.
     let Ok(request) = request.body(Body::empty()) else { return };
     let allowed = allowed(&request, guarded);
-    let public = matches!(request.uri().path(), "/ui/sign-in") || request.uri().path().starts_with("/ui/assets/");
+    // Public: the index of links, the health probes, the sign-in form and
+    // the page's files, the OAuth metadata.
+    let path = request.uri().path().to_owned();
+    let public = matches!(path.as_str(), "/" | "/healthz" | "/readyz" | "/ui/sign-in")
+        || path.starts_with("/ui/assets/")
+        || path.starts_with("/.well-known/oauth-protected-resource");
     let response = guarded.runtime.block_on(guarded.app.clone().oneshot(request)).expect("the router answers");
     let status = response.status();
     let refused = matches!(status, StatusCode::BAD_REQUEST | StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)

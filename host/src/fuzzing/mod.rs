@@ -9,12 +9,14 @@
 //! oracle: a parser's error is a typed error, never a crash, and no input
 //! may take memory or time out of proportion to its size.
 
+mod auth;
 mod faces;
 mod guard;
 mod parsers;
 mod sql;
 mod trace;
 
+pub use self::auth::{ACCESS_TOKEN_KEY, AUDIENCE, ISSUER, KID, access_token, jwks, jwks_document};
 pub use self::faces::{envelope, stdio};
 pub use self::guard::guard;
 pub use self::parsers::{config, manifest, mcp_tools, openapi, skill, stub};

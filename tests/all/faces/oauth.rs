@@ -56,26 +56,34 @@ async fn serve(issuer: &Issuer) -> Served {
     Served { t, app, audit }
 }
 
-/// A stateless-looking MCP exchange: initialize, then one request, with `token`.
-async fn mcp(app: &axum::Router, token: &str, message: Value) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
-    let post = |body: String, session: Option<&str>| {
-        let mut request = Request::post("/mcp")
-            .header("host", "localhost")
-            .header("authorization", format!("Bearer {token}"))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
-        if let Some(id) = session {
-            request = request.header("mcp-session-id", id).header("mcp-protocol-version", "2025-11-25");
-        }
-        request.body(Body::from(body)).unwrap()
-    };
+/// A `POST /mcp` of `message` with `token`, on session `session`.
+fn post(token: &str, message: String, session: Option<&str>) -> Request<Body> {
+    let mut request = Request::post("/mcp")
+        .header("host", "localhost")
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(id) = session {
+        request = request.header("mcp-session-id", id).header("mcp-protocol-version", "2025-11-25");
+    }
+    request.body(Body::from(message)).unwrap()
+}
+
+/// A session opened with `token`: its id.
+async fn open(app: &axum::Router, token: &str) -> String {
     let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    let (status, headers, body) = send(app, post(initialize.into(), None)).await;
+    let (status, headers, body) = send(app, post(token, initialize.into(), None)).await;
     assert_eq!(status, StatusCode::OK, "initialize: {}", String::from_utf8_lossy(&body));
     let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    assert_eq!(send(app, post(initialized.into(), Some(&id))).await.0, StatusCode::ACCEPTED);
-    send(app, post(message.to_string(), Some(&id))).await
+    assert_eq!(send(app, post(token, initialized.into(), Some(&id))).await.0, StatusCode::ACCEPTED);
+    id
+}
+
+/// One request in a new session opened with `token`.
+async fn mcp(app: &axum::Router, token: &str, message: Value) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    let id = open(app, token).await;
+    send(app, post(token, message.to_string(), Some(&id))).await
 }
 
 /// The JSON-RPC message of an answer: the body, or its SSE event's data.
@@ -176,6 +184,15 @@ async fn tokens_are_checked_and_calls_held_to_their_scopes() {
     let reply = message_of(&body);
     assert_eq!(reply["result"]["isError"], json!(true), "{reply}");
     assert!(reply["result"]["content"][0]["text"].as_str().unwrap().contains("agent `reader`"), "{reply}");
+
+    // A session is its opener's: another principal's token on it is refused.
+    let bobs = open(&app, &reader).await;
+    let ping = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
+    let (status, _, body) = send(&app, post(&alice, ping.into(), Some(&bobs))).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{}", String::from_utf8_lossy(&body));
+    assert!(String::from_utf8_lossy(&body).contains("another principal"));
+    let (status, _, _) = send(&app, post(&memory_only, ping.into(), Some(&bobs))).await;
+    assert_eq!(status, StatusCode::OK, "the same principal with another token of its own");
 
     // Every bad token is a 401 `invalid_token`, counted by its reason.
     // One character of the signature changed (not the last: its spare bits may not count).
