@@ -150,11 +150,12 @@ impl Listing {
 }
 
 impl Session {
-    /// This session with every call held to an access token's `scopes`
-    /// (besides its profile's grants).
-    pub fn scoped(&self, scopes: Arc<crate::auth::scopes::Grants>) -> Session {
+    /// This session with every call made for an access token's principal:
+    /// held to its scopes (besides the profile's grants), and audited
+    /// under its subject and client.
+    pub fn for_token(&self, token: Arc<crate::auth::Principal>) -> Session {
         let mut policy = (*self.policy).clone();
-        policy.caller.scopes = Some(scopes);
+        policy.caller.token = Some(token);
         Session { policy: Arc::new(policy), ..self.clone() }
     }
 
@@ -359,6 +360,7 @@ impl Session {
             tool = %crate::catalog::shown::shown(name),
             via = %calls.iter().map(|f| f.tool.as_str()).filter(|t| *t != name).collect::<Vec<_>>().join(","),
             agent = %self.policy.agent.as_deref().unwrap_or("-"),
+            principal = %self.policy.caller.token.as_deref().map_or("-".into(), |t| crate::catalog::shown::shown(&t.subject)),
             outcome = %crate::invoke::outcome(&result),
             ms = started.elapsed().as_secs_f64() * 1e3,
             trace_id = %crate::telemetry::spans::TraceId,

@@ -14,7 +14,7 @@ use crate::{Options, Stats, us};
 /// One stateless (2026-07-28) MCP `tools/call` of `calc__evaluate`, as a
 /// client sends it: the request carries its protocol metadata, in `_meta`
 /// and in the standard headers.
-fn mcp_call(client: &reqwest::Client, base: &str) -> reqwest::RequestBuilder {
+pub(crate) fn mcp_call(client: &reqwest::Client, base: &str) -> reqwest::RequestBuilder {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"calc__evaluate","arguments":{"expression":"1 + 1"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"quiver-bench","version":"0"}}}}"#;
     client
         .post(format!("{base}/mcp"))
@@ -36,7 +36,7 @@ fn rest_call(client: &reqwest::Client, base: &str) -> reqwest::RequestBuilder {
 
 /// Send `request`, check it answered (an MCP result, not an error), and
 /// read the whole body.
-async fn answered(request: reqwest::RequestBuilder) {
+pub(crate) async fn answered(request: reqwest::RequestBuilder) {
     let response = request.send().await.expect("a response");
     assert!(response.status().is_success(), "{}", response.status());
     let body = response.bytes().await.expect("a body");

@@ -9,6 +9,7 @@
 //! Every figure is a median (with p95/p99 where latency matters) over many
 //! repetitions, measured in this run on this machine.
 
+mod auth;
 mod client;
 mod connectors;
 mod dashboard;
@@ -168,7 +169,7 @@ fn main() {
     let smoke =
         if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" };
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 19] = [
+    let sections: [(&str, Section); 20] = [
         ("loading", loading::section),
         ("guests", guests::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
@@ -187,6 +188,7 @@ fn main() {
         ("metrics", metrics::section),
         ("traces", traces::section),
         ("dashboard", dashboard::section),
+        ("auth", auth::section),
         ("fuzzing", fuzzing::section),
     ];
     let mut fresh = Vec::new();

@@ -29,6 +29,12 @@ pub struct AuditRecord {
     /// The agent profile the call was made for, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// The access token's subject, when the call came with one (never the token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
+    /// The OAuth client the token was issued to, if it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
     /// The plugin instance, database or server.
     pub resource: String,
     /// The action.
@@ -261,6 +267,8 @@ mod tests {
             id: 0,
             time: now(),
             agent: None,
+            principal: None,
+            client_id: None,
             resource: resource.into(),
             action: "query".into(),
             tool: format!("{resource}__query"),

@@ -121,6 +121,13 @@ impl Grants {
         self.level(resource).max(by_name)
     }
 
+    /// Whether any scope names `resource`: a level on it (or on every
+    /// resource), or one of its tools by name (`RESOURCE__ACTION`).
+    pub fn names(&self, resource: &str) -> bool {
+        self.level(resource).is_some()
+            || self.tools.iter().any(|t| t.strip_prefix(resource).is_some_and(|rest| rest.starts_with("__")))
+    }
+
     /// Whether `/metrics` may be read: only by the scope that names it
     /// (`quiver:*:LEVEL` is for resources).
     pub fn metrics(&self) -> bool {

@@ -66,6 +66,10 @@ pub struct PolicySettings {
     /// database, an MCP server); `*` for every other one. Unlisted:
     /// whatever the resource itself allows.
     pub access: Option<BTreeMap<String, Access>>,
+    /// With an OAuth access token, list and describe only the resources
+    /// its scopes name (default false: everything the profile sees is
+    /// listed, and what the token does not cover is refused when called).
+    pub hide_unauthorized: Option<bool>,
 }
 
 /// The resolved policy of one session.
@@ -94,6 +98,8 @@ pub struct Policy {
     /// Who calls are made for: the agent and its access grants.
     #[serde(skip)]
     pub caller: Caller,
+    /// Whether, with an access token, only what its scopes name is shown.
+    pub hide_unauthorized: bool,
 }
 
 /// Default `REACT_TOOL_SELECTION_THRESHOLD`.
@@ -196,10 +202,11 @@ impl Policy {
             )?,
             selection_max: number("REACT_TOOL_SELECTION_MAX", p.selection_max, defaults.selection_max, DEFAULT_MAX)?,
             pinned: p.pinned.or_else(|| defaults.pinned.clone()).unwrap_or_default().into_iter().collect(),
+            hide_unauthorized: p.hide_unauthorized.or(defaults.hide_unauthorized).unwrap_or(false),
             caller: Caller {
                 agent: agent.map(str::to_owned),
                 access: std::sync::Arc::new(p.access.or_else(|| defaults.access.clone()).unwrap_or_default()),
-                scopes: None,
+                token: None,
             },
         };
         Ok(policy)
@@ -216,6 +223,13 @@ impl Policy {
         let stub = plugin.stub();
         self.allows(stub.kind.into())
             && self.plugin_categories.as_ref().is_none_or(|wanted| stub.categories.iter().any(|c| wanted.contains(c)))
+            && self.authorized(plugin.name())
+    }
+
+    /// Whether `resource` is shown to this caller's access token: always,
+    /// unless the profile hides what the token's scopes do not name.
+    pub fn authorized(&self, resource: &str) -> bool {
+        !self.hide_unauthorized || self.caller.scopes().is_none_or(|scopes| scopes.names(resource))
     }
 
     /// Whether the agent may see a tool of `category` from `origin` in
@@ -225,9 +239,11 @@ impl Policy {
         self.allows(category)
             && match category {
                 Category::Builtin | Category::Connector | Category::Database => {
-                    self.plugin_categories.is_none() || catalog.get(origin).is_some_and(|p| self.shows_plugin(p))
+                    (self.plugin_categories.is_none() && self.authorized(origin))
+                        || catalog.get(origin).is_some_and(|p| self.shows_plugin(p))
                 }
-                Category::Mcp | Category::Skill => true,
+                Category::Mcp => self.authorized(origin),
+                Category::Skill => true,
             }
     }
 

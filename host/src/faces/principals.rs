@@ -31,6 +31,18 @@ impl ByPrincipal {
         &self.default
     }
 
+    /// The principal's own session when what it is shown (its `tools/list`,
+    /// its Tier 1) differs from the face's: a token mapped to another
+    /// profile, or one whose profile hides what its scopes do not name.
+    /// `None`: the face's own listing serves (and stays cached).
+    pub fn listing(&self, principal: Option<&Principal>) -> Option<Session> {
+        let token = principal.and_then(Principal::oauth)?;
+        let session = self.of(principal).ok()?;
+        let policy = session.policy();
+        let differs = policy.hide_unauthorized || token.agent.is_some() && token.agent != self.default.policy().agent;
+        differs.then_some(session)
+    }
+
     /// The session `principal`'s calls run in.
     pub fn of(&self, principal: Option<&Principal>) -> Result<Session> {
         let Some(token) = principal.and_then(Principal::oauth) else { return Ok(self.default.clone()) };
@@ -48,6 +60,6 @@ impl ByPrincipal {
                 }
             }
         };
-        Ok(base.scoped(token.grants.clone()))
+        Ok(base.for_token(std::sync::Arc::new(token.clone())))
     }
 }

@@ -118,6 +118,10 @@ pub struct Facts {
     pub access: Access,
     /// The agent it was made for (the principal), if any.
     pub agent: Option<String>,
+    /// The access token's subject, when the call came with one.
+    pub principal: Option<String>,
+    /// The OAuth client that token was issued to, if it says.
+    pub client_id: Option<String>,
     /// The upstream MCP server that answered, when one did.
     pub server: Option<String>,
     /// When it started.
@@ -147,6 +151,8 @@ impl Facts {
             action: tool.action.clone(),
             access: tool.access,
             agent: agent.map(str::to_owned),
+            principal: None,
+            client_id: None,
             server: None,
             started: SystemTime::now(),
             duration: Duration::ZERO,

@@ -114,6 +114,8 @@ impl Backends {
             id: 0,
             time: crate::audit::time(facts.started),
             agent: facts.agent.clone(),
+            principal: facts.principal.clone(),
+            client_id: facts.client_id.clone(),
             resource: facts.resource.clone(),
             action: facts.action.clone(),
             tool: facts.tool.clone(),
@@ -173,6 +175,10 @@ impl Backend for Backends {
         Box::pin(async move {
             let (catalog, tool) = (call.catalog, call.tool);
             let mut facts = Facts::starting(tool, call.caller.agent.as_deref());
+            if let Some(token) = &call.caller.token {
+                facts.principal = Some(token.subject.clone());
+                facts.client_id = token.client_id.clone();
+            }
             let started = Instant::now();
             facts.bytes_in = super::fit::size(&call.input);
             let params = self.audit.as_ref().map(|audit| match self.params {
@@ -232,7 +238,7 @@ mod tests {
         Caller {
             agent: Some("reader".into()),
             access: Arc::new(BTreeMap::from([("*".into(), Access::Read)])),
-            scopes: None,
+            token: None,
         }
     }
 

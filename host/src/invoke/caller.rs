@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::auth::Principal;
 use crate::auth::scopes::Grants;
 use crate::catalog::{Catalog, ToolEntry};
 use crate::contract::Access;
@@ -20,10 +21,10 @@ pub struct Caller {
     pub agent: Option<String>,
     /// Grants by resource name; `*` applies to every other resource.
     pub access: Arc<BTreeMap<String, Access>>,
-    /// What the caller's access token grants, when it came with one (the
-    /// HTTP face in OAuth mode): the grants above are held to it, and a
-    /// resource it does not name is out of reach.
-    pub scopes: Option<Arc<Grants>>,
+    /// The access token's principal, when the call came with one (the
+    /// HTTP face in OAuth mode): the grants above are held to its scopes,
+    /// and a resource they do not name is out of reach.
+    pub token: Option<Arc<Principal>>,
 }
 
 impl Caller {
@@ -33,12 +34,17 @@ impl Caller {
         Caller::default()
     }
 
+    /// What the access token's scopes grant, when there is one.
+    pub fn scopes(&self) -> Option<&Grants> {
+        self.token.as_deref().map(|t| &*t.grants)
+    }
+
     /// The highest access granted on `resource` by the profile, held to
     /// the token's scopes (which, granting nothing there, leave reading:
     /// [`permit`](Self::permit) refuses such a call before it runs).
     pub fn ceiling(&self, resource: &str) -> Access {
         let granted = self.access.get(resource).or_else(|| self.access.get("*")).copied().unwrap_or(Access::Admin);
-        match &self.scopes {
+        match self.scopes() {
             Some(scopes) => granted.min(scopes.level(resource).unwrap_or(Access::Read)),
             None => granted,
         }
@@ -49,7 +55,7 @@ impl Caller {
     /// token grants that tool by name (and the profile allows it).
     pub fn ceiling_for(&self, tool: &ToolEntry) -> Access {
         let ceiling = self.ceiling(&tool.origin);
-        match &self.scopes {
+        match self.scopes() {
             Some(scopes) => {
                 let profile = self.access.get(&tool.origin).or_else(|| self.access.get("*")).copied();
                 let by_scope = scopes.level_for(&tool.name, &tool.origin, tool.access).unwrap_or(Access::Read);
@@ -80,7 +86,7 @@ impl Caller {
                 allowed,
             });
         }
-        if let Some(scopes) = &self.scopes
+        if let Some(scopes) = self.scopes()
             && !scopes.allows(&tool.name, &tool.origin, tool.access)
         {
             return Err(Error::OutOfScope {
@@ -110,7 +116,7 @@ mod tests {
     #[test]
     fn a_grant_names_resources_and_a_star_covers_the_rest() {
         let access = [("db".to_owned(), Access::Write), ("*".to_owned(), Access::Read)].into();
-        let caller = Caller { agent: Some("a".into()), access: Arc::new(access), scopes: None };
+        let caller = Caller { agent: Some("a".into()), access: Arc::new(access), token: None };
         assert_eq!(caller.ceiling("db"), Access::Write);
         assert_eq!(caller.ceiling("other"), Access::Read);
         assert_eq!(Caller::operator().ceiling("any"), Access::Admin);
@@ -140,8 +146,9 @@ mod tests {
 
     #[test]
     fn a_token_holds_every_grant_to_its_scopes() {
-        let scopes = Grants::from_scopes(["quiver:db:read", "quiver:tool:notes__add"]);
-        let caller = Caller { scopes: Some(Arc::new(scopes)), ..Caller::operator() };
+        let grants = Arc::new(Grants::from_scopes(["quiver:db:read", "quiver:tool:notes__add"]));
+        let token = Principal { subject: "s".into(), client_id: None, agent: None, grants };
+        let caller = Caller { token: Some(Arc::new(token)), ..Caller::operator() };
         let tool = |name: &str, origin: &str, access| ToolEntry {
             name: name.into(),
             origin: origin.into(),

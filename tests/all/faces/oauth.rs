@@ -34,8 +34,9 @@ async fn serve(issuer: &Issuer) -> Served {
     let config = format!(
         "[auth]\nmode = \"oauth\"\nissuer = \"{}\"\nresource = \"{RESOURCE}\"\njwks_refresh_seconds = 0\n\
          scopes_supported = [\"quiver:calc:read\", \"quiver:memory:read\", \"quiver:memory:write\"]\n\
-         [auth.subjects]\nalice = \"reader\"\n\
+         [auth.subjects]\nalice = \"reader\"\ncarol = \"scoped\"\n\
          [agents.reader]\naccess = {{ \"*\" = \"read\" }}\n\
+         [agents.scoped]\nhide_unauthorized = true\n\
          [audit]\npath = {:?}\n",
         issuer.url,
         audit.path().join("audit.jsonl").display().to_string(),
@@ -185,6 +186,27 @@ async fn tokens_are_checked_and_calls_held_to_their_scopes() {
     assert_eq!(reply["result"]["isError"], json!(true), "{reply}");
     assert!(reply["result"]["content"][0]["text"].as_str().unwrap().contains("agent `reader`"), "{reply}");
 
+    // A profile that hides what the token does not name: carol's Tier 1 and
+    // tools/list show calc alone; bob (the face's profile) sees everything.
+    let carol = issuer.token(RESOURCE, "carol", "quiver:calc:read", json!({}));
+    // Tier 1 is the instructions and the meta-tools' descriptions (which list the resources).
+    let shown = |token: String| {
+        let app = app.clone();
+        async move {
+            let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+            let (_, _, body) = mcp(&app, &token, list).await;
+            let tools = message_of(&body)["result"]["tools"].as_array().unwrap().clone();
+            let names: Vec<String> = tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect();
+            (serde_json::to_string(&tools).unwrap(), names)
+        }
+    };
+    let (listed, names) = shown(carol.clone()).await;
+    assert!(!listed.contains("memory") && !listed.contains("codec"), "{listed}");
+    assert!(names.iter().all(|n| !n.contains("__") || n.starts_with("calc__")), "{names:?}");
+    assert!(listed.contains("calc"), "{listed}");
+    let (listed, _) = shown(reader.clone()).await;
+    assert!(listed.contains("memory") && listed.contains("codec"), "{listed}");
+
     // A session is its opener's: another principal's token on it is refused.
     let bobs = open(&app, &reader).await;
     let ping = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
@@ -249,6 +271,12 @@ async fn tokens_are_checked_and_calls_held_to_their_scopes() {
     // No token reached the audit log.
     let log = std::fs::read_to_string(audit.path().join("audit.jsonl")).unwrap();
     assert!(log.contains("calc__evaluate"), "{log}");
+    // Each call is recorded under the token's subject (and profile), never the token.
+    let records: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let calc = records.iter().find(|r| r["tool"] == "calc__evaluate").unwrap();
+    assert_eq!(calc["principal"], "bob", "{calc}");
+    let alices = records.iter().find(|r| r["principal"] == "alice").expect("alice's refused call is audited");
+    assert_eq!((&alices["agent"], &alices["outcome"]), (&json!("reader"), &json!("denied")), "{alices}");
     for token in [&reader, &writer, &alice, &memory_only] {
         assert!(!log.contains(token.as_str()));
     }

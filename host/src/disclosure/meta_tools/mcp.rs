@@ -62,6 +62,7 @@ impl MetaTool for Mcp {
     fn lines(view: &View<'_>) -> Vec<Line> {
         view.catalog
             .mcp_servers()
+            .filter(|s| view.policy.authorized(&s.name))
             .map(|s| {
                 let purpose = s.purpose.as_deref().map(|p| format!(": {p}")).unwrap_or_default();
                 let tools = match &s.state {
@@ -83,7 +84,7 @@ impl MetaTool for Mcp {
     }
 
     fn choices(view: &View<'_>) -> Vec<String> {
-        view.catalog.mcp_servers().map(|s| s.name.clone()).collect()
+        view.catalog.mcp_servers().filter(|s| view.policy.authorized(&s.name)).map(|s| s.name.clone()).collect()
     }
 
     fn run<'a>(mut cx: CallContext<'a>, args: Args) -> CallFuture<'a> {

@@ -267,6 +267,11 @@ impl<E: ServerHandler> McpServer<E> {
     }
 }
 
+/// Who the request is from (the HTTP guard's principal), if it says.
+fn principal(context: &RequestContext<RoleServer>) -> Option<&crate::faces::guard::Principal> {
+    context.extensions.get::<http::request::Parts>()?.extensions.get()
+}
+
 /// The context a request carried, in its `_meta` or else (HTTP) its
 /// headers: passed on unchanged when no span of Quiver's records it.
 fn carried(context: &RequestContext<RoleServer>) -> Option<opentelemetry::Context> {
@@ -323,7 +328,11 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
     ) -> std::result::Result<ListToolsResult, ErrorData> {
         let started = std::time::Instant::now();
         let span = server_span(&context, "tools/list", None);
-        let mut tools: Vec<Tool> = self.tools().await.as_ref().clone();
+        let own = self.sessions.listing(principal(&context));
+        let mut tools: Vec<Tool> = match own {
+            Some(mut own) => own.listed_tools().await.tools.iter().filter_map(to_rmcp).collect(),
+            None => self.tools().await.as_ref().clone(),
+        };
         let theirs = tracing::Instrument::instrument(self.extras.list_tools(request, context), span.clone()).await;
         self.answered(&span, "tools/list", theirs.as_ref().err(), started);
         tools.extend(theirs?.tools);
@@ -364,9 +373,8 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         let span = server_span(&context, "tools/call", Some(&request.name));
         let started = std::time::Instant::now();
         // An access token's principal calls in its own profile, held to its scopes.
-        let parts = context.extensions.get::<http::request::Parts>();
-        let principal = parts.and_then(|p| p.extensions.get::<crate::faces::guard::Principal>());
-        let mut session = self.sessions.of(principal).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let of = self.sessions.of(principal(&context));
+        let mut session = of.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let call = async { render(session.call_reporting(&request.name, arguments, sink).await) };
         let call = tracing::Instrument::instrument(call, span.clone());
         let call = crate::telemetry::context::carrying(carried(&context), call);
@@ -398,7 +406,11 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         let started = std::time::Instant::now();
         let span = server_span(&context, "initialize", None);
         context.peer.set_peer_info(request.clone());
-        let result = self.negotiate_initialize(&request);
+        let mut result = self.negotiate_initialize(&request);
+        // A token shown less than the face's profile reads its own Tier 1.
+        if let (Ok(answer), Some(own)) = (&mut result, self.sessions.listing(principal(&context))) {
+            answer.instructions = Some(own.instructions());
+        }
         self.answered(&span, "initialize", result.as_ref().err(), started);
         result
     }
