@@ -9,18 +9,24 @@ instructions, discovers a tool through `request_tools`, calls it directly
 and through `call_tool`, and checks a failing call. Then a two-hop call: Quiver, given an
 `mcpServers` file, fronts upstream reference servers (`mcp-server-time`
 from this venv, server-everything from tests/servers) and the client calls
-them through the `mcp` meta-tool. Exit status 0 only if every check held.
+them through the `mcp` meta-tool. Last, OAuth: Quiver as a resource server of a
+real authorization server (oauth2-mock-server, tests/servers/oauth.mjs); the
+client connects with an access token, calls what its scope covers, and is
+refused what it does not. Exit status 0 only if every check held.
 """
 
 import asyncio
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
 
+import httpx2
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 QUIVER = sys.argv[1]
 COMMON = ["--no-cache", "serve"]
@@ -104,11 +110,71 @@ async def two_hops(mode: str) -> None:
     print(f"two hops, mode={mode}: ok (client -> quiver -> time, everything)")
 
 
+async def with_a_token(mode: str) -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    servers = os.path.join(here, "..", "servers")
+    issuer = subprocess.Popen(["node", "oauth.mjs"], cwd=servers, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    server = None
+    try:
+        ready = json.loads(issuer.stdout.readline())
+
+        def ask(command):
+            issuer.stdin.write(json.dumps(command) + "\n")
+            issuer.stdin.flush()
+            return json.loads(issuer.stdout.readline())
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        resource = f"http://127.0.0.1:{port}/mcp"
+        token = ask({"op": "token", "aud": resource, "sub": "python-sdk", "scope": "quiver:calc:read"})["token"]
+        with tempfile.TemporaryDirectory() as folder:
+            config = os.path.join(folder, "quiver.toml")
+            with open(config, "w") as file:
+                file.write(f'[auth]\nmode = "oauth"\nissuer = "{ready["issuer"]}"\nresource = "{resource}"\n')
+            server = subprocess.Popen([QUIVER, "--config", config, *COMMON, "--http", f"127.0.0.1:{port}",
+                                       "--no-watch"], stderr=subprocess.PIPE, text=True)
+            for line in server.stderr:
+                if "MCP at" in line:
+                    break
+            bearer = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+            async with Client(streamable_http_client(resource, http_client=bearer), mode=mode) as client:
+                names = [tool.name for tool in (await client.list_tools()).tools]
+                assert "request_tools" in names, names
+                result = await client.call_tool("calc__evaluate", {"expression": "6 * 7"})
+                assert not result.is_error and result.structured_content == {"value": 42}, result
+                try:
+                    refused = await client.call_tool("text__slugify", {"text": "a b"})
+                    raise AssertionError(f"a tool outside the token's scope answered: {refused}")
+                except AssertionError:
+                    raise
+                except Exception as error:  # the SDK raises on HTTP 403
+                    assert "403" in str(error) or "scope" in str(error), error
+            anonymous = httpx2.AsyncClient()
+            try:
+                async with Client(streamable_http_client(resource, http_client=anonymous), mode=mode) as client:
+                    await client.list_tools()
+                raise AssertionError("a client without a token was served")
+            except AssertionError:
+                raise
+            except Exception:
+                pass
+    finally:
+        if server:
+            server.terminate()
+            server.wait(timeout=30)
+        issuer.stdin.close()
+        issuer.wait(timeout=30)
+    print(f"http with an OAuth token, mode={mode}: ok")
+
+
 async def main() -> None:
     for mode in ("legacy", "auto"):
         await over_stdio(mode)
         await over_http(mode)
         await two_hops(mode)
+        await with_a_token(mode)
 
 
 asyncio.run(main())

@@ -282,3 +282,49 @@ async fn tokens_are_checked_and_calls_held_to_their_scopes() {
     }
     assert!(t.host.catalog().version() > 0);
 }
+
+/// An opaque token is introspected (RFC 7662) when Quiver has client
+/// credentials for it, and held to the rules a JWT is: active, for this
+/// server, from this issuer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opaque_tokens_are_introspected() {
+    let issuer = Issuer::start();
+    let config = format!(
+        "[auth]\nmode = \"oauth\"\nissuer = \"{}\"\nresource = \"{RESOURCE}\"\n\
+         introspection_client_id = \"quiver\"\nintrospection_secret_env = \"INTROSPECTION_SECRET\"\n",
+        issuer.url
+    );
+    let t = TestHost::builder().bundled().config(&config).build();
+    let bind = Bind { loopback: true, local_resource: RESOURCE.into() };
+    let env = |var: &str| (var == "INTROSPECTION_SECRET").then(|| "s3cret".to_owned());
+    let auth = Authenticator::new(t.host.auth_settings(), None, &bind, &env).await.unwrap();
+    let options = HttpOptions { authenticator: Some(Arc::new(auth)), ..Default::default() };
+    let app = router(&t.host, &options, CancellationToken::new()).unwrap();
+    let call = |token: &'static str| {
+        Request::post("/v1/tools/calc__evaluate/call")
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .body(Body::from(r#"{"expression": "2 + 2"}"#))
+            .unwrap()
+    };
+    let active = json!({"active": true, "sub": "dave", "aud": RESOURCE, "iss": issuer.url, "scope": "quiver:calc:read"});
+    issuer.introspection(active.clone());
+    let (status, _, body) = send(&app, call("opaque-1")).await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    assert!(String::from_utf8_lossy(&body).contains('4'));
+    issuer.introspection(json!({"active": false}));
+    let (status, headers, _) = send(&app, call("opaque-2")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(challenge(&headers).contains("not active"), "{}", challenge(&headers));
+    let mut elsewhere = active.clone();
+    elsewhere["aud"] = json!("https://other.example/mcp");
+    issuer.introspection(elsewhere);
+    let (status, headers, _) = send(&app, call("opaque-3")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(challenge(&headers).contains("not for this server"), "{}", challenge(&headers));
+    let mut narrow = active;
+    narrow["scope"] = json!("quiver:text:read");
+    issuer.introspection(narrow);
+    let (status, _, body) = send(&app, call("opaque-4")).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{}", String::from_utf8_lossy(&body));
+}
