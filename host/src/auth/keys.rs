@@ -134,7 +134,8 @@ pub struct Keys {
     /// When the keys were last fetched (a fetch in flight holds it).
     fetched: tokio::sync::Mutex<Option<Instant>>,
     client: reqwest::Client,
-    /// The last reason a fetch failed, for `/v1/status`.
+    /// The last reason a fetch failed (logged; a token checked meanwhile
+    /// is refused as `unavailable` when no key is known).
     pub last_error: Mutex<Option<String>>,
 }
 

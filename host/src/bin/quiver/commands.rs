@@ -96,8 +96,13 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
                 tracing::info!(target: "quiver::faces", "shutting down on a signal: running calls finish");
                 on_signal.cancel();
             });
+            let who = match options.authenticator.as_deref() {
+                Some(quiver::auth::Authenticator::Oauth(oauth)) => format!("; OAuth access tokens from {}", oauth.issuer),
+                Some(quiver::auth::Authenticator::Token(_)) => "; bearer token required".to_owned(),
+                _ => String::new(),
+            };
             let served = quiver::faces::http::serve(&host, &options, shutdown, |addr| {
-                eprintln!("quiver: MCP at http://{addr}/mcp, REST at http://{addr}/v1");
+                eprintln!("quiver: MCP at http://{addr}/mcp, REST at http://{addr}/v1, dashboard at http://{addr}/ui/{who}");
             })
             .await;
             host.shutdown_upstreams().await;
