@@ -24,7 +24,7 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
     let config = quiver::Config::parse(&config, std::path::Path::new(".")).unwrap();
     let host = Host::builder().config(config).bundled().cache_dir(None).build().unwrap();
     runtime.block_on(host.describe("calc")).unwrap();
-    let bind = Bind { loopback: true, local_resource: RESOURCE.into() };
+    let bind = Bind { loopback: true, local_resource: Some(RESOURCE.into()) };
     let oauth = runtime.block_on(Authenticator::new(host.auth_settings(), None, &bind, &|_| None)).unwrap();
     let oauth = Arc::new(oauth);
     let token = issuer.token(RESOURCE, "bench", "quiver:calc:read", serde_json::json!({}));

@@ -77,8 +77,9 @@ pub struct Oauth {
 pub struct Bind {
     /// A loopback address.
     pub loopback: bool,
-    /// `http://ADDR/mcp`, the resource when none is configured (loopback).
-    pub local_resource: String,
+    /// `http://ADDR/mcp`, the resource when none is configured on a
+    /// loopback bind; `None` when the port is not known yet (port 0).
+    pub local_resource: Option<String>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -170,7 +171,13 @@ impl Oauth {
             .ok_or_else(|| Error::config(at("issuer"), "OAuth mode needs the authorization server's issuer"))?;
         let resource = match (&settings.resource, bind.loopback) {
             (Some(resource), _) => resource.clone(),
-            (None, true) => bind.local_resource.clone(),
+            (None, true) if bind.local_resource.is_some() => bind.local_resource.clone().unwrap_or_default(),
+            (None, true) => {
+                return Err(Error::config(
+                    at("resource"),
+                    "with port 0 the server's URL is not known before it listens: set this server's /mcp URL",
+                ));
+            }
             (None, false) => {
                 return Err(Error::config(
                     at("resource"),
@@ -270,4 +277,39 @@ fn client() -> Result<reqwest::Client> {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| Error::config("[auth]", format!("cannot build the HTTP client: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn made(toml: &str, token: Option<&str>, loopback: bool) -> Result<Authenticator> {
+        let settings: AuthSettings = toml::from_str(toml).unwrap();
+        let bind = Bind { loopback, local_resource: loopback.then(|| "http://127.0.0.1:8080/mcp".to_owned()) };
+        let env = |var: &str| (var == "MY_TOKEN").then(|| "from-env".to_owned());
+        Authenticator::new(&settings, token.map(str::to_owned), &bind, &env).await
+    }
+
+    #[tokio::test]
+    async fn the_defaults_follow_the_bind_and_refusals_name_the_fix() {
+        assert!(matches!(made("", None, true).await, Ok(Authenticator::None)));
+        assert!(matches!(made("", Some("t"), true).await, Ok(Authenticator::Token(t)) if t == "t"));
+        let from_env = made("token_env = \"MY_TOKEN\"", None, false).await;
+        assert!(matches!(from_env, Ok(Authenticator::Token(t)) if t == "from-env"));
+        let cli_wins = made("token_env = \"MY_TOKEN\"", Some("cli"), false).await;
+        assert!(matches!(cli_wins, Ok(Authenticator::Token(t)) if t == "cli"));
+        let error = made("", None, false).await.unwrap_err().to_string();
+        assert!(error.contains("[auth] mode") && error.contains("--token"), "{error}");
+        let error = made("mode = \"none\"", None, false).await.unwrap_err().to_string();
+        assert!(error.contains("only for a loopback bind"), "{error}");
+        let error = made("mode = \"oauth\"", None, true).await.unwrap_err().to_string();
+        assert!(error.contains("[auth] issuer"), "{error}");
+        let error = made("mode = \"oauth\"\nissuer = \"https://i\"", None, false).await.unwrap_err().to_string();
+        assert!(error.contains("[auth] resource"), "{error}");
+        let settings: AuthSettings = toml::from_str("mode = \"oauth\"\nissuer = \"https://i\"").unwrap();
+        let port0 = Bind { loopback: true, local_resource: None };
+        let error = Authenticator::new(&settings, None, &port0, &|_| None).await.unwrap_err().to_string();
+        assert!(error.contains("port 0"), "{error}");
+        assert!(toml::from_str::<AuthSettings>("colour = 1").is_err(), "unknown keys are refused");
+    }
 }

@@ -129,7 +129,7 @@ mod tests {
         let caller = Caller {
             agent: Some("reader".into()),
             access: Arc::new([("*".into(), Access::Read)].into()),
-            scopes: None,
+            token: None,
         };
         let tool = ToolEntry {
             name: "db__query".into(),

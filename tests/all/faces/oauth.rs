@@ -50,7 +50,7 @@ async fn serve(issuer: &Issuer) -> Served {
     let mut operator = t.host.open_session(None).unwrap();
     let found = operator.call("mcp", json!({"subcommand": "discover", "server": "memory"})).await;
     assert!(!found.is_error, "{}", found.text);
-    let bind = Bind { loopback: true, local_resource: RESOURCE.into() };
+    let bind = Bind { loopback: true, local_resource: Some(RESOURCE.into()) };
     let auth = Authenticator::new(t.host.auth_settings(), None, &bind, &|_| None).await.unwrap();
     let options = HttpOptions { authenticator: Some(Arc::new(auth)), ..Default::default() };
     let app = router(&t.host, &options, CancellationToken::new()).unwrap();
@@ -295,7 +295,7 @@ async fn opaque_tokens_are_introspected() {
         issuer.url
     );
     let t = TestHost::builder().bundled().config(&config).build();
-    let bind = Bind { loopback: true, local_resource: RESOURCE.into() };
+    let bind = Bind { loopback: true, local_resource: Some(RESOURCE.into()) };
     let env = |var: &str| (var == "INTROSPECTION_SECRET").then(|| "s3cret".to_owned());
     let auth = Authenticator::new(t.host.auth_settings(), None, &bind, &env).await.unwrap();
     let options = HttpOptions { authenticator: Some(Arc::new(auth)), ..Default::default() };
@@ -307,7 +307,8 @@ async fn opaque_tokens_are_introspected() {
             .body(Body::from(r#"{"expression": "2 + 2"}"#))
             .unwrap()
     };
-    let active = json!({"active": true, "sub": "dave", "aud": RESOURCE, "iss": issuer.url, "scope": "quiver:calc:read"});
+    let active =
+        json!({"active": true, "sub": "dave", "aud": RESOURCE, "iss": issuer.url, "scope": "quiver:calc:read"});
     issuer.introspection(active.clone());
     let (status, _, body) = send(&app, call("opaque-1")).await;
     assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));

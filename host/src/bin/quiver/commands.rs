@@ -69,8 +69,10 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
                 eprintln!("error: choose a transport: --stdio, or --http ADDR (e.g. 127.0.0.1:8080)");
                 return Ok(ExitCode::from(2));
             };
-            let bind =
-                quiver::auth::Bind { loopback: addr.ip().is_loopback(), local_resource: format!("http://{addr}/mcp") };
+            let bind = quiver::auth::Bind {
+                loopback: addr.ip().is_loopback(),
+                local_resource: (addr.port() != 0).then(|| format!("http://{addr}/mcp")),
+            };
             let env = |var: &str| std::env::var(var).ok();
             let authenticator =
                 quiver::auth::Authenticator::new(host.auth_settings(), token.clone(), &bind, &env).await?;
@@ -97,12 +99,16 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
                 on_signal.cancel();
             });
             let who = match options.authenticator.as_deref() {
-                Some(quiver::auth::Authenticator::Oauth(oauth)) => format!("; OAuth access tokens from {}", oauth.issuer),
+                Some(quiver::auth::Authenticator::Oauth(oauth)) => {
+                    format!("; OAuth access tokens from {}", oauth.issuer)
+                }
                 Some(quiver::auth::Authenticator::Token(_)) => "; bearer token required".to_owned(),
                 _ => String::new(),
             };
             let served = quiver::faces::http::serve(&host, &options, shutdown, |addr| {
-                eprintln!("quiver: MCP at http://{addr}/mcp, REST at http://{addr}/v1, dashboard at http://{addr}/ui/{who}");
+                eprintln!(
+                    "quiver: MCP at http://{addr}/mcp, REST at http://{addr}/v1, dashboard at http://{addr}/ui/{who}"
+                );
             })
             .await;
             host.shutdown_upstreams().await;
