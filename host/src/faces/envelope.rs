@@ -46,6 +46,28 @@ pub struct Refusal {
     pub notification: bool,
 }
 
+/// A JSON-RPC error reply written by Quiver itself (rmcp writes the
+/// rest): `id` is `null` when the message had none that could be read.
+#[derive(serde::Serialize)]
+pub struct ErrorReply<'a> {
+    jsonrpc: &'static str,
+    id: Option<&'a serde_json::value::RawValue>,
+    error: Fault<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct Fault<'a> {
+    code: i32,
+    message: &'a str,
+}
+
+impl<'a> ErrorReply<'a> {
+    /// The error `code` with `message`, answering the request `id`.
+    pub fn new(id: Option<&'a serde_json::value::RawValue>, code: i32, message: &'a str) -> Self {
+        ErrorReply { jsonrpc: "2.0", id, error: Fault { code, message } }
+    }
+}
+
 /// The parts of a message that say what it is, borrowed and unchecked:
 /// what a refusal can tell about a message rmcp cannot read.
 #[derive(serde::Deserialize)]

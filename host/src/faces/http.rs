@@ -23,8 +23,9 @@ use tokio_util::sync::CancellationToken;
 use rmcp::handler::server::ServerHandler;
 
 use super::dashboard::signin::SignIns;
+use super::envelope::ErrorReply;
 use super::guard::Guard;
-use super::mcp::{ErrorReply, McpServer, NoExtras};
+use super::mcp::{McpServer, NoExtras};
 use super::sessions::CappedSessions;
 use crate::auth::Authenticator;
 use crate::error::{Error, Result};

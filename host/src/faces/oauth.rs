@@ -12,7 +12,7 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use super::mcp::ErrorReply;
+use super::envelope::ErrorReply;
 use crate::auth::scopes::Grants;
 use crate::auth::tokens::Rejected;
 use crate::auth::{self, Authenticator};

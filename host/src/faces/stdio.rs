@@ -26,7 +26,8 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
 
-use super::mcp::{self, ErrorReply};
+use super::envelope::ErrorReply;
+use super::mcp;
 use crate::error::{Error, Result};
 use crate::host::Host;
 

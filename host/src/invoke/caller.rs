@@ -126,11 +126,8 @@ mod tests {
 
     #[test]
     fn a_call_above_the_grant_is_denied_naming_the_agent() {
-        let caller = Caller {
-            agent: Some("reader".into()),
-            access: Arc::new([("*".into(), Access::Read)].into()),
-            token: None,
-        };
+        let caller =
+            Caller { agent: Some("reader".into()), access: Arc::new([("*".into(), Access::Read)].into()), token: None };
         let tool = ToolEntry {
             name: "db__query".into(),
             origin: "db".into(),

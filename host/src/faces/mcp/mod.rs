@@ -205,27 +205,6 @@ impl<E: ServerHandler> McpServer<E> {
     }
 }
 
-/// A JSON-RPC error reply written by Quiver itself (rmcp writes the
-/// rest): `id` is `null` when the message had none that could be read.
-#[derive(serde::Serialize)]
-pub(super) struct ErrorReply<'a> {
-    jsonrpc: &'static str,
-    id: Option<&'a serde_json::value::RawValue>,
-    error: Fault<'a>,
-}
-
-#[derive(serde::Serialize)]
-struct Fault<'a> {
-    code: i32,
-    message: &'a str,
-}
-
-impl<'a> ErrorReply<'a> {
-    pub(super) fn new(id: Option<&'a serde_json::value::RawValue>, code: i32, message: &'a str) -> Self {
-        ErrorReply { jsonrpc: "2.0", id, error: Fault { code, message } }
-    }
-}
-
 /// Why `params` do not fit a `tools/call`, if they do not: rmcp reads
 /// such a request as a custom one, which would be "method not found". (Only
 /// `tools/call`: other standard methods reach `on_custom_request` when a
