@@ -55,7 +55,7 @@ fn rules() -> Rules {
 /// `data` is a token (its first line) and then scope strings, one per
 /// line. The token's check never panics, and one it accepts is one the
 /// fixed key signed, for this audience, from this issuer (checked again
-/// here from the claims); a token's text is never in a refusal. Every
+/// here from the claims). Every
 /// scope the grammar reads writes back as the same text.
 pub fn access_token(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -71,9 +71,11 @@ pub fn access_token(data: &[u8]) {
             assert!(aud == AUDIENCE || aud.as_array().is_some_and(|a| a.iter().any(|v| v == AUDIENCE)), "{payload}");
             assert!(!claims.subject.is_empty());
         }
-        Err(rejected) => {
-            assert!(token.len() < 8 || !rejected.description().contains(token));
-        }
+        // A refusal is one of the fixed sentences: nothing of the token is
+        // in it (`Rejected::description` is `&'static str`), so there is
+        // nothing to check here beyond not panicking. (A substring check
+        // was a false alarm: "en is not a JWT" is part of a sentence.)
+        Err(_) => {}
     }
     for scope in lines {
         if let Some(parsed) = Scope::parse(scope) {
