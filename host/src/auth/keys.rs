@@ -180,6 +180,7 @@ impl Keys {
         match self.fetch().await {
             Ok(set) => {
                 for reason in &set.skipped {
+                    let reason = crate::catalog::shown::shown(reason);
                     tracing::warn!(%reason, "a key of the issuer's key set is not used");
                 }
                 let set = Arc::new(set);
@@ -188,7 +189,7 @@ impl Keys {
                 set
             }
             Err(reason) => {
-                tracing::warn!(%reason, "cannot fetch the issuer's keys");
+                tracing::warn!(reason = %crate::catalog::shown::shown(&reason), "cannot fetch the issuer's keys");
                 *self.last_error.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(reason);
                 current
             }

@@ -257,7 +257,8 @@ impl ScopeCheck {
         }
         self.host.metrics().auth_refused("insufficient_scope");
         let needed = crate::auth::scopes::Grants::needed(&tool.origin, tool.access);
-        tracing::info!(tool = name, scope = %needed, subject = %principal.subject, "refused a call above the token's scopes");
+        let (tool, subject) = (crate::catalog::shown::shown(name), crate::catalog::shown::shown(&principal.subject));
+        tracing::info!(%tool, scope = %needed, %subject, "refused a call above the token's scopes");
         Some(super::oauth::insufficient_scope(oauth, &principal.grants, &needed, message.id.as_deref()))
     }
 }
