@@ -119,6 +119,9 @@ impl CallOutcome {
 pub struct Scope {
     categories: Vec<Category>,
     plugin_categories: Option<BTreeSet<String>>,
+    /// The access token's scopes, when the profile hides what they do
+    /// not name.
+    token_scopes: Option<Vec<String>>,
 }
 
 /// The tools a session may see in one catalog snapshot (discovery levels
@@ -145,6 +148,11 @@ impl Listing {
         Scope {
             categories: self.policy.categories.iter().copied().collect(),
             plugin_categories: self.policy.plugin_categories.clone(),
+            token_scopes: self
+                .policy
+                .hide_unauthorized
+                .then(|| self.policy.caller.scopes().map(|g| g.sent().to_vec()))
+                .flatten(),
         }
     }
 }

@@ -10,6 +10,15 @@
 //   {"op":"hs256", ...claims}  HS256 signed with the RSA public key (PEM) as the secret
 //   {"op":"stranger", ...}     RS256 signed with a key the server never published
 //   {"op":"introspect", "answer"}  what /introspect answers from now on
+//   {"op":"consent", "sub", "scope"?, "deny"?, "aud"?}
+//       what the person at /authorize agrees to from now on: the access
+//       token the code is traded for names `sub`, carries `scope` (default:
+//       the scopes the client asked for), the client as `client_id`, and
+//       the `resource` the client named as its `aud` (RFC 8707); with
+//       `deny` the person refuses (error=access_denied, `deny` its
+//       description; `aud` overrides the audience). The server's own /authorize and /token run the flow
+//       and check PKCE; these hooks play the person and the policy a real
+//       server would apply.
 //
 // It exits when stdin closes.
 import { createInterface } from "node:readline";
@@ -23,6 +32,33 @@ const port = server.address().port;
 server.issuer.url = `http://127.0.0.1:${port}`;
 
 let introspection = { active: true };
+
+let consent = { sub: "johndoe" };
+const granted = new Map(); // code → what the person agreed to
+server.service.on("beforeAuthorizeRedirect", (redirect, req) => {
+  const code = redirect.url.searchParams.get("code");
+  if (code === null) return;
+  if (consent.deny !== undefined) {
+    redirect.url.searchParams.delete("code");
+    redirect.url.searchParams.set("error", "access_denied");
+    redirect.url.searchParams.set("error_description", consent.deny);
+    return;
+  }
+  granted.set(code, {
+    sub: consent.sub,
+    scope: consent.scope ?? req.query.scope ?? "",
+    client_id: req.query.client_id,
+    resource: consent.aud ?? req.query.resource,
+  });
+});
+server.service.on("beforeTokenSigning", (token, req) => {
+  const body = req.body ?? {};
+  const grant = body.grant_type === "authorization_code" ? granted.get(body.code) : undefined;
+  // The ID token (built second, without a scope) keeps the server's claims.
+  if (grant === undefined || !("scope" in token.payload)) return;
+  Object.assign(token.payload, { sub: grant.sub, scope: grant.scope, client_id: grant.client_id });
+  if (grant.resource !== undefined) token.payload.aud = grant.resource;
+});
 server.service.on("beforeIntrospect", (response) => {
   response.body = introspection;
 });
@@ -72,6 +108,9 @@ async function answer(command) {
     }
     case "introspect":
       introspection = command.answer;
+      return { ok: true };
+    case "consent":
+      consent = { sub: command.sub ?? "johndoe", scope: command.scope, deny: command.deny, aud: command.aud };
       return { ok: true };
     default:
       return { error: `unknown op ${command.op}` };

@@ -89,6 +89,16 @@ impl Issuer {
         self.ask(json!({ "op": "introspect", "answer": answer }));
     }
 
+    /// What the person at `/authorize` agrees to from now on: `consent`
+    /// is `{"sub", "scope"?, "deny"?}` (see `oauth.mjs`).
+    pub fn consent(&self, consent: Value) {
+        let mut command = json!({ "op": "consent" });
+        if let Value::Object(consent) = consent {
+            command.as_object_mut().unwrap().extend(consent);
+        }
+        self.ask(command);
+    }
+
     /// Its process id.
     pub fn pid(&self) -> u32 {
         self.child.id()

@@ -9,6 +9,7 @@
 //! ([`crate::invoke::Caller`]), so a meta-tool's target is held to the
 //! same scopes as a tool called by name.
 
+pub mod browser;
 pub mod introspect;
 pub mod keys;
 pub mod scopes;
@@ -45,6 +46,13 @@ impl Principal {
     pub fn key(&self) -> String {
         format!("{}\u{0}{}", self.subject, self.client_id.as_deref().unwrap_or_default())
     }
+
+    /// Whether this principal may see the audited call `record`: its own
+    /// (same subject and client), or any with the operator's scope.
+    pub fn sees(&self, record: &crate::audit::AuditRecord) -> bool {
+        self.grants.operator()
+            || record.principal.as_deref() == Some(self.subject.as_str()) && record.client_id == self.client_id
+    }
 }
 
 /// How the HTTP face checks who a request is from.
@@ -71,6 +79,8 @@ pub struct Oauth {
     introspection: Option<Introspection>,
     subjects: std::collections::BTreeMap<String, String>,
     scope_profiles: std::collections::BTreeMap<String, String>,
+    /// The dashboard's sign-in through the issuer, when configured.
+    browser: Option<browser::BrowserSignIn>,
 }
 
 /// Where the HTTP face listens, which decides the defaults.
@@ -188,6 +198,7 @@ impl Oauth {
         let client = client()?;
         // The metadata is read only for what the operator did not give.
         let needed = settings.jwks_url.is_none()
+            || settings.dashboard_client_id.is_some()
             || (settings.introspection_client_id.is_some() && settings.introspection_url.is_none());
         let metadata = match needed {
             true => Some(introspect::discover(&client, &issuer).await.map_err(|e| Error::config(at("issuer"), e))?),
@@ -224,6 +235,7 @@ impl Oauth {
             leeway: settings.leeway_seconds.unwrap_or(settings::DEFAULT_LEEWAY_SECONDS),
             agent_claim: settings.agent_claim.clone().unwrap_or_else(|| settings::DEFAULT_AGENT_CLAIM.to_owned()),
         };
+        let browser = browser::BrowserSignIn::new(settings, metadata.as_ref(), &resource, client.clone(), env)?;
         Ok(Oauth {
             rules,
             resource,
@@ -233,7 +245,13 @@ impl Oauth {
             introspection,
             subjects: settings.subjects.clone(),
             scope_profiles: settings.scopes.clone(),
+            browser,
         })
+    }
+
+    /// The dashboard's sign-in through the issuer, when configured.
+    pub fn browser(&self) -> Option<&browser::BrowserSignIn> {
+        self.browser.as_ref()
     }
 
     /// Check `token`: a JWT against the issuer's keys (fetched again when

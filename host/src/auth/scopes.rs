@@ -134,6 +134,13 @@ impl Grants {
         self.resources.contains_key("metrics")
     }
 
+    /// Whether these are an operator's: `quiver:*:admin`, which shows
+    /// every principal's calls (the dashboard's live and health pages,
+    /// `/v1/audit`), not only its own.
+    pub fn operator(&self) -> bool {
+        self.every == Some(Access::Admin)
+    }
+
     /// The scope that would let the tool `name` of `resource` run.
     pub fn needed(resource: &str, needed: Access) -> String {
         Scope::Resource(resource.to_owned(), needed).text()
@@ -194,6 +201,8 @@ mod tests {
         assert_eq!(every.level("notes"), Some(Access::Admin));
         assert!(!every.metrics());
         assert!(Grants::from_scopes([METRICS]).metrics());
+        assert!(Grants::from_scopes(["quiver:*:admin"]).operator());
+        assert!(!every.operator() && !Grants::from_scopes(["quiver:notes:admin"]).operator());
     }
 
     #[test]

@@ -12,6 +12,9 @@
 //! [auth.scopes]                                   # else a scope it holds → a profile
 //! "quiver:chinook:write" = "editor"
 //! ```
+//!
+//! The dashboard signs a person in through the same issuer when
+//! `dashboard_client_id` names the client it was registered as.
 
 use std::collections::BTreeMap;
 
@@ -73,7 +76,24 @@ pub struct AuthSettings {
     pub introspection_secret_env: Option<String>,
     /// OAuth: the introspection endpoint (default: the issuer metadata's).
     pub introspection_url: Option<String>,
+    /// OAuth: the client the dashboard signs its user in as (authorization
+    /// code with PKCE); without it the dashboard takes no sign-in in
+    /// OAuth mode. Registered at the issuer with the redirect URI below.
+    pub dashboard_client_id: Option<String>,
+    /// OAuth: the environment variable holding that client's secret, when
+    /// the issuer registered it as a confidential client (default: a
+    /// public client, PKCE alone).
+    pub dashboard_client_secret_env: Option<String>,
+    /// OAuth: the path the issuer sends the browser back to (default
+    /// `/ui/sign-in/callback`), on the origin of `resource`.
+    pub dashboard_redirect_path: Option<String>,
+    /// OAuth: the scopes the dashboard asks for (default:
+    /// `scopes_supported`).
+    pub dashboard_scopes: Option<Vec<String>>,
 }
+
+/// Default `dashboard_redirect_path`.
+pub const DEFAULT_REDIRECT_PATH: &str = "/ui/sign-in/callback";
 
 /// Default `jwks_refresh_seconds`.
 pub const DEFAULT_REFRESH_SECONDS: u64 = 60;

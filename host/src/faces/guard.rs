@@ -37,10 +37,12 @@ pub enum Principal {
 }
 
 impl Principal {
-    /// The OAuth principal, when the request carried an access token.
+    /// The OAuth principal, when the request carried an access token or
+    /// the cookie of a sign-in through the authorization server.
     pub fn oauth(&self) -> Option<&auth::Principal> {
         match self {
             Principal::Token(principal) => Some(principal),
+            Principal::SignedIn(signed) => signed.principal.as_ref(),
             _ => None,
         }
     }
@@ -50,13 +52,14 @@ impl Principal {
 pub const CSRF_HEADER: &str = "x-csrf-token";
 
 /// The paths anyone may read without a token: the resource metadata,
-/// health probes, the index of links, and the dashboard's sign-in and
-/// static files.
+/// health probes, the index of links, and the dashboard's sign-in (its
+/// steps through the issuer among them) and static files.
 fn public(path: &str) -> bool {
     path == "/"
         || path == "/healthz"
         || path == "/readyz"
         || path == "/ui/sign-in"
+        || path.starts_with("/ui/sign-in/")
         || path.starts_with("/ui/assets/")
         || path.starts_with(super::oauth::WELL_KNOWN)
 }
@@ -119,7 +122,8 @@ impl Guard {
     /// Who `request` is from; none for a public page; a refusal when it
     /// must be someone and is not.
     async fn principal(&self, headers: &HeaderMap, method: &Method, path: &str) -> Result<Option<Principal>, Refused> {
-        if public(path) {
+        let callback = self.auth.oauth().and_then(|o| o.browser()).is_some_and(|b| b.redirect_path() == path);
+        if public(path) || callback {
             return Ok(None);
         }
         let presented = headers

@@ -142,7 +142,7 @@ pub fn router_with<E: ServerHandler>(
     let router = super::rest::router(host, options.agent.as_deref())?
         .merge(super::metrics::router(host))
         .merge(super::oauth::router(&auth))
-        .merge(super::dashboard::router(host, options.agent.as_deref(), sign_ins, shutdown.clone())?)
+        .merge(super::dashboard::router(host, options.agent.as_deref(), sign_ins, auth.clone(), shutdown.clone())?)
         .nest_service("/mcp", service)
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             check_envelope(request, next, max_body, sessions.clone(), scope_check.clone())

@@ -7,4 +7,5 @@ mod http;
 pub(crate) mod mcp;
 mod metrics;
 mod oauth;
+mod oauth_sign_in;
 pub(crate) mod rest;

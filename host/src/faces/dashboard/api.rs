@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
 use super::{Dashboard, refused};
+use crate::catalog::shown::shown;
 use crate::disclosure::footprint::Footprint;
 use crate::disclosure::search::{Explained, Ranker};
 use crate::faces::guard::Principal;
@@ -19,12 +20,17 @@ use crate::session::Session;
 #[derive(Serialize)]
 struct Me {
     /// Who the dashboard works for: `operator` (the token's holder, or
-    /// anyone on a loopback server without a token).
-    principal: &'static str,
+    /// anyone on a loopback server without a token), or the subject a
+    /// sign-in through the authorization server named.
+    principal: String,
+    /// That subject's scopes, as its access token carried them (OAuth).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scopes: Option<Vec<String>>,
     /// The token every request that changes something carries
     /// (`X-CSRF-Token`); empty when the browser has no sign-in.
     csrf: String,
-    /// The agent profiles an operator may look through.
+    /// The agent profiles an operator may look through (a signed-in
+    /// principal: its own).
     agents: Vec<String>,
     /// The profile the call page works as.
     agent: String,
@@ -41,14 +47,26 @@ pub(super) async fn me(State(ui): State<Arc<Dashboard>>, principal: Option<axum:
         Some(Principal::SignedIn(signed)) => signed.csrf.clone(),
         _ => String::new(),
     };
-    let mut agents = vec!["default".to_owned()];
-    agents.extend(ui.host.agents().map(str::to_owned));
-    agents.dedup();
+    let own = ui.agent.clone().unwrap_or_else(|| "default".into());
+    let token = principal.as_deref().and_then(Principal::oauth);
+    let (who, scopes, agents, agent) = match token {
+        Some(token) => {
+            let agent = token.agent.clone().unwrap_or(own);
+            (shown(&token.subject), Some(token.grants.sent().to_vec()), vec![agent.clone()], agent)
+        }
+        None => {
+            let mut agents = vec!["default".to_owned()];
+            agents.extend(ui.host.agents().map(str::to_owned));
+            agents.dedup();
+            ("operator".to_owned(), None, agents, own)
+        }
+    };
     Json(Me {
-        principal: "operator",
+        principal: who,
+        scopes,
         csrf,
         agents,
-        agent: ui.agent.clone().unwrap_or_else(|| "default".into()),
+        agent,
         version: env!("CARGO_PKG_VERSION"),
         replica: replica(),
         token_mode: ui.sign_ins.token_mode(),
@@ -69,11 +87,18 @@ pub(super) struct Agent {
     agent: Option<String>,
 }
 
-/// A session of `agent`'s profile (an error names the profiles there are).
-fn session_of(ui: &Dashboard, agent: &Agent) -> crate::error::Result<Session> {
+/// The session a request works in: an OAuth principal's own (whatever
+/// `agent` says), else one of `agent`'s profile, which an operator
+/// chooses (an error names the profiles there are).
+fn session_of(ui: &Dashboard, agent: &Agent, principal: Option<&Principal>) -> crate::error::Result<Session> {
+    if principal.and_then(Principal::oauth).is_some() {
+        return ui.sessions.of(principal);
+    }
     let name = agent.agent.as_deref().filter(|a| !a.is_empty() && *a != "default");
     ui.host.open_session(name)
 }
+
+type Who = Option<axum::Extension<Principal>>;
 
 /// `GET /ui/api/footprint`.
 #[derive(Serialize)]
@@ -84,23 +109,28 @@ struct Counted {
     footprint: Footprint,
 }
 
-pub(super) async fn footprint(State(ui): State<Arc<Dashboard>>, Query(agent): Query<Agent>) -> Response {
-    counted(&ui, agent, false).await
+pub(super) async fn footprint(State(ui): State<Arc<Dashboard>>, Query(agent): Query<Agent>, who: Who) -> Response {
+    counted(&ui, agent, who.as_deref(), false).await
 }
 
 /// `POST /ui/api/footprint/load`: every plugin loaded (and live server
 /// listed) first, so every tool's cost is known.
-pub(super) async fn footprint_loaded(State(ui): State<Arc<Dashboard>>, Query(agent): Query<Agent>) -> Response {
-    counted(&ui, agent, true).await
+pub(super) async fn footprint_loaded(
+    State(ui): State<Arc<Dashboard>>,
+    Query(agent): Query<Agent>,
+    who: Who,
+) -> Response {
+    counted(&ui, agent, who.as_deref(), true).await
 }
 
-async fn counted(ui: &Dashboard, agent: Agent, load: bool) -> Response {
-    let session = match session_of(ui, &agent) {
+async fn counted(ui: &Dashboard, agent: Agent, who: Option<&Principal>, load: bool) -> Response {
+    let session = match session_of(ui, &agent, who) {
         Ok(session) => session,
         Err(error) => return refused(StatusCode::BAD_REQUEST, error),
     };
     let footprint = session.footprint(load).await;
-    Json(Counted { agent: agent.agent.unwrap_or_else(|| "default".into()), footprint }).into_response()
+    let agent = session.policy().agent.clone().unwrap_or_else(|| "default".into());
+    Json(Counted { agent, footprint }).into_response()
 }
 
 /// `GET /ui/api/search?q=…&detail=summary&limit=10&agent=…`.
@@ -135,8 +165,8 @@ struct Searched {
     is_error: bool,
 }
 
-pub(super) async fn search(State(ui): State<Arc<Dashboard>>, Query(query): Query<SearchQuery>) -> Response {
-    let mut session = match session_of(&ui, &Agent { agent: query.agent.clone() }) {
+pub(super) async fn search(State(ui): State<Arc<Dashboard>>, Query(query): Query<SearchQuery>, who: Who) -> Response {
+    let mut session = match session_of(&ui, &Agent { agent: query.agent.clone() }, who.as_deref()) {
         Ok(session) => session,
         Err(error) => return refused(StatusCode::BAD_REQUEST, error),
     };
@@ -154,20 +184,15 @@ pub(super) async fn call(
     State(ui): State<Arc<Dashboard>>,
     axum::extract::Path(name): axum::extract::Path<String>,
     Query(agent): Query<Agent>,
-    principal: Option<axum::Extension<Principal>>,
+    principal: Who,
     headers: axum::http::HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    // The token mode's holder, a sign-in, or anyone on a loopback server
-    // without a token is an operator, who may choose the profile; an
-    // access token's principal calls as its own, held to its scopes.
-    let session = match principal.as_deref() {
-        Some(token @ Principal::Token(_)) => {
-            let own = ui.host.open_session(ui.agent.as_deref());
-            own.and_then(|own| crate::faces::principals::ByPrincipal::new(ui.host.clone(), own).of(Some(token)))
-        }
-        _ => session_of(&ui, &agent),
-    };
+    // The token mode's holder, a token-mode sign-in, or anyone on a
+    // loopback server without a token is an operator, who may choose the
+    // profile; an OAuth principal (an access token, or a sign-in through
+    // the issuer) calls as its own, held to its scopes.
+    let session = session_of(&ui, &agent, principal.as_deref());
     match session {
         Ok(session) => crate::faces::rest::answer_call(session, "/ui/api/call/{name}", name, &headers, &body).await,
         Err(error) => refused(StatusCode::BAD_REQUEST, error),

@@ -60,11 +60,15 @@ struct LastError {
     outcome: String,
 }
 
-pub(super) async fn health(State(ui): State<Arc<Dashboard>>) -> Response {
-    let (window, tools) = ui
-        .host
-        .audit_log()
-        .map_or_else(|| (Window { calls: 0, since: None }, Vec::new()), |log| log.read(|records| per_tool(records)));
+pub(super) async fn health(
+    State(ui): State<Arc<Dashboard>>,
+    who: Option<axum::Extension<crate::faces::guard::Principal>>,
+) -> Response {
+    let seen = |records: &mut dyn Iterator<Item = &AuditRecord>| {
+        per_tool(&mut records.filter(|r| super::live::visible(who.as_deref(), r)))
+    };
+    let (window, tools) =
+        ui.host.audit_log().map_or_else(|| (Window { calls: 0, since: None }, Vec::new()), |log| log.read(seen));
     let mut reloads = ui.host.reloads();
     reloads.reverse();
     axum::Json(Health { replica: super::api::replica(), window, tools, reloads, upstreams: ui.host.upstream_status() })

@@ -13,6 +13,13 @@ use serde::{Deserialize, Serialize};
 
 use super::{Dashboard, refused};
 use crate::audit::AuditRecord;
+use crate::faces::guard::Principal;
+
+/// Whether `who` may see `record`: an operator sees every call, an OAuth
+/// principal its own (or every one with `quiver:*:admin`).
+pub(super) fn visible(who: Option<&Principal>, record: &AuditRecord) -> bool {
+    who.and_then(Principal::oauth).is_none_or(|principal| principal.sees(record))
+}
 
 /// Which calls: `GET /ui/api/calls?limit=50&before=120&tool=…&outcome=error`.
 #[derive(Debug, Default, Deserialize)]
@@ -55,12 +62,16 @@ struct Page {
     oldest_kept: Option<u64>,
 }
 
-pub(super) async fn calls(State(ui): State<Arc<Dashboard>>, Query(filter): Query<Filter>) -> Response {
+pub(super) async fn calls(
+    State(ui): State<Arc<Dashboard>>,
+    Query(filter): Query<Filter>,
+    who: Option<axum::Extension<Principal>>,
+) -> Response {
     let Some(log) = ui.host.audit_log() else {
         return refused(StatusCode::SERVICE_UNAVAILABLE, "this host keeps no audit log");
     };
     let limit = filter.limit.unwrap_or(50).clamp(1, 500);
-    let (calls, oldest_kept) = log.before(filter.before, limit, |r| filter.keeps(r));
+    let (calls, oldest_kept) = log.before(filter.before, limit, |r| visible(who.as_deref(), r) && filter.keeps(r));
     let next_before = calls.last().map(|r| r.id).filter(|last| calls.len() == limit && Some(*last) != oldest_kept);
     axum::Json(Page { calls, next_before, oldest_kept }).into_response()
 }
@@ -68,19 +79,25 @@ pub(super) async fn calls(State(ui): State<Arc<Dashboard>>, Query(filter): Query
 /// Every call from now on as an event `call` (its id as the event id);
 /// `missed` with a count when this follower fell behind. The stream ends
 /// when the server shuts down.
-pub(super) async fn follow(State(ui): State<Arc<Dashboard>>) -> Response {
+pub(super) async fn follow(State(ui): State<Arc<Dashboard>>, who: Option<axum::Extension<Principal>>) -> Response {
     let Some(log) = ui.host.audit_log() else {
         return refused(StatusCode::SERVICE_UNAVAILABLE, "this host keeps no audit log");
     };
+    let who = who.map(|w| w.0);
     let receiver = log.follow();
-    let events = futures_util::stream::unfold(receiver, |mut receiver| async move {
+    let events = futures_util::stream::unfold((receiver, who), |(mut receiver, who)| async move {
         use tokio::sync::broadcast::error::RecvError;
-        let event = match receiver.recv().await {
-            Ok(record) => Event::default().event("call").id(record.id.to_string()).json_data(&*record).ok()?,
-            Err(RecvError::Lagged(missed)) => Event::default().event("missed").data(missed.to_string()),
-            Err(RecvError::Closed) => return None,
+        let event = loop {
+            match receiver.recv().await {
+                Ok(record) if !visible(who.as_ref(), &record) => continue,
+                Ok(record) => {
+                    break Event::default().event("call").id(record.id.to_string()).json_data(&*record).ok()?;
+                }
+                Err(RecvError::Lagged(missed)) => break Event::default().event("missed").data(missed.to_string()),
+                Err(RecvError::Closed) => return None,
+            }
         };
-        Some((Ok::<_, std::convert::Infallible>(event), receiver))
+        Some((Ok::<_, std::convert::Infallible>(event), (receiver, who)))
     });
     let events = events.take_until(ui.shutdown.clone().cancelled_owned());
     Sse::new(events).keep_alive(KeepAlive::default()).into_response()

@@ -5,8 +5,10 @@
 //! ```text
 //! GET  /ui/                   the page (hash-routed: #catalog, #footprint, #search, #call, #live, #health)
 //! GET  /ui/assets/{file}      its script modules and style sheet
-//! GET  /ui/sign-in            the sign-in form (token mode)
+//! GET  /ui/sign-in            the sign-in form (token mode), or the way to the issuer (OAuth)
 //! POST /ui/sign-in            exchange the token for a session cookie
+//! GET  /ui/sign-in/oauth      off to the authorization server (OAuth, `dashboard_client_id`)
+//! GET  /ui/sign-in/callback   back from it with a code (`dashboard_redirect_path`)
 //! POST /ui/sign-out           end the sign-in
 //! GET  /ui/api/me             who is signed in, the CSRF token, the agent profiles
 //! GET  /ui/api/footprint      what the context costs (?agent=); POST …/load counts it all loaded
@@ -27,6 +29,7 @@
 
 mod api;
 mod health;
+pub mod issuer;
 mod live;
 pub mod signin;
 
@@ -40,7 +43,9 @@ use axum::routing::{get, post};
 use tokio_util::sync::CancellationToken;
 
 use self::signin::SignIns;
-use crate::error::Result;
+use crate::auth::Authenticator;
+use crate::error::{Error, Result};
+use crate::faces::principals::ByPrincipal;
 use crate::host::Host;
 
 /// What the dashboard's handlers share.
@@ -49,6 +54,10 @@ pub(super) struct Dashboard {
     /// The profile the REST face (and so the call page) works with.
     agent: Option<String>,
     sign_ins: Arc<SignIns>,
+    /// How the HTTP face checks who a request is from.
+    auth: Arc<Authenticator>,
+    /// The sessions an OAuth principal's views and calls run in.
+    sessions: ByPrincipal,
     /// Ends the live streams when the server shuts down.
     shutdown: CancellationToken,
 }
@@ -75,21 +84,44 @@ pub const ASSETS: &[(&str, &str, &[u8])] = &[
 /// The page itself.
 pub const INDEX: &str = include_str!("assets/index.html");
 const SIGN_IN: &str = include_str!("assets/signin.html");
+const SIGN_IN_OAUTH: &str = include_str!("assets/signin-oauth.html");
 const SIGN_IN_ERROR_SLOT: &str = r#"<p id="sign-in-error" role="alert" hidden></p>"#;
+const SIGN_IN_HOW_SLOT: &str = r#"<p id="sign-in-how"><a class="button" id="sign-in" href="/ui/sign-in/oauth">Sign in with the authorization server</a></p>"#;
 
-/// The dashboard's routes for `host`; the call page works as `agent`.
+/// Paths a `dashboard_redirect_path` may not take: the server's own
+/// routes, and everything under these.
+const OWN_PREFIXES: &[&str] =
+    &["/mcp", "/v1", "/metrics", "/healthz", "/readyz", "/.well-known", "/ui/api", "/ui/assets", issuer::START];
+const OWN_PATHS: &[&str] = &["/ui", "/ui/sign-in", "/ui/sign-out"];
+
+/// The dashboard's routes for `host`; the call page works as `agent`;
+/// `auth` says how requests prove who they are from.
 pub fn router(
     host: &Host,
     agent: Option<&str>,
     sign_ins: Arc<SignIns>,
+    auth: Arc<Authenticator>,
     shutdown: CancellationToken,
 ) -> Result<axum::Router> {
-    let state = Arc::new(Dashboard { host: host.clone(), agent: agent.map(str::to_owned), sign_ins, shutdown });
-    let router = axum::Router::new()
+    let sessions = ByPrincipal::new(host.clone(), host.open_session(agent)?);
+    let callback = auth.oauth().and_then(|o| o.browser()).map(|b| b.redirect_path().to_owned());
+    if let Some(path) = &callback
+        && (OWN_PATHS.contains(&path.as_str())
+            || OWN_PREFIXES.iter().any(|p| path == p || path.strip_prefix(p).is_some_and(|rest| rest.starts_with('/'))))
+    {
+        return Err(Error::config(
+            "[auth] dashboard_redirect_path",
+            format!("`{path}` is one of the server's own routes"),
+        ));
+    }
+    let state =
+        Arc::new(Dashboard { host: host.clone(), agent: agent.map(str::to_owned), sign_ins, auth, sessions, shutdown });
+    let mut router = axum::Router::new()
         .route("/ui", get(index))
         .route("/ui/", get(index))
         .route("/ui/assets/{file}", get(asset))
         .route("/ui/sign-in", get(sign_in_form).post(sign_in))
+        .route(issuer::START, get(issuer::start))
         .route("/ui/sign-out", post(sign_out))
         .route("/ui/api/me", get(api::me))
         .route("/ui/api/footprint", get(api::footprint))
@@ -98,9 +130,11 @@ pub fn router(
         .route("/ui/api/call/{name}", post(api::call))
         .route("/ui/api/calls", get(live::calls))
         .route("/ui/api/calls/live", get(live::follow))
-        .route("/ui/api/health", get(health::health))
-        .layer(axum::middleware::map_response(secured));
-    Ok(router.with_state(state))
+        .route("/ui/api/health", get(health::health));
+    if let Some(path) = callback {
+        router = router.route(&path, get(issuer::callback));
+    }
+    Ok(router.layer(axum::middleware::map_response(secured)).with_state(state))
 }
 
 /// Every answer under the dashboard's policy; none cached but its files.
@@ -144,9 +178,46 @@ async fn asset(Path(file): Path<String>) -> Response {
 
 async fn sign_in_form(State(ui): State<Arc<Dashboard>>) -> Response {
     if !ui.sign_ins.token_mode() {
-        return see_other("/ui/", None);
+        return see_other("/ui/", []);
     }
-    html(StatusCode::OK, SIGN_IN.to_owned())
+    sign_in_page(&ui, StatusCode::OK, None)
+}
+
+/// The sign-in page this server's mode asks for, telling `error` (as text).
+fn sign_in_page(ui: &Dashboard, status: StatusCode, error: Option<&str>) -> Response {
+    let page = match ui.auth.oauth() {
+        None => SIGN_IN.to_owned(),
+        Some(oauth) if oauth.browser().is_some() => SIGN_IN_OAUTH.to_owned(),
+        Some(_) => SIGN_IN_OAUTH.replace(
+            SIGN_IN_HOW_SLOT,
+            "<p id=\"sign-in-how\">This server takes OAuth access tokens. The dashboard signs people in through \
+             the authorization server once <code>[auth] dashboard_client_id</code> names its client there.</p>",
+        ),
+    };
+    let page = match error {
+        Some(error) => {
+            let told = format!(r#"<p id="sign-in-error" role="alert">{}</p>"#, escaped(error));
+            page.replace(SIGN_IN_ERROR_SLOT, &told)
+        }
+        None => page,
+    };
+    html(status, page)
+}
+
+/// `text` safe inside HTML.
+fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The sign-in form's fields.
@@ -157,23 +228,23 @@ struct SignInForm {
 
 async fn sign_in(State(ui): State<Arc<Dashboard>>, axum::Form(form): axum::Form<SignInForm>) -> Response {
     match ui.sign_ins.sign_in(&form.token) {
-        Some(cookie) => see_other("/ui/", Some(cookie)),
-        None => {
-            let told = r#"<p id="sign-in-error" role="alert">That is not this server's token.</p>"#;
-            html(StatusCode::UNAUTHORIZED, SIGN_IN.replace(SIGN_IN_ERROR_SLOT, told))
-        }
+        Some(cookie) => see_other("/ui/", [cookie]),
+        None => sign_in_page(&ui, StatusCode::UNAUTHORIZED, Some("That is not this server's token.")),
     }
 }
 
 async fn sign_out(State(ui): State<Arc<Dashboard>>, headers: HeaderMap) -> Response {
     let cleared = ui.sign_ins.sign_out(&headers);
-    see_other("/ui/sign-in", Some(cleared))
+    see_other("/ui/sign-in", [cleared])
 }
 
-fn see_other(to: &'static str, cookie: Option<String>) -> Response {
-    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response();
-    if let Some(cookie) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
-        response.headers_mut().insert(header::SET_COOKIE, cookie);
+fn see_other(to: impl Into<String>, cookies: impl IntoIterator<Item = String>) -> Response {
+    let Ok(location) = HeaderValue::from_str(&to.into()) else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "cannot redirect there").into_response();
+    };
+    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response();
+    for cookie in cookies.into_iter().filter_map(|c| HeaderValue::from_str(&c).ok()) {
+        response.headers_mut().append(header::SET_COOKIE, cookie);
     }
     response
 }
@@ -188,4 +259,17 @@ struct Refusal {
 /// A request the dashboard cannot answer as asked, said as JSON.
 fn refused(status: StatusCode, error: impl std::fmt::Display) -> Response {
     (status, axum::Json(Refusal { error: error.to_string() })).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sign_in_pages_slots_are_where_the_code_looks_for_them() {
+        assert!(SIGN_IN.contains(SIGN_IN_ERROR_SLOT));
+        assert!(SIGN_IN_OAUTH.contains(SIGN_IN_ERROR_SLOT));
+        assert!(SIGN_IN_OAUTH.contains(SIGN_IN_HOW_SLOT), "the link to the issuer is replaced when unconfigured");
+        assert_eq!(escaped(r#"<b a="1">'&'</b>"#), "&lt;b a=&quot;1&quot;&gt;&#39;&amp;&#39;&lt;/b&gt;");
+    }
 }

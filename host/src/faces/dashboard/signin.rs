@@ -1,8 +1,11 @@
 //! Dashboard sign-ins: a browser cannot send the bearer header, so in
 //! token mode a form exchanges the token for a session cookie (HttpOnly,
-//! SameSite=Strict), and each sign-in has a CSRF token that every request
-//! changing something must carry in a header ([`CSRF_HEADER`]). Sign-ins
-//! live in memory, expire, and are capped in number.
+//! SameSite=Strict), and in OAuth mode the authorization server's sign-in
+//! ends in one ([`issuer`](super::issuer)), which then carries the
+//! principal the access token named. Each sign-in has a CSRF token that
+//! every request changing something must carry in a header
+//! ([`CSRF_HEADER`]). Sign-ins live in memory, expire, and are capped in
+//! number.
 //!
 //! [`CSRF_HEADER`]: crate::faces::guard::CSRF_HEADER
 
@@ -14,10 +17,14 @@ use axum::http::HeaderMap;
 use axum::http::header;
 use ring::rand::{SecureRandom, SystemRandom};
 
+use crate::auth;
 use crate::sandbox::secrets::constant_time_eq;
 
 /// The cookie's name.
 pub const COOKIE: &str = "quiver_session";
+
+/// The cookie binding an OAuth sign-in under way to its browser (its `state`).
+pub const STATE_COOKIE: &str = "quiver_sign_in_state";
 
 /// How long a sign-in lasts.
 pub const LASTS: Duration = Duration::from_secs(12 * 60 * 60);
@@ -32,11 +39,15 @@ pub struct SignedIn {
     pub csrf: String,
     /// Its session id (the cookie's value).
     id: String,
+    /// Who signed in through the authorization server (OAuth mode); none:
+    /// the operator (the token's holder, or anyone on an open loopback server).
+    pub principal: Option<auth::Principal>,
 }
 
 struct Kept {
     csrf: String,
     until: Instant,
+    principal: Option<auth::Principal>,
 }
 
 /// The sign-ins of one server.
@@ -78,6 +89,16 @@ impl SignIns {
         {
             return None;
         }
+        self.open(None, LASTS)
+    }
+
+    /// A new sign-in of `principal` (checked by the authorization server's
+    /// sign-in) for at most `lasts`: its `Set-Cookie` value.
+    pub fn sign_in_as(&self, principal: auth::Principal, lasts: Duration) -> Option<String> {
+        self.open(Some(principal), lasts.min(LASTS))
+    }
+
+    fn open(&self, principal: Option<auth::Principal>, lasts: Duration) -> Option<String> {
         let (id, csrf) = (self.random_hex()?, self.random_hex()?);
         let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = Instant::now();
@@ -87,9 +108,28 @@ impl SignIns {
         {
             kept.remove(&oldest);
         }
-        kept.insert(id.clone(), Kept { csrf, until: now + LASTS });
-        let secure = if self.secure { "; Secure" } else { "" };
-        Some(format!("{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}", LASTS.as_secs()))
+        kept.insert(id.clone(), Kept { csrf, until: now + lasts, principal });
+        Some(format!("{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{}", lasts.as_secs(), self.secure()))
+    }
+
+    fn secure(&self) -> &'static str {
+        if self.secure { "; Secure" } else { "" }
+    }
+
+    /// The cookie binding the sign-in `state` to this browser, sent back
+    /// only to `path` (the redirect path). `SameSite=Lax`: the browser
+    /// comes back from the issuer's site, a top-level navigation.
+    pub fn state_cookie(&self, state: &str, path: &str, lasts: Duration) -> String {
+        format!(
+            "{STATE_COOKIE}={state}; Path={path}; HttpOnly; SameSite=Lax; Max-Age={}{}",
+            lasts.as_secs(),
+            self.secure()
+        )
+    }
+
+    /// The `Set-Cookie` value that clears the state cookie at `path`.
+    pub fn state_cleared(&self, path: &str) -> String {
+        format!("{STATE_COOKIE}=; Path={path}; HttpOnly; SameSite=Lax; Max-Age=0{}", self.secure())
     }
 
     /// End the sign-in of `headers`' cookie, if any: the `Set-Cookie`
@@ -106,7 +146,7 @@ impl SignIns {
         let id = cookie(headers)?;
         let kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let found = kept.get(id).filter(|k| k.until > Instant::now())?;
-        Some(SignedIn { csrf: found.csrf.clone(), id: id.to_owned() })
+        Some(SignedIn { csrf: found.csrf.clone(), id: id.to_owned(), principal: found.principal.clone() })
     }
 
     fn random_hex(&self) -> Option<String> {
@@ -118,15 +158,24 @@ impl SignIns {
 
 /// The session id in `headers`' `Cookie`s.
 fn cookie(headers: &HeaderMap) -> Option<&str> {
+    named(headers, COOKIE).filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The sign-in `state` in `headers`' `Cookie`s (43 base64url characters).
+pub fn state_of(headers: &HeaderMap) -> Option<&str> {
+    named(headers, STATE_COOKIE)
+        .filter(|v| v.len() == 43 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+}
+
+fn named<'a>(headers: &'a HeaderMap, wanted: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
+        .find(|(name, _)| *name == wanted)
         .map(|(_, value)| value)
-        .filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 #[cfg(test)]
@@ -154,6 +203,28 @@ mod tests {
         assert!(sign_ins.sign_out(&headers).contains("Max-Age=0"));
         assert!(sign_ins.of(&headers).is_none(), "signed out");
         assert!(SignIns::new(Some("t".into()), true).sign_in("t").unwrap().ends_with("; Secure"));
+    }
+
+    #[test]
+    fn an_issuer_sign_in_carries_its_principal_and_ends_with_its_token() {
+        let sign_ins = SignIns::closed(false);
+        assert!(sign_ins.sign_in("").is_none(), "no token opens an OAuth server's dashboard");
+        let principal = auth::Principal {
+            subject: "ada".into(),
+            client_id: Some("dash".into()),
+            agent: None,
+            grants: std::sync::Arc::new(auth::scopes::Grants::from_scopes(["quiver:*:read"])),
+        };
+        let set = sign_ins.sign_in_as(principal.clone(), Duration::from_secs(300)).unwrap();
+        assert!(set.ends_with("Max-Age=300"), "{set}");
+        assert_eq!(sign_ins.of(&with_cookie(&set)).unwrap().principal, Some(principal.clone()));
+        let capped = sign_ins.sign_in_as(principal, Duration::from_secs(10 * LASTS.as_secs())).unwrap();
+        assert!(capped.ends_with(&format!("Max-Age={}", LASTS.as_secs())), "{capped}");
+        let state = "a".repeat(43);
+        let bound = sign_ins.state_cookie(&state, "/ui/sign-in/callback", Duration::from_secs(600));
+        assert!(bound.contains("SameSite=Lax") && bound.contains("Path=/ui/sign-in/callback"), "{bound}");
+        assert_eq!(state_of(&with_cookie(&bound)), Some(state.as_str()));
+        assert_eq!(state_of(&with_cookie("quiver_sign_in_state=short")), None);
     }
 
     #[test]

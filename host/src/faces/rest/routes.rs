@@ -216,10 +216,30 @@ struct CallAnswer {
     upstream: Option<Value>,
 }
 
-/// A cacheable answer: its `ETag` is the catalog version (and the agent),
-/// so it changes exactly when the catalog does.
-fn cached(rest: &Rest, version: impl std::fmt::Display, headers: &HeaderMap, body: impl IntoResponse) -> Response {
-    let tag = format!("\"v{version}-{}\"", rest.agent);
+type Who = Option<axum::Extension<Principal>>;
+
+/// What `who` is shown, and the ETag suffix that names it: the face's own
+/// session, or an OAuth principal's when its view differs (another
+/// profile, or one hiding what its scopes do not name).
+fn view(rest: &Rest, who: &Who) -> (Session, String) {
+    match rest.principals.listing(who.as_deref()) {
+        None => (rest.session.clone(), rest.agent.clone()),
+        Some(session) => {
+            use std::hash::{Hash, Hasher};
+            let mut hasher = std::hash::DefaultHasher::new();
+            session.policy().caller.scopes().map(|g| g.sent().to_vec()).hash(&mut hasher);
+            let agent = session.policy().agent.as_deref().unwrap_or("default");
+            let tag = format!("{agent}-{:016x}", hasher.finish());
+            (session, tag)
+        }
+    }
+}
+
+/// A cacheable answer: its `ETag` is the catalog version and `suffix` (the
+/// view: agent, and scopes when they decide what is shown), so it changes
+/// exactly when what is shown does.
+fn cached(suffix: &str, version: impl std::fmt::Display, headers: &HeaderMap, body: impl IntoResponse) -> Response {
+    let tag = format!("\"v{version}-{suffix}\"");
     let matches = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).is_some_and(|v| {
         v.split(',').any(|t| {
             let t = t.trim();
@@ -235,25 +255,27 @@ fn cached(rest: &Rest, version: impl std::fmt::Display, headers: &HeaderMap, bod
     response
 }
 
-fn listing(rest: &Rest, level: Level, page: &Page, headers: &HeaderMap) -> Response {
-    match rest.pages.page(&rest.session.listing(), level, page) {
-        Ok((version, json)) => cached(rest, version, headers, ([(header::CONTENT_TYPE, "application/json")], json)),
+fn listing(rest: &Rest, who: &Who, level: Level, page: &Page, headers: &HeaderMap) -> Response {
+    let (session, tag) = view(rest, who);
+    match rest.pages.page(&session.listing(), level, page) {
+        Ok((version, json)) => cached(&tag, version, headers, ([(header::CONTENT_TYPE, "application/json")], json)),
         Err(error) => bad_request(error, "start without a cursor and follow next_cursor"),
     }
 }
 
-async fn names(State(rest): State<Arc<Rest>>, Query(page): Query<Page>, headers: HeaderMap) -> Response {
-    listing(&rest, Level::Names, &page, &headers)
+async fn names(State(rest): State<Arc<Rest>>, Query(page): Query<Page>, who: Who, headers: HeaderMap) -> Response {
+    listing(&rest, &who, Level::Names, &page, &headers)
 }
 
-async fn summaries(State(rest): State<Arc<Rest>>, Query(page): Query<Page>, headers: HeaderMap) -> Response {
-    listing(&rest, Level::Summaries, &page, &headers)
+async fn summaries(State(rest): State<Arc<Rest>>, Query(page): Query<Page>, who: Who, headers: HeaderMap) -> Response {
+    listing(&rest, &who, Level::Summaries, &page, &headers)
 }
 
-async fn full(State(rest): State<Arc<Rest>>, Path(name): Path<String>, headers: HeaderMap) -> Response {
-    let version = rest.session.version();
-    match rest.session.definition(&name).await {
-        Ok(def) => cached(&rest, version, &headers, Json(def.to_mcp())),
+async fn full(State(rest): State<Arc<Rest>>, Path(name): Path<String>, who: Who, headers: HeaderMap) -> Response {
+    let (session, tag) = view(&rest, &who);
+    let version = session.version();
+    match session.definition(&name).await {
+        Ok(def) => cached(&tag, version, &headers, Json(def.to_mcp())),
         Err(Error::UnknownTool { name, .. }) => {
             error_response(&Error::UnknownTool { name, hint: "list the tools at /v1/tools".into() })
         }
@@ -264,7 +286,7 @@ async fn full(State(rest): State<Arc<Rest>>, Path(name): Path<String>, headers: 
 async fn call(
     State(rest): State<Arc<Rest>>,
     Path(name): Path<String>,
-    principal: Option<axum::Extension<Principal>>,
+    principal: Who,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
@@ -337,14 +359,24 @@ fn beside_text(result: &CallToolResult) -> (String, Option<Value>) {
     (texts.join("\n"), (!rest.is_empty()).then_some(Value::Object(rest)))
 }
 
-async fn prompt(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
-    let version = rest.session.version();
-    let text = rest.session.system_prompt();
-    cached(&rest, version, &headers, ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
+async fn prompt(State(rest): State<Arc<Rest>>, who: Who, headers: HeaderMap) -> Response {
+    let (session, tag) = view(&rest, &who);
+    let version = session.version();
+    let text = session.system_prompt();
+    cached(&tag, version, &headers, ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
 }
 
-async fn status(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
-    let status = rest.host.status();
+async fn status(State(rest): State<Arc<Rest>>, who: Who, headers: HeaderMap) -> Response {
+    let mut status = rest.host.status();
+    // A principal whose profile hides what its scopes do not name sees
+    // only those plugins and servers; what was refused is the operator's.
+    let (session, tag) = view(&rest, &who);
+    let policy = session.policy();
+    if policy.hide_unauthorized && policy.caller.scopes().is_some_and(|g| !g.operator()) {
+        status.plugins.retain(|p| policy.authorized(&p.name));
+        status.mcp_servers.retain(|s| policy.authorized(&s.name));
+        status.rejected.clear();
+    }
     // The status changes without the tool list, and parts of it (a
     // database's privilege check) without a new snapshot: its tag is the
     // revision and a digest of what it says.
@@ -355,7 +387,7 @@ async fn status(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
         hasher.finish()
     };
     let version = format!("{}.{}.{digest:016x}", status.version, status.revision);
-    cached(&rest, version, &headers, Json(status))
+    cached(&tag, version, &headers, Json(status))
 }
 
 /// Which audited calls: `GET /v1/audit?limit=50&resource=chinook`.
@@ -367,9 +399,15 @@ struct AuditQuery {
     resource: Option<String>,
 }
 
-async fn audit(State(rest): State<Arc<Rest>>, Query(query): Query<AuditQuery>) -> Response {
+async fn audit(State(rest): State<Arc<Rest>>, Query(query): Query<AuditQuery>, who: Who) -> Response {
     let limit = query.limit.unwrap_or(100).min(crate::audit::KEPT);
-    Json(rest.host.audit(limit, query.resource.as_deref())).into_response()
+    // An OAuth principal reads its own calls (every one with `quiver:*:admin`).
+    let mut records = rest.host.audit(crate::audit::KEPT, query.resource.as_deref());
+    if let Some(principal) = who.as_deref().and_then(Principal::oauth) {
+        records.retain(|r| principal.sees(r));
+    }
+    let records = records.split_off(records.len().saturating_sub(limit));
+    Json(records).into_response()
 }
 
 /// Which variant of an OpenAI export: `GET /v1/export/openai?strict=true`.
@@ -399,38 +437,43 @@ impl OpenAiExport {
 async fn export_openai(
     State(rest): State<Arc<Rest>>,
     Query(export): Query<OpenAiExport>,
+    who: Who,
     headers: HeaderMap,
 ) -> Response {
-    let version = rest.session.version();
-    let defs = rest.session.definitions().await;
+    let (session, tag) = view(&rest, &who);
+    let version = session.version();
+    let defs = session.definitions().await;
     let tools: Vec<_> = defs.iter().map(|d| d.to_openai(export.schema())).collect();
-    cached(&rest, export.tag(version), &headers, Json(tools))
+    cached(&tag, export.tag(version), &headers, Json(tools))
 }
 
 async fn export_openai_responses(
     State(rest): State<Arc<Rest>>,
     Query(export): Query<OpenAiExport>,
+    who: Who,
     headers: HeaderMap,
 ) -> Response {
-    let version = rest.session.version();
-    let defs = rest.session.definitions().await;
+    let (session, tag) = view(&rest, &who);
+    let version = session.version();
+    let defs = session.definitions().await;
     let tools: Vec<_> = defs.iter().map(|d| d.to_openai_responses(export.schema())).collect();
-    cached(&rest, export.tag(version), &headers, Json(tools))
+    cached(&tag, export.tag(version), &headers, Json(tools))
 }
 
-async fn export_anthropic(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
-    let version = rest.session.version();
-    let pinned = &rest.session.policy().pinned;
+async fn export_anthropic(State(rest): State<Arc<Rest>>, who: Who, headers: HeaderMap) -> Response {
+    let (session, tag) = view(&rest, &who);
+    let version = session.version();
+    let pinned = &session.policy().pinned;
     // Anthropic's server-side tool search finds the deferred tools; the
     // pinned ones stay in the prompt.
     let mut tools =
         vec![serde_json::json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})];
-    for def in rest.session.definitions().await {
+    for def in session.definitions().await {
         if let Ok(tool) = serde_json::to_value(def.to_anthropic(!pinned.contains(&def.name))) {
             tools.push(tool);
         }
     }
-    cached(&rest, version, &headers, Json(tools))
+    cached(&tag, version, &headers, Json(tools))
 }
 
 /// What a person (or a client) finds at `/`: where each face is.
@@ -466,5 +509,5 @@ async fn index() -> Response {
 }
 
 async fn openapi_json(State(rest): State<Arc<Rest>>, headers: HeaderMap) -> Response {
-    cached(&rest, concat!("api-", env!("CARGO_PKG_VERSION")), &headers, Json(rest.openapi.clone()))
+    cached(&rest.agent, concat!("api-", env!("CARGO_PKG_VERSION")), &headers, Json(rest.openapi.clone()))
 }
