@@ -328,3 +328,39 @@ async fn opaque_tokens_are_introspected() {
     let (status, _, body) = send(&app, call("opaque-4")).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{}", String::from_utf8_lossy(&body));
 }
+
+/// What the log gets, kept for a test to read.
+#[derive(Clone, Default)]
+struct Logged(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logged {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A token's subject is the issuer's text, not Quiver's: a refusal that
+/// logs it cannot forge a line or colour the terminal.
+#[tokio::test]
+async fn what_a_token_says_cannot_forge_a_log_line() {
+    let issuer = Issuer::start();
+    let Served { app, .. } = serve(&issuer).await;
+    let logged = Logged::default();
+    let writer = logged.clone();
+    let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+    let _log = tracing::subscriber::set_default(subscriber);
+    let subject = "mallory\nWARN quiver: forged line \u{1b}[31mred";
+    let token = issuer.token(RESOURCE, subject, "quiver:memory:read", json!({}));
+    let (status, _, _) = mcp(&app, &token, call("calc__evaluate", json!({"expression": "1"}))).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let log = String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
+    assert!(log.contains("refused a call above the token's scopes") && log.contains("mallory"), "{log}");
+    assert!(!log.lines().any(|line| line.starts_with("WARN quiver: forged")), "a forged line: {log}");
+    assert!(!log.contains('\u{1b}'), "an escape sequence reached the log: {log}");
+    assert!(!log.contains(&token), "the token reached the log");
+}
