@@ -10,17 +10,20 @@
 //   {"op":"hs256", ...claims}  HS256 signed with the RSA public key (PEM) as the secret
 //   {"op":"stranger", ...}     RS256 signed with a key the server never published
 //   {"op":"introspect", "answer"}  what /introspect answers from now on
-//   {"op":"consent", "sub", "scope"?, "deny"?, "aud"?}
+//   {"op":"consent", "sub", "scope"?, "deny"?, "aud"?, "form"?}
 //       what the person at /authorize agrees to from now on: the access
 //       token the code is traded for names `sub`, carries `scope` (default:
 //       the scopes the client asked for), the client as `client_id`, and
 //       the `resource` the client named as its `aud` (RFC 8707); with
 //       `deny` the person refuses (error=access_denied, `deny` its
-//       description; `aud` overrides the audience). The server's own /authorize and /token run the flow
+//       description; `aud` overrides the audience; with `form` the person
+//       first submits a sign-in form on the issuer's site, so the way
+//       back starts there, as with a real server). The server's own /authorize and /token run the flow
 //       and check PKCE; these hooks play the person and the policy a real
 //       server would apply.
 //
 // It exits when stdin closes.
+import { createServer } from "node:http";
 import { createInterface } from "node:readline";
 import { createHmac, createPublicKey, generateKeyPairSync, createSign } from "node:crypto";
 import { OAuth2Server } from "oauth2-mock-server";
@@ -33,6 +36,35 @@ server.issuer.url = `http://127.0.0.1:${port}`;
 
 let introspection = { active: true };
 
+// The person's sign-in form, on the issuer's site: its submission sends
+// the browser on to `next` (the client's redirect URI, with the code).
+const escapeHtml = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const form = createServer((req, res) => {
+  const url = new URL(req.url, "http://127.0.0.1");
+  if (req.method === "GET" && url.pathname === "/consent") {
+    const next = url.searchParams.get("next") ?? "";
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Sign in · issuer</title></head>
+<body><main><h1>Sign in to the issuer</h1><form method="post" action="/consent">
+<input type="hidden" name="next" value="${escapeHtml(next)}"><button id="consent" type="submit">Allow</button>
+</form></main></body></html>`);
+    return;
+  }
+  if (req.method === "POST" && url.pathname === "/consent") {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      res.writeHead(302, { location: new URLSearchParams(body).get("next") ?? "/" });
+      res.end();
+    });
+    return;
+  }
+  res.writeHead(404);
+  res.end();
+});
+await new Promise((resolve) => form.listen(0, "127.0.0.1", resolve));
+const formUrl = `http://127.0.0.1:${form.address().port}/consent`;
+
 let consent = { sub: "johndoe" };
 const granted = new Map(); // code → what the person agreed to
 server.service.on("beforeAuthorizeRedirect", (redirect, req) => {
@@ -43,6 +75,12 @@ server.service.on("beforeAuthorizeRedirect", (redirect, req) => {
     redirect.url.searchParams.set("error", "access_denied");
     redirect.url.searchParams.set("error_description", consent.deny);
     return;
+  }
+  if (consent.form) {
+    // The server redirects with this very URL object: change it in place.
+    const to = new URL(formUrl);
+    to.searchParams.set("next", redirect.url.href);
+    redirect.url.href = to.href;
   }
   granted.set(code, {
     sub: consent.sub,
@@ -110,7 +148,7 @@ async function answer(command) {
       introspection = command.answer;
       return { ok: true };
     case "consent":
-      consent = { sub: command.sub ?? "johndoe", scope: command.scope, deny: command.deny, aud: command.aud };
+      consent = { sub: command.sub ?? "johndoe", scope: command.scope, deny: command.deny, aud: command.aud, form: command.form };
       return { ok: true };
     default:
       return { error: `unknown op ${command.op}` };
@@ -127,4 +165,5 @@ for await (const line of lines) {
   }
 }
 await server.stop();
+form.close();
 process.exit(0);

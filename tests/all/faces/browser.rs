@@ -74,3 +74,80 @@ async fn every_page_works_in_chromium_and_markup_from_outside_stays_text() {
     assert!(report["live_ms"].as_f64().is_some_and(|ms| ms <= 1000.0), "{report}");
     println!("{report}");
 }
+
+/// The dashboard's sign-in through a real authorization server
+/// (oauth2-mock-server), in Chromium (`tests/browser/oauth_sign_in.mjs`):
+/// the whole redirect chain, the session cookie after it (a browser
+/// withholds `SameSite=Strict` cookies from a chain begun on another
+/// site, which no hand-played client shows), what the principal is shown,
+/// and signing out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_signs_in_through_the_issuer_in_chromium() {
+    let issuer = quiver_tests::oauth::Issuer::start();
+    // Ada signs in through a form on the issuer's site, so the way back
+    // to Quiver begins on another site.
+    issuer.consent(serde_json::json!({"sub": "ada", "form": true}));
+    // The resource names the port, so it is chosen before the server
+    // listens (bound and released here; nothing else takes it between).
+    // The browser reaches Quiver as `localhost` and the issuer as
+    // `127.0.0.1`: two sites, as in production.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let base = format!("http://localhost:{port}");
+    let config = format!(
+        "[auth]\nmode = \"oauth\"\nissuer = \"{}\"\nresource = \"{base}/mcp\"\n\
+         scopes_supported = [\"quiver:calc:read\"]\ndashboard_client_id = \"quiver-dashboard\"\n\
+         [auth.subjects]\nada = \"scoped\"\n[agents.scoped]\nhide_unauthorized = true\n",
+        issuer.url
+    );
+    let t = TestHost::builder().bundled().config(&config).build();
+    let bind = quiver::auth::Bind { loopback: true, local_resource: None };
+    let auth = quiver::auth::Authenticator::new(t.host.auth_settings(), None, &bind, &|_| None).await.unwrap();
+    let options = HttpOptions {
+        addr: format!("127.0.0.1:{port}").parse().unwrap(),
+        authenticator: Some(std::sync::Arc::new(auth)),
+        ..Default::default()
+    };
+    let stop = CancellationToken::new();
+    let (bound, at) = tokio::sync::oneshot::channel();
+    let host = t.host.clone();
+    let served = tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            serve(&host, &options, stop, move |addr| {
+                let _ = bound.send(addr);
+            })
+            .await
+        }
+    });
+    at.await.expect("the server listens");
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), Into::into);
+    let shots = target.join("dashboard");
+    std::fs::create_dir_all(&shots).unwrap();
+    let issuer_url = issuer.url.clone();
+    let run = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .arg(root.join("tests/browser/oauth_sign_in.mjs"))
+            .env("QUIVER_URL", &base)
+            .env("ISSUER_URL", issuer_url)
+            .env("SUBJECT", "ada")
+            .env("CHROMIUM", "/usr/bin/chromium")
+            .env("SHOTS", &shots)
+            .output()
+            .expect("node runs (installed by .ci/run)")
+    })
+    .await
+    .unwrap();
+    stop.cancel();
+    served.await.unwrap().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    assert!(run.status.success(), "the browser run failed:\n{stdout}\n{stderr}");
+    let report: serde_json::Value = stdout
+        .lines()
+        .rev()
+        .find_map(|line| serde_json::from_str(line).ok())
+        .unwrap_or_else(|| panic!("no report line:\n{stdout}"));
+    assert_eq!(report["ok"], true, "{report}");
+    println!("{report}");
+}

@@ -8,9 +8,12 @@
 //! token would have expired.
 //!
 //! The last step answers a page that moves on to `/ui/` itself rather
-//! than a redirect: a browser withholds `SameSite=Strict` cookies from a
-//! redirect chain that began on another site (the issuer's), so the
-//! session cookie would not reach `/ui/` before the next navigation.
+//! than a redirect: when the way back began on the issuer's site (its
+//! sign-in form was submitted there), a browser withholds `SameSite=Strict`
+//! cookies from every redirect of that navigation, so a `303` to `/ui/`
+//! would arrive without the new session cookie and land on the sign-in
+//! page again. The page's own navigation is same-site. (The Chromium test
+//! signs in through such a form, and fails with a redirect here.)
 
 use std::sync::Arc;
 use std::time::Duration;
