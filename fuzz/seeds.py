@@ -301,6 +301,28 @@ def jwks():
         write("jwks", json.dumps(document))
 
 
+def sign_ins():
+    # A status byte, the token endpoint's answer, a Cookie header, a redirect path.
+    answers = [
+        '{"access_token":"eyJ.a.b","token_type":"Bearer","expires_in":3600,"scope":"quiver:calc:read"}',
+        '{"access_token":"opaque","token_type":"bearer"}',
+        '{"error":"invalid_grant","error_description":"code used"}',
+        '{"error":"made_up","error_description":"\\u001b[31mred\\nline"}',
+        '{"access_token":"","token_type":"Bearer"}',
+        '{"access_token":"a","token_type":"mac"}',
+        '<html>bad gateway</html>',
+    ]
+    cookies = [
+        "quiver_sign_in_state=" + "A" * 43,
+        "other=1; quiver_sign_in_state=abc-_DEF" + "x" * 35 + "; quiver_session=" + "0" * 64,
+        "quiver_sign_in_state=",
+    ]
+    paths = ["/ui/sign-in/callback", "/auth/callback", "/ui/../v1", "//x", "/a/./b", "/cb?x=1"]
+    for status, body in enumerate(answers):
+        for i, cookie in enumerate(cookies):
+            write("sign_in", bytes([status]) + (body + "\n" + cookie + "\n" + paths[(status + i) % len(paths)]).encode())
+
+
 if __name__ == "__main__":
     usage = __doc__ + "\nusage: python3 fuzz/seeds.py [--dry-run]"
     if any(arg in ("-h", "--help") for arg in sys.argv[1:]):
@@ -319,6 +341,7 @@ if __name__ == "__main__":
     guard()
     access_tokens()
     jwks()
+    sign_ins()
     if DRY_RUN:
         for target, names in sorted(PLANNED.items()):
             folder = os.path.join(CORPUS, target)

@@ -117,3 +117,8 @@ fn sql_corpus_replays_on_sqlite_and_postgresql() {
 fn guard_corpus_replays() {
     replay("guard", quiver::fuzzing::guard);
 }
+
+#[test]
+fn sign_in_corpus_replays() {
+    replay("sign_in", quiver::fuzzing::sign_in);
+}

@@ -16,7 +16,7 @@ mod parsers;
 mod sql;
 mod trace;
 
-pub use self::auth::{ACCESS_TOKEN_KEY, AUDIENCE, ISSUER, KID, access_token, jwks, jwks_document};
+pub use self::auth::{ACCESS_TOKEN_KEY, AUDIENCE, ISSUER, KID, access_token, jwks, jwks_document, sign_in};
 pub use self::faces::{envelope, stdio};
 pub use self::guard::guard;
 pub use self::parsers::{config, manifest, mcp_tools, openapi, skill, stub};
