@@ -4,6 +4,10 @@
 //! to the rules a JWT is: active, from the issuer (when it says), for this
 //! server (its `aud` must name it), within its lifetime.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
 use serde_json::{Map, Value};
 
 use super::keys::fetch;
@@ -62,22 +66,70 @@ pub async fn discover(client: &reqwest::Client, issuer: &str) -> Result<Metadata
     Err(format!("cannot read the issuer's metadata: {}", reasons.join("; ")))
 }
 
-/// Introspection with the client credentials Quiver was given.
+/// Introspection with the client credentials Quiver was given. An
+/// accepted answer is kept for `keep_for` (never past the token's own
+/// `exp`), by the SHA-256 of the token (the token itself is not kept), so
+/// a client's requests do not each cost one to the issuer; a refusal is
+/// not kept.
 pub struct Introspection {
     url: String,
     client_id: String,
     secret: zeroize::Zeroizing<String>,
     client: reqwest::Client,
+    keep_for: Duration,
+    kept: Mutex<HashMap<[u8; 32], (Claims, Instant)>>,
 }
 
+/// Introspection answers kept at once; past it the expired go, then the
+/// ones closest to expiring.
+pub const MAX_KEPT: usize = 4096;
+
 impl Introspection {
-    /// Introspect at `url` as `client_id` with `secret`.
-    pub fn new(url: String, client_id: String, secret: String, client: reqwest::Client) -> Introspection {
-        Introspection { url, client_id, secret: zeroize::Zeroizing::new(secret), client }
+    /// Introspect at `url` as `client_id` with `secret`, keeping an
+    /// accepted answer for `keep_for` (zero: never).
+    pub fn new(
+        url: String,
+        client_id: String,
+        secret: String,
+        client: reqwest::Client,
+        keep_for: Duration,
+    ) -> Introspection {
+        let secret = zeroize::Zeroizing::new(secret);
+        Introspection { url, client_id, secret, client, keep_for, kept: Mutex::new(HashMap::new()) }
     }
 
-    /// What the issuer says of `token`, held to `rules`.
+    /// What the issuer says of `token` (or said within `keep_for`), held
+    /// to `rules`.
     pub async fn check(&self, token: &str, rules: &Rules) -> Result<Claims, Rejected> {
+        let digest: [u8; 32] = ring::digest::digest(&ring::digest::SHA256, token.as_bytes())
+            .as_ref()
+            .try_into()
+            .map_err(|_| Rejected::Unavailable)?;
+        let now = Instant::now();
+        if let Some((claims, until)) = self.kept.lock().unwrap_or_else(PoisonError::into_inner).get(&digest)
+            && *until > now
+        {
+            return Ok(claims.clone());
+        }
+        let claims = self.ask(token, rules).await?;
+        if !self.keep_for.is_zero() {
+            let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            let left = Duration::from_secs(claims.expires.saturating_sub(unix));
+            let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+            if kept.len() >= MAX_KEPT {
+                kept.retain(|_, (_, until)| *until > now);
+            }
+            if kept.len() >= MAX_KEPT
+                && let Some(soonest) = kept.iter().min_by_key(|(_, (_, until))| *until).map(|(k, _)| *k)
+            {
+                kept.remove(&soonest);
+            }
+            kept.insert(digest, (claims.clone(), now + self.keep_for.min(left)));
+        }
+        Ok(claims)
+    }
+
+    async fn ask(&self, token: &str, rules: &Rules) -> Result<Claims, Rejected> {
         let response = self
             .client
             .post(&self.url)

@@ -225,7 +225,10 @@ impl Oauth {
                     .ok_or_else(|| {
                         Error::config(at("introspection_url"), "the issuer's metadata names no introspection endpoint")
                     })?;
-                Some(Introspection::new(url, client_id.clone(), secret, client.clone()))
+                let keep_for = Duration::from_secs(
+                    settings.introspection_cache_seconds.unwrap_or(settings::DEFAULT_INTROSPECTION_CACHE_SECONDS),
+                );
+                Some(Introspection::new(url, client_id.clone(), secret, client.clone(), keep_for))
             }
         };
         let refresh = Duration::from_secs(settings.jwks_refresh_seconds.unwrap_or(settings::DEFAULT_REFRESH_SECONDS));
@@ -272,6 +275,11 @@ impl Oauth {
             },
             Err(other) => return Err(other),
         };
+        if !claims.grants.unreadable().is_empty() {
+            let unreadable = crate::catalog::shown::shown(&claims.grants.unreadable().join(" "));
+            let subject = crate::catalog::shown::shown(&claims.subject);
+            tracing::debug!(%subject, %unreadable, "a token carries quiver: scopes this server does not read");
+        }
         let agent = self.subjects.get(&claims.subject).cloned().or_else(|| {
             self.scope_profiles
                 .iter()

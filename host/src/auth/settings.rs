@@ -76,6 +76,10 @@ pub struct AuthSettings {
     pub introspection_secret_env: Option<String>,
     /// OAuth: the introspection endpoint (default: the issuer metadata's).
     pub introspection_url: Option<String>,
+    /// OAuth: seconds an accepted introspection answer is kept (default
+    /// 60, never past the token's `exp`; 0: ask every time). A token
+    /// revoked at the issuer is accepted until its answer goes.
+    pub introspection_cache_seconds: Option<u64>,
     /// OAuth: the client the dashboard signs its user in as (authorization
     /// code with PKCE); without it the dashboard takes no sign-in in
     /// OAuth mode. Registered at the issuer with the redirect URI below.
@@ -99,5 +103,7 @@ pub const DEFAULT_REDIRECT_PATH: &str = "/ui/sign-in/callback";
 pub const DEFAULT_REFRESH_SECONDS: u64 = 60;
 /// Default `leeway_seconds`.
 pub const DEFAULT_LEEWAY_SECONDS: u64 = 30;
+/// Default `introspection_cache_seconds`.
+pub const DEFAULT_INTROSPECTION_CACHE_SECONDS: u64 = 60;
 /// Default `agent_claim`.
 pub const DEFAULT_AGENT_CLAIM: &str = "sub";

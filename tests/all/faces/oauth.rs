@@ -316,6 +316,9 @@ async fn opaque_tokens_are_introspected() {
     let (status, headers, _) = send(&app, call("opaque-2")).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert!(challenge(&headers).contains("not active"), "{}", challenge(&headers));
+    // The answer for opaque-1 is kept (`introspection_cache_seconds`,
+    // default 60): the issuer is not asked again within it.
+    assert_eq!(send(&app, call("opaque-1")).await.0, StatusCode::OK, "a kept answer");
     let mut elsewhere = active.clone();
     elsewhere["aud"] = json!("https://other.example/mcp");
     issuer.introspection(elsewhere);
@@ -327,6 +330,18 @@ async fn opaque_tokens_are_introspected() {
     issuer.introspection(narrow);
     let (status, _, body) = send(&app, call("opaque-4")).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{}", String::from_utf8_lossy(&body));
+
+    // With `introspection_cache_seconds = 0` every request asks the issuer.
+    let t = TestHost::builder().bundled().config(&format!("{config}introspection_cache_seconds = 0\n")).build();
+    let auth = Authenticator::new(t.host.auth_settings(), None, &bind, &env).await.unwrap();
+    let options = HttpOptions { authenticator: Some(Arc::new(auth)), ..Default::default() };
+    let app = router(&t.host, &options, CancellationToken::new()).unwrap();
+    issuer.introspection(
+        json!({"active": true, "sub": "dave", "aud": RESOURCE, "iss": issuer.url, "scope": "quiver:calc:read"}),
+    );
+    assert_eq!(send(&app, call("opaque-5")).await.0, StatusCode::OK);
+    issuer.introspection(json!({"active": false}));
+    assert_eq!(send(&app, call("opaque-5")).await.0, StatusCode::UNAUTHORIZED, "asked again: revoked");
 }
 
 /// What the log gets, kept for a test to read.
