@@ -96,6 +96,41 @@ pub fn jwks(data: &[u8]) {
     }
 }
 
+/// `data` is what the dashboard's sign-in reads from outside: a status
+/// byte, then the token endpoint's answer up to the first newline, then a
+/// `Cookie` header up to the next, then a redirect path. None of it
+/// panics; an answer taken has a non-empty token; a refusal names a code
+/// RFC 6749 defines (or `other`) and a description with no control
+/// characters; a state found in the cookies is 43 base64url characters;
+/// a redirect path allowed is a plain absolute path.
+pub fn sign_in(data: &[u8]) {
+    use crate::auth::browser::{SignInError, answer, redirect_path_allowed, refusal_code};
+    let Some((&status, rest)) = data.split_first() else { return };
+    let mut parts = rest.splitn(3, |&b| b == b'\n');
+    let (body, cookie, path) = (parts.next().unwrap_or_default(), parts.next(), parts.next());
+    match answer(200 + u16::from(status % 4) * 100, body) {
+        Ok(exchanged) => assert!(!exchanged.access_token.is_empty()),
+        Err(SignInError::Refused { error, description }) => {
+            assert_eq!(refusal_code(&error), error, "only known codes are shown");
+            assert!(description.is_none_or(|d| !d.chars().any(char::is_control)), "a description is sanitised");
+        }
+        Err(_) => {}
+    }
+    if let Some(cookie) = cookie.and_then(|c| axum::http::HeaderValue::from_bytes(c).ok()) {
+        let mut headers = axum::http::HeaderMap::new();
+        headers.insert(axum::http::header::COOKIE, cookie);
+        if let Some(state) = crate::faces::dashboard::signin::state_of(&headers) {
+            assert!(state.len() == 43 && state.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)));
+        }
+    }
+    if let Some(path) = path.and_then(|p| std::str::from_utf8(p).ok())
+        && redirect_path_allowed(path)
+    {
+        assert!(path.starts_with('/') && !path.contains("//") && !path.split('/').any(|s| s == ".."), "{path:?}");
+        assert!(path.parse::<axum::http::uri::PathAndQuery>().is_ok_and(|p| p.query().is_none()), "{path:?}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,40 +186,5 @@ mod tests {
 
     fn b64(text: &str) -> String {
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text)
-    }
-}
-
-/// `data` is what the dashboard's sign-in reads from outside: a status
-/// byte, then the token endpoint's answer up to the first newline, then a
-/// `Cookie` header up to the next, then a redirect path. None of it
-/// panics; an answer taken has a non-empty token; a refusal names a code
-/// RFC 6749 defines (or `other`) and a description with no control
-/// characters; a state found in the cookies is 43 base64url characters;
-/// a redirect path allowed is a plain absolute path.
-pub fn sign_in(data: &[u8]) {
-    use crate::auth::browser::{SignInError, answer, redirect_path_allowed, refusal_code};
-    let Some((&status, rest)) = data.split_first() else { return };
-    let mut parts = rest.splitn(3, |&b| b == b'\n');
-    let (body, cookie, path) = (parts.next().unwrap_or_default(), parts.next(), parts.next());
-    match answer(200 + u16::from(status % 4) * 100, body) {
-        Ok(exchanged) => assert!(!exchanged.access_token.is_empty()),
-        Err(SignInError::Refused { error, description }) => {
-            assert_eq!(refusal_code(&error), error, "only known codes are shown");
-            assert!(description.is_none_or(|d| !d.chars().any(char::is_control)), "a description is sanitised");
-        }
-        Err(_) => {}
-    }
-    if let Some(cookie) = cookie.and_then(|c| axum::http::HeaderValue::from_bytes(c).ok()) {
-        let mut headers = axum::http::HeaderMap::new();
-        headers.insert(axum::http::header::COOKIE, cookie);
-        if let Some(state) = crate::faces::dashboard::signin::state_of(&headers) {
-            assert!(state.len() == 43 && state.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)));
-        }
-    }
-    if let Some(path) = path.and_then(|p| std::str::from_utf8(p).ok())
-        && redirect_path_allowed(path)
-    {
-        assert!(path.starts_with('/') && !path.contains("//") && !path.split('/').any(|s| s == ".."), "{path:?}");
-        assert!(path.parse::<axum::http::uri::PathAndQuery>().is_ok_and(|p| p.query().is_none()), "{path:?}");
     }
 }
