@@ -157,9 +157,15 @@ impl BrowserSignIn {
                 ),
             ));
         }
-        let url = reqwest::Url::parse(resource).map_err(|e| {
-            Error::config(at("resource"), format!("not a URL ({e}): the dashboard's redirect URI is on its origin"))
-        })?;
+        let url = reqwest::Url::parse(resource)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| !h.is_empty()))
+            .ok_or_else(|| {
+                Error::config(
+                    at("resource"),
+                    "not an http(s) URL with a host: the dashboard's redirect URI is on its origin",
+                )
+            })?;
         let host = url.host_str().unwrap_or_default();
         let authority = match url.port() {
             Some(port) => format!("{host}:{port}"),
@@ -280,7 +286,8 @@ impl BrowserSignIn {
 struct TokenAnswer {
     access_token: Option<String>,
     token_type: Option<String>,
-    expires_in: Option<u64>,
+    /// A number by the RFC; some issuers send a string.
+    expires_in: Option<serde_json::Value>,
     error: Option<String>,
     error_description: Option<String>,
 }
@@ -301,8 +308,12 @@ pub fn answer(status: u16, body: &[u8]) -> std::result::Result<Exchanged, SignIn
     if !answer.token_type.is_some_and(|t| t.eq_ignore_ascii_case("bearer")) {
         return Err(SignInError::Exchange("the token is not a bearer token".into()));
     }
-    let access_token = answer.access_token.filter(|t| !t.is_empty()).ok_or(SignInError::NoCode)?;
-    Ok(Exchanged { access_token: Zeroizing::new(access_token), expires_in: answer.expires_in })
+    let access_token = answer
+        .access_token
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| SignInError::Exchange("the answer has no access_token".into()))?;
+    let expires_in = answer.expires_in.and_then(|e| e.as_u64().or_else(|| e.as_str().and_then(|s| s.parse().ok())));
+    Ok(Exchanged { access_token: Zeroizing::new(access_token), expires_in })
 }
 
 /// An OAuth error code as shown: the codes RFC 6749 defines pass, any
@@ -416,12 +427,23 @@ mod tests {
             .err()
             .unwrap();
         assert!(error.to_string().contains("authorization_endpoint"), "{error}");
+        for resource in ["urn:quiver", "file:///mcp", "not a url"] {
+            let client = crate::auth::client().unwrap();
+            let error = BrowserSignIn::new(&settings, Some(&metadata()), resource, client, &|_| None).err().unwrap();
+            assert!(error.to_string().contains("[auth] resource"), "{resource}: {error}");
+        }
     }
 
     #[test]
     fn token_answers_are_read_as_rfc_6749_says() {
         let ok = answer(200, br#"{"access_token":"abc","token_type":"Bearer","expires_in":300}"#).unwrap();
         assert_eq!((ok.access_token.as_str(), ok.expires_in), ("abc", Some(300)));
+        let said = answer(200, br#"{"access_token":"a","token_type":"bearer","expires_in":"60"}"#).unwrap();
+        assert_eq!(said.expires_in, Some(60), "a string is read too");
+        let odd = answer(200, br#"{"access_token":"a","token_type":"bearer","expires_in":1.5}"#).unwrap();
+        assert_eq!(odd.expires_in, None, "what cannot be read is left out");
+        let none = answer(200, br#"{"token_type":"Bearer"}"#).err().unwrap();
+        assert!(none.to_string().contains("no access_token"), "{none}");
         let refused =
             answer(400, br#"{"error":"invalid_grant","error_description":"code \u001b[31mused"}"#).err().unwrap();
         let text = refused.to_string();

@@ -124,7 +124,9 @@ impl Introspection {
             {
                 kept.remove(&soonest);
             }
-            kept.insert(digest, (claims.clone(), now + self.keep_for.min(left)));
+            if let Some(until) = now.checked_add(self.keep_for.min(left)) {
+                kept.insert(digest, (claims.clone(), until));
+            }
         }
         Ok(claims)
     }

@@ -38,6 +38,9 @@ pub struct Principal {
     pub agent: Option<String>,
     /// What its scopes grant.
     pub grants: Arc<Grants>,
+    /// When its token expires (seconds since the epoch; `u64::MAX` when
+    /// an introspection answer does not say).
+    pub expires: u64,
 }
 
 impl Principal {
@@ -45,6 +48,12 @@ impl Principal {
     /// an MCP session it opened is bound to it.
     pub fn key(&self) -> String {
         format!("{}\u{0}{}", self.subject, self.client_id.as_deref().unwrap_or_default())
+    }
+
+    /// How long its token still holds, from now.
+    pub fn left(&self) -> std::time::Duration {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        std::time::Duration::from_secs(self.expires.saturating_sub(now))
     }
 
     /// Whether this principal may see the audited call `record`: its own
@@ -226,7 +235,10 @@ impl Oauth {
                         Error::config(at("introspection_url"), "the issuer's metadata names no introspection endpoint")
                     })?;
                 let keep_for = Duration::from_secs(
-                    settings.introspection_cache_seconds.unwrap_or(settings::DEFAULT_INTROSPECTION_CACHE_SECONDS),
+                    settings
+                        .introspection_cache_seconds
+                        .unwrap_or(settings::DEFAULT_INTROSPECTION_CACHE_SECONDS)
+                        .min(settings::MAX_INTROSPECTION_CACHE_SECONDS),
                 );
                 Some(Introspection::new(url, client_id.clone(), secret, client.clone(), keep_for))
             }
@@ -286,7 +298,13 @@ impl Oauth {
                 .find(|(scope, _)| claims.grants.sent().iter().any(|s| s == *scope))
                 .map(|(_, agent)| agent.clone())
         });
-        Ok(Principal { subject: claims.subject, client_id: claims.client_id, agent, grants: Arc::new(claims.grants) })
+        Ok(Principal {
+            subject: claims.subject,
+            client_id: claims.client_id,
+            agent,
+            grants: Arc::new(claims.grants),
+            expires: claims.expires,
+        })
     }
 
     /// The agent profiles the mapping names (checked at start).

@@ -77,7 +77,8 @@ pub struct AuthSettings {
     /// OAuth: the introspection endpoint (default: the issuer metadata's).
     pub introspection_url: Option<String>,
     /// OAuth: seconds an accepted introspection answer is kept (default
-    /// 60, never past the token's `exp`; 0: ask every time). A token
+    /// 60, at most a day, never past the token's `exp`; 0: ask every
+    /// time). A token
     /// revoked at the issuer is accepted until its answer goes.
     pub introspection_cache_seconds: Option<u64>,
     /// OAuth: the client the dashboard signs its user in as (authorization
@@ -105,5 +106,7 @@ pub const DEFAULT_REFRESH_SECONDS: u64 = 60;
 pub const DEFAULT_LEEWAY_SECONDS: u64 = 30;
 /// Default `introspection_cache_seconds`.
 pub const DEFAULT_INTROSPECTION_CACHE_SECONDS: u64 = 60;
+/// The most `introspection_cache_seconds` is taken as (a day).
+pub const MAX_INTROSPECTION_CACHE_SECONDS: u64 = 24 * 60 * 60;
 /// Default `agent_claim`.
 pub const DEFAULT_AGENT_CLAIM: &str = "sub";

@@ -132,8 +132,9 @@ pub fn router_with<E: ServerHandler>(
     let sign_ins = Arc::new(match auth.as_ref() {
         Authenticator::None => SignIns::new(None, !loopback),
         Authenticator::Token(token) => SignIns::new(Some(token.clone()), !loopback),
-        // A browser signs in through the authorization server, not with a token typed in.
-        Authenticator::Oauth(_) => SignIns::closed(!loopback),
+        // A browser signs in through the authorization server, not with a
+        // token typed in; behind TLS (an https resource) its cookies are `Secure`.
+        Authenticator::Oauth(oauth) => SignIns::closed(!loopback || oauth.resource.starts_with("https://")),
     });
     let metrics = host.metrics().clone();
     let guard = Arc::new(Guard { auth: auth.clone(), origins, hosts, sign_ins: Some(sign_ins.clone()), metrics });

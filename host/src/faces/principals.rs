@@ -34,13 +34,15 @@ impl ByPrincipal {
     /// The principal's own session when what it is shown (its `tools/list`,
     /// its Tier 1) differs from the face's: a token mapped to another
     /// profile, or one whose profile hides what its scopes do not name.
-    /// `None`: the face's own listing serves (and stays cached).
-    pub fn listing(&self, principal: Option<&Principal>) -> Option<Session> {
-        let token = principal.and_then(Principal::oauth)?;
-        let session = self.of(principal).ok()?;
+    /// `None`: the face's own listing serves (and stays cached). An
+    /// error when the principal's profile cannot be opened: never the
+    /// face's own view in its place.
+    pub fn listing(&self, principal: Option<&Principal>) -> Result<Option<Session>> {
+        let Some(token) = principal.and_then(Principal::oauth) else { return Ok(None) };
+        let session = self.of(principal)?;
         let policy = session.policy();
         let differs = policy.hide_unauthorized || token.agent.is_some() && token.agent != self.default.policy().agent;
-        differs.then_some(session)
+        Ok(differs.then_some(session))
     }
 
     /// The session `principal`'s calls run in.

@@ -144,7 +144,7 @@ mod tests {
     #[test]
     fn a_token_holds_every_grant_to_its_scopes() {
         let grants = Arc::new(Grants::from_scopes(["quiver:db:read", "quiver:tool:notes__add"]));
-        let token = Principal { subject: "s".into(), client_id: None, agent: None, grants };
+        let token = Principal { subject: "s".into(), client_id: None, agent: None, grants, expires: u64::MAX };
         let caller = Caller { token: Some(Arc::new(token)), ..Caller::operator() };
         let tool = |name: &str, origin: &str, access| ToolEntry {
             name: name.into(),

@@ -59,7 +59,7 @@ async fn a_browser_signs_in_with_the_token_and_changes_nothing_without_its_csrf_
     let (status, headers, body) = post(&app, "/ui/sign-in", &form, "token=s3cret-not").await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert!(headers.get(header::SET_COOKIE).is_none());
-    assert!(String::from_utf8_lossy(&body).contains("not this server's token"));
+    assert!(String::from_utf8_lossy(&body).contains("not this server&#39;s token"));
 
     let (status, headers, _) = post(&app, "/ui/sign-in", &form, "token=s3cret").await;
     assert_eq!(status, StatusCode::SEE_OTHER);

@@ -95,7 +95,12 @@ async fn the_dashboard_signs_a_person_in_through_the_issuer_with_pkce() {
     // Reached by another name than the redirect URI's, the sign-in starts
     // over there (its cookie must come back with the browser).
     let (status, headers, _) = get(&app, "/ui/sign-in/oauth", &[("host", "127.0.0.1")]).await;
-    assert_eq!((status, location(&headers)), (StatusCode::SEE_OTHER, "http://localhost/ui/sign-in/oauth".into()));
+    let moved = "http://localhost/ui/sign-in/oauth?moved=true";
+    assert_eq!((status, location(&headers)), (StatusCode::SEE_OTHER, moved.into()));
+    // Once: behind a proxy that rewrites `Host`, the browser is there already.
+    let (status, headers, _) = get(&app, "/ui/sign-in/oauth?moved=true", &[("host", "127.0.0.1")]).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert!(location(&headers).starts_with(&issuer.url), "{}", location(&headers));
 
     // The authorization request: PKCE (S256), the resource, the scopes asked.
     let (status, headers, _) = get(&app, "/ui/sign-in/oauth", &[]).await;
@@ -132,7 +137,8 @@ async fn the_dashboard_signs_a_person_in_through_the_issuer_with_pkce() {
         headers.get_all(header::SET_COOKIE).iter().find(|v| v.to_str().unwrap().starts_with("quiver_session="));
     let session_header = session_header.unwrap().to_str().unwrap();
     assert!(session_header.contains("SameSite=Strict") && session_header.contains("HttpOnly"), "{session_header}");
-    assert!(session_header.contains("Max-Age=3600"), "the sign-in lasts as long as the token: {session_header}");
+    let max_age: u64 = session_header.split("Max-Age=").nth(1).unwrap().split(';').next().unwrap().parse().unwrap();
+    assert!((3590..=3600).contains(&max_age), "the sign-in lasts as long as the token: {session_header}");
     // The same code and state again: spent.
     let (status, _, _) = get(&app, &back, &[("cookie", &state2)]).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -198,6 +204,9 @@ async fn the_dashboard_signs_a_person_in_through_the_issuer_with_pkce() {
     let calls = calls["calls"].as_array().unwrap();
     assert!(!calls.is_empty() && calls.iter().all(|c| c["principal"] == "ada"), "{calls:?}");
     assert!(calls.iter().any(|c| c["tool"] == "calc__evaluate" && c["client_id"] == "quiver-dashboard"), "{calls:?}");
+    let health = json_of(&get(&app, "/ui/api/health", &[("cookie", &session)]).await.2);
+    assert!(health["tools"].as_array().unwrap().iter().all(|t| t["tool"] != "text__slugify"), "{health}");
+    assert_eq!((&health["reloads"], &health["upstreams"]), (&json!([]), &json!([])), "the operator's: {health}");
     let audited = json_of(&get(&app, "/v1/audit", &[("cookie", &session)]).await.2);
     assert!(audited.as_array().unwrap().iter().all(|c| c["principal"] == "ada"), "{audited}");
     let everyone = json_of(&get(&app, "/v1/audit", &[("authorization", &format!("Bearer {bob}"))]).await.2);
@@ -267,7 +276,9 @@ async fn without_a_dashboard_client_the_sign_in_page_says_what_to_set() {
             issuer.url
         )
     };
-    for (path, works) in [("/auth/callback", true), ("/v1/tools", false), ("/ui/api/me", false), ("/ui", false)] {
+    for (path, works) in
+        [("/auth/callback", true), ("/v1/tools", false), ("/ui/api/me", false), ("/ui", false), ("/mcpcb", false)]
+    {
         let t = TestHost::builder().bundled().config(&with(path)).build();
         let auth = Authenticator::new(t.host.auth_settings(), None, &bind, &|_| None).await.unwrap();
         let options = HttpOptions { authenticator: Some(Arc::new(auth)), ..Default::default() };

@@ -69,10 +69,15 @@ pub(super) async fn health(
     };
     let (window, tools) =
         ui.host.audit_log().map_or_else(|| (Window { calls: 0, since: None }, Vec::new()), |log| log.read(seen));
-    let mut reloads = ui.host.reloads();
+    // The reload timeline and the upstream servers are the operator's: an
+    // OAuth principal without `quiver:*:admin` is shown its own calls only.
+    let operator = who.as_deref().and_then(crate::faces::guard::Principal::oauth).is_none_or(|p| p.grants.operator());
+    let (mut reloads, upstreams) = match operator {
+        true => (ui.host.reloads(), ui.host.upstream_status()),
+        false => (Vec::new(), Vec::new()),
+    };
     reloads.reverse();
-    axum::Json(Health { replica: super::api::replica(), window, tools, reloads, upstreams: ui.host.upstream_status() })
-        .into_response()
+    axum::Json(Health { replica: super::api::replica(), window, tools, reloads, upstreams }).into_response()
 }
 
 /// The figures of `records` (oldest first), per tool.

@@ -32,15 +32,20 @@ use crate::sandbox::secrets::constant_time_eq;
 pub const START: &str = "/ui/sign-in/oauth";
 
 /// `GET /ui/sign-in/oauth`: off to the issuer.
-pub(super) async fn start(State(ui): State<Arc<Dashboard>>, headers: HeaderMap) -> Response {
+pub(super) async fn start(
+    State(ui): State<Arc<Dashboard>>,
+    headers: HeaderMap,
+    Query(moved): Query<Moved>,
+) -> Response {
     let Some(browser) = ui.auth.oauth().and_then(|o| o.browser()) else {
         return super::sign_in_page(&ui, StatusCode::NOT_FOUND, None);
     };
     // The state cookie must come back with the browser to the redirect
-    // URI, which is on `resource`'s origin: start the sign-in there.
+    // URI, which is on `resource`'s origin: start the sign-in there. Once:
+    // behind a proxy that rewrites `Host`, the browser is there already.
     let here = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    if !here.eq_ignore_ascii_case(browser.authority()) {
-        return super::see_other(format!("{}{START}", browser.origin()), []);
+    if !here.eq_ignore_ascii_case(browser.authority()) && !moved.moved {
+        return super::see_other(format!("{}{START}?moved=true", browser.origin()), []);
     }
     let Some(started) = browser.start() else {
         return super::sign_in_page(
@@ -51,6 +56,13 @@ pub(super) async fn start(State(ui): State<Arc<Dashboard>>, headers: HeaderMap) 
     };
     let bound = ui.sign_ins.state_cookie(&started.state, browser.redirect_path(), PENDING_FOR);
     super::see_other(started.location, [bound])
+}
+
+/// `?moved=true`: the browser was sent to the resource's origin already.
+#[derive(serde::Deserialize)]
+pub(super) struct Moved {
+    #[serde(default)]
+    moved: bool,
 }
 
 /// What the issuer sends the browser back with.
@@ -86,13 +98,21 @@ pub(super) async fn callback(
         let code = back.code.as_deref().filter(|c| !c.is_empty()).ok_or(SignInError::NoCode)?;
         let exchanged = browser.exchange(state, code).await?;
         let principal = oauth.authenticate(&exchanged.access_token).await.map_err(SignInError::Token)?;
-        let lasts = exchanged.expires_in.map_or(LASTS, Duration::from_secs);
+        // As long as the token holds: its `exp`, and `expires_in` when the
+        // issuer says (at most 12 hours).
+        let said = exchanged.expires_in.filter(|s| *s > 0).map_or(LASTS, Duration::from_secs);
+        let lasts = principal.left().min(said).min(LASTS);
+        if lasts.is_zero() {
+            return Err(SignInError::Token(crate::auth::tokens::Rejected::Expired));
+        }
         Ok((principal, lasts))
     };
     match finished.await {
         Ok((principal, lasts)) => {
             let subject = shown(&principal.subject);
             let client = principal.client_id.as_deref().map(shown).unwrap_or_default();
+            // A sign-in this browser had before ends: one browser, one sign-in.
+            let _ = ui.sign_ins.sign_out(&headers);
             let Some(session) = ui.sign_ins.sign_in_as(principal, lasts) else {
                 return super::sign_in_page(
                     &ui,

@@ -78,27 +78,49 @@ pub(super) async fn calls(
 
 /// Every call from now on as an event `call` (its id as the event id);
 /// `missed` with a count when this follower fell behind. The stream ends
-/// when the server shuts down.
+/// when the server shuts down, and when the follower's sign-in or access
+/// token does (signed out, or expired).
 pub(super) async fn follow(State(ui): State<Arc<Dashboard>>, who: Option<axum::Extension<Principal>>) -> Response {
     let Some(log) = ui.host.audit_log() else {
         return refused(StatusCode::SERVICE_UNAVAILABLE, "this host keeps no audit log");
     };
     let who = who.map(|w| w.0);
+    let ends = match &who {
+        Some(Principal::SignedIn(signed)) => ui.sign_ins.until(signed),
+        Some(Principal::Token(token)) => Some(std::time::Instant::now() + token.left()),
+        _ => None,
+    };
+    let sign_ins = ui.sign_ins.clone();
     let receiver = log.follow();
-    let events = futures_util::stream::unfold((receiver, who), |(mut receiver, who)| async move {
-        use tokio::sync::broadcast::error::RecvError;
-        let event = loop {
-            match receiver.recv().await {
-                Ok(record) if !visible(who.as_ref(), &record) => continue,
-                Ok(record) => {
-                    break Event::default().event("call").id(record.id.to_string()).json_data(&*record).ok()?;
+    let events = futures_util::stream::unfold((receiver, who), move |(mut receiver, who)| {
+        let sign_ins = sign_ins.clone();
+        async move {
+            use tokio::sync::broadcast::error::RecvError;
+            let event = loop {
+                let received = receiver.recv().await;
+                if let Some(Principal::SignedIn(signed)) = &who
+                    && !sign_ins.holds(signed)
+                {
+                    return None;
                 }
-                Err(RecvError::Lagged(missed)) => break Event::default().event("missed").data(missed.to_string()),
-                Err(RecvError::Closed) => return None,
-            }
-        };
-        Some((Ok::<_, std::convert::Infallible>(event), (receiver, who)))
+                match received {
+                    Ok(record) if !visible(who.as_ref(), &record) => continue,
+                    Ok(record) => {
+                        break Event::default().event("call").id(record.id.to_string()).json_data(&*record).ok()?;
+                    }
+                    Err(RecvError::Lagged(missed)) => break Event::default().event("missed").data(missed.to_string()),
+                    Err(RecvError::Closed) => return None,
+                }
+            };
+            Some((Ok::<_, std::convert::Infallible>(event), (receiver, who)))
+        }
     });
-    let events = events.take_until(ui.shutdown.clone().cancelled_owned());
+    let ended = async move {
+        match ends {
+            Some(at) => tokio::time::sleep_until(at.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    let events = events.take_until(ui.shutdown.clone().cancelled_owned()).take_until(Box::pin(ended));
     Sse::new(events).keep_alive(KeepAlive::default()).into_response()
 }

@@ -107,6 +107,8 @@ pub fn router(
     let callback = auth.oauth().and_then(|o| o.browser()).map(|b| b.redirect_path().to_owned());
     if let Some(path) = &callback
         && (OWN_PATHS.contains(&path.as_str())
+            // The guard lets `/mcp…` past its Host and Origin checks (rmcp makes them).
+            || path.starts_with("/mcp")
             || OWN_PREFIXES.iter().any(|p| path == p || path.strip_prefix(p).is_some_and(|rest| rest.starts_with('/'))))
     {
         return Err(Error::config(

@@ -141,6 +141,18 @@ impl SignIns {
         format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
     }
 
+    /// Whether `signed` is still signed in (not signed out, not expired).
+    pub fn holds(&self, signed: &SignedIn) -> bool {
+        let kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.get(&signed.id).is_some_and(|k| k.until > Instant::now())
+    }
+
+    /// When `signed` ends, unless signed out before.
+    pub fn until(&self, signed: &SignedIn) -> Option<Instant> {
+        let kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.get(&signed.id).map(|k| k.until)
+    }
+
     /// The live sign-in whose cookie `headers` carry.
     pub fn of(&self, headers: &HeaderMap) -> Option<SignedIn> {
         let id = cookie(headers)?;
@@ -214,6 +226,7 @@ mod tests {
             client_id: Some("dash".into()),
             agent: None,
             grants: std::sync::Arc::new(auth::scopes::Grants::from_scopes(["quiver:*:read"])),
+            expires: u64::MAX,
         };
         let set = sign_ins.sign_in_as(principal.clone(), Duration::from_secs(300)).unwrap();
         assert!(set.ends_with("Max-Age=300"), "{set}");

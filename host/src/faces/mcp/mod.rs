@@ -308,7 +308,7 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         let started = std::time::Instant::now();
         let span = server_span(&context, "tools/list", None);
         let own = self.sessions.listing(principal(&context));
-        let mut tools: Vec<Tool> = match own {
+        let mut tools: Vec<Tool> = match own.map_err(|e| ErrorData::internal_error(e.to_string(), None))? {
             Some(mut own) => own.listed_tools().await.tools.iter().filter_map(to_rmcp).collect(),
             None => self.tools().await.as_ref().clone(),
         };
@@ -387,8 +387,10 @@ impl<E: ServerHandler> ServerHandler for McpServer<E> {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request);
         // A token shown less than the face's profile reads its own Tier 1.
-        if let (Ok(answer), Some(own)) = (&mut result, self.sessions.listing(principal(&context))) {
-            answer.instructions = Some(own.instructions());
+        match (&mut result, self.sessions.listing(principal(&context))) {
+            (Ok(answer), Ok(Some(own))) => answer.instructions = Some(own.instructions()),
+            (Ok(_), Err(error)) => result = Err(ErrorData::internal_error(error.to_string(), None)),
+            _ => {}
         }
         self.answered(&span, "initialize", result.as_ref().err(), started);
         result

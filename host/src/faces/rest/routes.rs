@@ -221,8 +221,8 @@ type Who = Option<axum::Extension<Principal>>;
 /// What `who` is shown, and the ETag suffix that names it: the face's own
 /// session, or an OAuth principal's when its view differs (another
 /// profile, or one hiding what its scopes do not name).
-fn view(rest: &Rest, who: &Who) -> (Session, String) {
-    match rest.principals.listing(who.as_deref()) {
+fn view(rest: &Rest, who: &Who) -> Result<(Session, String)> {
+    Ok(match rest.principals.listing(who.as_deref())? {
         None => (rest.session.clone(), rest.agent.clone()),
         Some(session) => {
             use std::hash::{Hash, Hasher};
@@ -232,7 +232,17 @@ fn view(rest: &Rest, who: &Who) -> (Session, String) {
             let tag = format!("{agent}-{:016x}", hasher.finish());
             (session, tag)
         }
-    }
+    })
+}
+
+/// [`view`], or the error answered when the principal's profile cannot be opened.
+macro_rules! view_or_answer {
+    ($rest:expr, $who:expr) => {
+        match view($rest, $who) {
+            Ok(view) => view,
+            Err(error) => return error_response(&error),
+        }
+    };
 }
 
 /// A cacheable answer: its `ETag` is the catalog version and `suffix` (the
@@ -256,7 +266,7 @@ fn cached(suffix: &str, version: impl std::fmt::Display, headers: &HeaderMap, bo
 }
 
 fn listing(rest: &Rest, who: &Who, level: Level, page: &Page, headers: &HeaderMap) -> Response {
-    let (session, tag) = view(rest, who);
+    let (session, tag) = view_or_answer!(rest, who);
     match rest.pages.page(&session.listing(), level, page) {
         Ok((version, json)) => cached(&tag, version, headers, ([(header::CONTENT_TYPE, "application/json")], json)),
         Err(error) => bad_request(error, "start without a cursor and follow next_cursor"),
@@ -272,7 +282,7 @@ async fn summaries(State(rest): State<Arc<Rest>>, Query(page): Query<Page>, who:
 }
 
 async fn full(State(rest): State<Arc<Rest>>, Path(name): Path<String>, who: Who, headers: HeaderMap) -> Response {
-    let (session, tag) = view(&rest, &who);
+    let (session, tag) = view_or_answer!(&rest, &who);
     let version = session.version();
     match session.definition(&name).await {
         Ok(def) => cached(&tag, version, &headers, Json(def.to_mcp())),
@@ -360,7 +370,7 @@ fn beside_text(result: &CallToolResult) -> (String, Option<Value>) {
 }
 
 async fn prompt(State(rest): State<Arc<Rest>>, who: Who, headers: HeaderMap) -> Response {
-    let (session, tag) = view(&rest, &who);
+    let (session, tag) = view_or_answer!(&rest, &who);
     let version = session.version();
     let text = session.system_prompt();
     cached(&tag, version, &headers, ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
@@ -368,14 +378,15 @@ async fn prompt(State(rest): State<Arc<Rest>>, who: Who, headers: HeaderMap) -> 
 
 async fn status(State(rest): State<Arc<Rest>>, who: Who, headers: HeaderMap) -> Response {
     let mut status = rest.host.status();
-    // A principal whose profile hides what its scopes do not name sees
-    // only those plugins and servers; what was refused is the operator's.
-    let (session, tag) = view(&rest, &who);
-    let policy = session.policy();
-    if policy.hide_unauthorized && policy.caller.scopes().is_some_and(|g| !g.operator()) {
+    // What was refused is the operator's; a principal whose profile hides
+    // what its scopes do not name sees only those plugins and servers.
+    let (session, tag) = view_or_answer!(&rest, &who);
+    let token = who.as_deref().and_then(Principal::oauth);
+    if token.is_some_and(|t| !t.grants.operator()) {
+        status.rejected.clear();
+        let policy = session.policy();
         status.plugins.retain(|p| policy.authorized(&p.name));
         status.mcp_servers.retain(|s| policy.authorized(&s.name));
-        status.rejected.clear();
     }
     // The status changes without the tool list, and parts of it (a
     // database's privilege check) without a new snapshot: its tag is the
@@ -440,7 +451,7 @@ async fn export_openai(
     who: Who,
     headers: HeaderMap,
 ) -> Response {
-    let (session, tag) = view(&rest, &who);
+    let (session, tag) = view_or_answer!(&rest, &who);
     let version = session.version();
     let defs = session.definitions().await;
     let tools: Vec<_> = defs.iter().map(|d| d.to_openai(export.schema())).collect();
@@ -453,7 +464,7 @@ async fn export_openai_responses(
     who: Who,
     headers: HeaderMap,
 ) -> Response {
-    let (session, tag) = view(&rest, &who);
+    let (session, tag) = view_or_answer!(&rest, &who);
     let version = session.version();
     let defs = session.definitions().await;
     let tools: Vec<_> = defs.iter().map(|d| d.to_openai_responses(export.schema())).collect();
@@ -461,7 +472,7 @@ async fn export_openai_responses(
 }
 
 async fn export_anthropic(State(rest): State<Arc<Rest>>, who: Who, headers: HeaderMap) -> Response {
-    let (session, tag) = view(&rest, &who);
+    let (session, tag) = view_or_answer!(&rest, &who);
     let version = session.version();
     let pinned = &session.policy().pinned;
     // Anthropic's server-side tool search finds the deferred tools; the
