@@ -514,6 +514,17 @@ impl Host {
         Ok(self.session(agent)?.search(query, limit))
     }
 
+    /// [`search`](Self::search) with equivalent tools in one place, as
+    /// `search_tools` answers (see [`Session::search_collapsed`]).
+    pub fn search_collapsed(
+        &self,
+        query: &str,
+        limit: usize,
+        agent: Option<&str>,
+    ) -> Result<Vec<(String, Vec<String>)>> {
+        Ok(self.session(agent)?.search_collapsed(query, limit))
+    }
+
     /// Which ranking search answers with, and the embedding model's id
     /// when it is the hybrid one.
     pub fn ranker(&self) -> (Ranker, Option<String>) {

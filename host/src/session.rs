@@ -26,6 +26,7 @@ use rmcp::model::CallToolResult;
 use serde_json::Value;
 
 use crate::catalog::{Catalog, Category, Live, ToolEntry, ToolRecord};
+use crate::disclosure::budget::Fit;
 use crate::disclosure::failures;
 use crate::disclosure::footprint::Footprint;
 use crate::disclosure::formats::ToolDef;
@@ -230,6 +231,13 @@ impl Session {
         self.rules(&self.services.live.current()).tier1()
     }
 
+    /// How this session's Tier 1 fits its prompt budget (see
+    /// [`crate::disclosure::budget`]): what the prompt costs, which
+    /// sections were folded, and any overrun.
+    pub fn prompt_fit(&self) -> Arc<Fit> {
+        self.rules(&self.services.live.current()).fit()
+    }
+
     /// What goes beside the meta-tools (MCP `instructions`): the Tier-1
     /// text without the stub lists, which the meta-tools' descriptions
     /// already carry. Use it instead of [`system_prompt`](Self::system_prompt)
@@ -269,7 +277,20 @@ impl Session {
     }
 
     /// Rank every tool and skill this session may see for `query`, as
-    /// `search_tools` does (unlocking nothing): (name, category, summary,
+    /// `search_tools` does, equivalent tools in one place (unlocking
+    /// nothing): each hit's name, then the names of its equivalents.
+    pub fn search_collapsed(&self, query: &str, limit: usize) -> Vec<(String, Vec<String>)> {
+        let catalog = self.services.live.current();
+        let index = self.services.search.index(&catalog);
+        index
+            .search_collapsed(query, limit, |e| self.policy.shows(&catalog, e.category, &e.origin))
+            .into_iter()
+            .map(|hit| (hit.entry.name.clone(), hit.equivalents.iter().map(|e| e.name.clone()).collect()))
+            .collect()
+    }
+
+    /// Rank every tool and skill this session may see for `query`, each
+    /// equivalent apart (unlocking nothing): (name, category, summary,
     /// score), best first.
     pub fn search(&self, query: &str, limit: usize) -> Vec<(String, Category, String, f32)> {
         let catalog = self.services.live.current();

@@ -31,6 +31,7 @@ mod preinit;
 mod reload;
 mod retrieval;
 mod sandbox;
+mod scale;
 
 // 2. Resources, end to end.
 mod bundled;

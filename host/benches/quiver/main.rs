@@ -9,6 +9,7 @@
 //! Every figure is a median (with p95/p99 where latency matters) over many
 //! repetitions, measured in this run on this machine.
 
+mod at_scale;
 mod auth;
 mod client;
 mod connectors;
@@ -169,11 +170,12 @@ fn main() {
     let smoke =
         if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" };
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 20] = [
+    let sections: [(&str, Section); 21] = [
         ("loading", loading::section),
         ("guests", guests::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
         ("retrieval", disclosure::retrieval),
+        ("at-scale", at_scale::at_scale),
         ("startup", |options, _, report| scale::startup(options, report)),
         ("discovery", scale::discovery),
         ("http", http::section),

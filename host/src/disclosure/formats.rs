@@ -220,6 +220,12 @@ impl ToolDef {
         (portable(&self.input_schema), false)
     }
 
+    /// The compact JSON a model is sent of it (name, description, input
+    /// schema): what token accounting counts.
+    pub fn sent(&self) -> String {
+        serde_json::to_string(&self.to_anthropic(false)).expect("a definition serializes")
+    }
+
     /// As an Anthropic tool; `defer_loading` leaves it out of the prompt
     /// until tool search returns it.
     pub fn to_anthropic(&self, defer_loading: bool) -> AnthropicTool<'_> {

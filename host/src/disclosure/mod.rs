@@ -7,8 +7,10 @@
 //! counts what each mode costs; [`formats`] shapes definitions for MCP,
 //! OpenAI and Anthropic; [`failures`] words a failed call for the model;
 //! [`tables`] keeps what database adapters listed; `reach` says how a
-//! model reaches what it found.
+//! model reaches what it found; [`budget`] folds Tier 1 to fit the
+//! prompt's token budget.
 
+pub mod budget;
 pub mod failures;
 pub mod footprint;
 pub mod formats;

@@ -70,6 +70,10 @@ pub struct PolicySettings {
     /// its scopes name (default false: everything the profile sees is
     /// listed, and what the token does not cover is refused when called).
     pub hide_unauthorized: Option<bool>,
+    /// The most o200k tokens the progressive prompt may cost (every offered
+    /// meta-tool's definition, the instructions, the pinned tools); Tier 1
+    /// is folded to fit (see [`crate::disclosure::budget`]); 0: no budget.
+    pub prompt_tokens: Option<usize>,
 }
 
 /// The resolved policy of one session.
@@ -100,6 +104,8 @@ pub struct Policy {
     pub caller: Caller,
     /// Whether, with an access token, only what its scopes name is shown.
     pub hide_unauthorized: bool,
+    /// The prompt's token budget (0: none).
+    pub prompt_tokens: usize,
 }
 
 /// Default `REACT_TOOL_SELECTION_THRESHOLD`.
@@ -203,6 +209,10 @@ impl Policy {
             selection_max: number("REACT_TOOL_SELECTION_MAX", p.selection_max, defaults.selection_max, DEFAULT_MAX)?,
             pinned: p.pinned.or_else(|| defaults.pinned.clone()).unwrap_or_default().into_iter().collect(),
             hide_unauthorized: p.hide_unauthorized.or(defaults.hide_unauthorized).unwrap_or(false),
+            prompt_tokens: p
+                .prompt_tokens
+                .or(defaults.prompt_tokens)
+                .unwrap_or(crate::disclosure::budget::DEFAULT_PROMPT_TOKENS),
             caller: Caller {
                 agent: agent.map(str::to_owned),
                 access: std::sync::Arc::new(p.access.or_else(|| defaults.access.clone()).unwrap_or_default()),

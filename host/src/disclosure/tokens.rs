@@ -12,13 +12,15 @@ use std::ops::AddAssign;
 use serde::Serialize;
 
 use crate::catalog::{Catalog, Category, ToolRecord};
+use crate::disclosure::budget::Fit;
 use crate::disclosure::formats::ToolDef;
 use crate::disclosure::meta_tools::{self, Line, View};
 use crate::disclosure::turn::origins;
 
-/// The Tier-1 lines of every meta-tool of `category`.
+/// The Tier-1 lines of every meta-tool of `category`, as shown (a folded
+/// section's group lines are charged to no resource).
 fn lines_of(view: &View<'_>, category: Category) -> Vec<Line> {
-    meta_tools::ALL.iter().filter(|m| m.category() == category).flat_map(|m| m.lines(view)).collect()
+    meta_tools::ALL.iter().filter(|m| m.category() == category).flat_map(|m| m.shown(view)).collect()
 }
 
 /// What `lines` cost, one line of text each.
@@ -54,7 +56,7 @@ impl Cost {
 
     /// The cost of a tool definition as sent to a model.
     pub fn of_def(def: &ToolDef) -> Cost {
-        Cost::of(&serde_json::to_string(&def.to_anthropic(false)).expect("serializes"))
+        Cost::of(&def.sent())
     }
 
     /// Reduction from `full` to `self`, in percent (o200k).
@@ -104,6 +106,8 @@ pub struct TokenReport {
     pub instructions: Cost,
     /// Every tool name, one per line.
     pub names: Cost,
+    /// How Tier 1 was folded to fit the prompt budget.
+    pub fit: Fit,
 }
 
 /// Count the costs of everything `view` can disclose. `records` must be
@@ -181,7 +185,15 @@ pub(crate) fn report(view: &View<'_>, records: &[ToolRecord]) -> TokenReport {
     }
     let instructions = Cost::of(&super::tier1::instructions(view));
     progressive_total += instructions;
-    TokenReport { rows, overhead, full: full_total, progressive: progressive_total, instructions, names: names_total }
+    TokenReport {
+        rows,
+        overhead,
+        full: full_total,
+        progressive: progressive_total,
+        instructions,
+        names: names_total,
+        fit: (*view.fit).clone(),
+    }
 }
 
 /// The flat cost (o200k only) of the tools of `origins` whose schemas
@@ -191,9 +203,7 @@ pub(crate) fn known_full(catalog: &Catalog, origins: &[&str]) -> (usize, usize) 
     let (mut tokens, mut unknown) = (0, 0);
     for entry in origins.iter().flat_map(|origin| catalog.tools_of(origin)) {
         match catalog.record(entry).as_ref().and_then(ToolDef::of) {
-            Some(def) => {
-                tokens += Cost::o200k_of(&serde_json::to_string(&def.to_anthropic(false)).expect("serializes"))
-            }
+            Some(def) => tokens += Cost::o200k_of(&def.sent()),
             None => unknown += 1,
         }
     }

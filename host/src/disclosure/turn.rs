@@ -6,10 +6,12 @@
 //! decide with it.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::budget::{self, Fit};
 use super::formats::{OpenAiSchema, ToolDef};
 use super::meta_tools::{self, Offered, View, call_tool};
 use super::policy::Policy;
@@ -108,9 +110,27 @@ impl<'a> Rules<'a> {
         builtins.iter().filter(|r| all || self.policy.pinned.contains(&r.name)).map(|r| r.name.clone()).collect()
     }
 
-    /// What the meta-tools show, with `registry` as what `request_tools` offers.
-    fn view<'v>(&'v self, registry: &'v [&'a ToolEntry]) -> View<'v> {
-        View { catalog: self.catalog, policy: self.policy, registry, tables: self.tables }
+    /// What the meta-tools show, with `registry` as what `request_tools`
+    /// offers, folded as `fit` says.
+    fn view<'v>(&'v self, registry: &'v [&'a ToolEntry], fit: Arc<Fit>) -> View<'v> {
+        View { catalog: self.catalog, policy: self.policy, registry, tables: self.tables, fit }
+    }
+
+    /// How Tier 1 fits the prompt budget: computed over the built-in tools
+    /// Tier 1 lists (not this turn's registry), so the fold does not change
+    /// from turn to turn.
+    pub(crate) fn fit(&self) -> Arc<Fit> {
+        if self.policy.prompt_tokens == 0 {
+            return Fit::unbounded();
+        }
+        let listed = self.listed_builtins();
+        let pinned: Vec<String> = self
+            .builtins()
+            .into_iter()
+            .filter(|e| self.policy.pinned.contains(&e.name))
+            .map(|e| super::tokens::flat(&self.catalog.record(e).unwrap_or_else(|| ToolRecord::of_entry(e))).sent())
+            .collect();
+        budget::fit(&self.view(&listed, Fit::unbounded()), &pinned)
     }
 
     /// The built-in tools Tier 1 lists: every one that is not pinned,
@@ -121,24 +141,32 @@ impl<'a> Rules<'a> {
 
     /// The Tier-1 text (see [`tier1::render`]).
     pub(crate) fn tier1(&self) -> String {
-        tier1::render(&self.view(&self.listed_builtins()))
+        tier1::render(&self.view(&self.listed_builtins(), self.fit()))
     }
 
     /// The instructions beside the meta-tools (see [`tier1::instructions`]).
     pub(crate) fn instructions(&self) -> String {
-        tier1::instructions(&self.view(&self.listed_builtins()))
+        tier1::instructions(&self.view(&self.listed_builtins(), Fit::unbounded()))
     }
 
     /// Run `f` on the view of this turn (what `request_tools` offers: the
-    /// built-in tools neither resident nor unlocked).
+    /// built-in tools neither resident nor unlocked), folded to fit.
     pub(crate) fn with_view<T>(&self, f: impl FnOnce(&View<'_>) -> T) -> T {
         let builtins = self.builtins();
-        f(&self.view(&self.registry(&builtins)))
+        f(&self.view(&self.registry(&builtins), self.fit()))
     }
 
-    /// The view token accounting reads: every built-in tool in the registry.
+    /// [`with_view`](Self::with_view) for what does not depend on how
+    /// sections are folded (whether a meta-tool is offered or callable).
+    fn with_unfolded_view<T>(&self, f: impl FnOnce(&View<'_>) -> T) -> T {
+        let builtins = self.builtins();
+        f(&self.view(&self.registry(&builtins), Fit::unbounded()))
+    }
+
+    /// The view token accounting reads: every built-in tool in the
+    /// registry, folded as Tier 1 is.
     pub(crate) fn with_full_view<T>(&self, f: impl FnOnce(&View<'_>) -> T) -> T {
-        f(&self.view(&self.builtins()))
+        f(&self.view(&self.builtins(), self.fit()))
     }
 
     /// The tool called `name`, if the policy lets this session see it.
@@ -148,7 +176,7 @@ impl<'a> Rules<'a> {
 
     /// Whether the meta-tool `meta` accepts a call now.
     pub(crate) fn accepts(&self, meta: &dyn Offered) -> bool {
-        self.with_view(|view| meta.callable(view))
+        self.with_unfolded_view(|view| meta.callable(view))
     }
 
     /// Whether `entry` may be called by its name in this session.
@@ -174,7 +202,7 @@ impl<'a> Rules<'a> {
 
     /// The meta-tools offered now, by name.
     fn offered(&self) -> Vec<&'static str> {
-        self.with_view(|view| {
+        self.with_unfolded_view(|view| {
             meta_tools::ALL.iter().filter(|m| m.definition(view).is_some()).map(|m| m.name()).collect()
         })
     }

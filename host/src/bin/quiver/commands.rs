@@ -352,6 +352,14 @@ async fn tokens(host: &Host, agent: Option<&str>, json: bool) -> Result<ExitCode
             100.0 * (1.0 - report.progressive.cl100k as f64 / report.full.cl100k as f64)
         }
     );
+    let fit = &report.fit;
+    if !fit.folded.is_empty() {
+        let folded: Vec<String> = fit.folded.iter().map(|(meta, shape)| format!("{meta} ({shape})")).collect();
+        println!("folded to fit the prompt budget of {} tokens: {}", fit.budget, folded.join(", "));
+    }
+    if let Some(overrun) = fit.overrun() {
+        println!("over the budget by {overrun} tokens: the pinned tools alone cost {}", fit.pinned);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

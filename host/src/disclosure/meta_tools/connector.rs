@@ -78,6 +78,7 @@ impl MetaTool for Connector {
     const PURPOSE: &'static str = "Use an API connector. `discover` returns its actions with their input schemas; \
                                    `execute` runs `action` with `parameters`.";
     const LABEL: &'static str = "Connectors";
+    const NOUN: &'static str = "connector";
     const CHOICE: Option<&'static str> = Some("connector");
 
     /// Name, one line, action names.

@@ -56,6 +56,7 @@ impl MetaTool for Database {
                                    with SQL (queries only, unless a database's line says it grants write or admin \
                                    access).";
     const LABEL: &'static str = "Databases";
+    const NOUN: &'static str = "database";
     const CHOICE: Option<&'static str> = Some("database");
 
     /// Name, one line, and its tables: read by the host from a configured

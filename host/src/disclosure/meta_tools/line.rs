@@ -14,12 +14,21 @@ pub(crate) struct Line {
     pub name: String,
     /// What follows the name: its purpose, and what it holds.
     pub rest: String,
+    /// The group it joins when its section is folded to fit the prompt
+    /// budget: the family of its name, unless its meta-tool says otherwise.
+    pub group: String,
 }
 
 impl Line {
     /// A line for `origin` that shows `name` followed by `rest`.
     pub(crate) fn new(origin: impl Into<String>, name: impl Into<String>, rest: String) -> Line {
-        Line { origin: origin.into(), name: name.into(), rest }
+        let name = name.into();
+        Line { origin: origin.into(), group: crate::disclosure::budget::family(&name), name, rest }
+    }
+
+    /// The same line, in `group` when folded.
+    pub(crate) fn in_group(self, group: impl Into<String>) -> Line {
+        Line { group: group.into(), ..self }
     }
 
     /// A line showing `name` then `: {detail}`.

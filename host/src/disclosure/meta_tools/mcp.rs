@@ -55,6 +55,7 @@ impl MetaTool for Mcp {
     const PURPOSE: &'static str = "Use the tools of MCP servers. `discover` returns a server's tools with their \
                                    input schemas; `call` runs `tool` with `parameters`.";
     const LABEL: &'static str = "Servers";
+    const NOUN: &'static str = "server";
     const CHOICE: Option<&'static str> = Some("server");
 
     /// Name, purpose, tool count, first tool names; or that its tools are

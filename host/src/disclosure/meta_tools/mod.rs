@@ -25,7 +25,7 @@ use std::marker::PhantomData;
 pub use call_tool::CALL_TOOL;
 pub(crate) use line::Line;
 use tool::Meta;
-pub(crate) use tool::{CallContext, Offered, View, args_schema, to_value};
+pub(crate) use tool::{CallContext, Offered, View, args_schema, first_names, to_value};
 
 /// Every meta-tool, in the order they are offered (and their sections shown).
 pub(crate) const ALL: &[&dyn Offered] = &[

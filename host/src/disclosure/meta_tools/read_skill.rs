@@ -46,6 +46,7 @@ impl MetaTool for ReadSkill {
     const PURPOSE: &'static str = "Read a skill's instructions (and the list of its files) before a task it \
                                    covers; pass `file` to read one of its files.";
     const LABEL: &'static str = "Skills";
+    const NOUN: &'static str = "skill";
     const CHOICE: Option<&'static str> = Some("name");
 
     /// Name and description cut to 120 characters.

@@ -33,13 +33,20 @@ impl MetaTool for RequestTools {
     const PURPOSE: &'static str = "Load built-in tools by name: their full definitions are returned and you can \
                                    call them directly from then on.";
     const LABEL: &'static str = "Available";
+    const NOUN: &'static str = "tool";
     const CHOICE: Option<&'static str> = Some("tool_names");
 
     /// The compact catalog of the tools not resident.
     fn lines(view: &View<'_>) -> Vec<Line> {
         view.registry
             .iter()
-            .map(|r| Line::described(&r.origin, &r.name, &one_line(&r.summary, SUMMARY_CHARS)))
+            .map(|r| {
+                // Folded, tools group by their plugin's first declared
+                // category, else by their plugin.
+                let plugin = view.catalog.get(&r.origin);
+                let group = plugin.and_then(|p| p.stub().categories.first().cloned()).unwrap_or(r.origin.clone());
+                Line::described(&r.origin, &r.name, &one_line(&r.summary, SUMMARY_CHARS)).in_group(group)
+            })
             .collect()
     }
 

@@ -1,5 +1,8 @@
-//! `search_tools(query, detail, limit)`: rank every tool and skill by what
-//! it does, at three levels of detail. Tools it returns become callable.
+//! `search_tools(query | queries, detail, limit)`: rank every tool and
+//! skill by what it does, at three levels of detail, for one need or for
+//! several at once (ranked per need, answered per need). Equivalent tools
+//! (one tool several servers serve) take one place, naming the others.
+//! Tools it returns become callable.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -15,9 +18,15 @@ use crate::invoke::Output;
 
 pub(crate) struct SearchTools;
 
-/// Default and largest number of results.
+/// Default and largest number of results (per need).
 const DEFAULT_LIMIT: u32 = 5;
 const MAX_LIMIT: u32 = 20;
+
+/// Most needs one call may search.
+const MAX_NEEDS: usize = 5;
+
+/// Equivalents a hit names at most.
+const NAMED_EQUIVALENTS: usize = 5;
 
 /// How much of each result to return.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -40,7 +49,10 @@ fn default_limit() -> u32 {
 #[serde(deny_unknown_fields)]
 pub(crate) struct Args {
     /// What you want to do, in a few words.
-    query: String,
+    query: Option<String>,
+    /// Instead of `query`: several needs of one task, a few words each
+    /// (up to 5); results come back per need.
+    queries: Option<Vec<String>>,
     /// `names`, `summary` (name, kind, one line) or `full` (with the input schema).
     #[serde(default)]
     detail: Detail,
@@ -65,6 +77,20 @@ struct Hit {
     /// there is (or a resource there is): check it before using it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     weak: bool,
+    /// The same tool under other names (other servers serving it): the
+    /// first few, callable as well.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    also_as: Vec<String>,
+    /// How many other names it has in all, when more than `also_as` lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    also_count: Option<usize>,
+}
+
+/// The hits of one need, when several were asked for.
+#[derive(Serialize)]
+struct Need {
+    query: String,
+    hits: Vec<Hit>,
 }
 
 impl MetaTool for SearchTools {
@@ -72,9 +98,11 @@ impl MetaTool for SearchTools {
     const NAME: &'static str = "search_tools";
     const CATEGORY: Category = Category::Builtin;
     const SECTION: &'static str = "Search";
-    const PURPOSE: &'static str = "Search all tools and skills by what they do. Tools found can be called directly \
-                                   from then on; skills are read with read_skill.";
+    const PURPOSE: &'static str = "Search all tools and skills by what they do; for a task with several steps, give \
+                                   `queries`, one per step. Tools found can be called directly from then on; skills \
+                                   are read with read_skill.";
     const LABEL: &'static str = "";
+    const NOUN: &'static str = "tool";
     const CHOICE: Option<&'static str> = None;
     const FOOTER: Option<&'static str> = Some("search_tools finds any tool or skill by what it does.");
 
@@ -100,36 +128,68 @@ impl MetaTool for SearchTools {
         true
     }
 
-    fn run<'a>(cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
+    fn run<'a>(mut cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
         Box::pin(async move {
-            if args.query.trim().is_empty() || !(1..=MAX_LIMIT).contains(&args.limit) {
+            let needs: Vec<String> = match (args.query, args.queries) {
+                (Some(query), None) => vec![query],
+                (None, Some(queries)) => queries,
+                _ => Vec::new(),
+            };
+            let several = needs.len() > 1;
+            if needs.is_empty()
+                || needs.len() > MAX_NEEDS
+                || needs.iter().any(|q| q.trim().is_empty())
+                || !(1..=MAX_LIMIT).contains(&args.limit)
+            {
                 return Err(Error::InvalidArguments {
                     tool: Self::NAME.into(),
-                    reason: format!("give a non-empty `query` and a `limit` from 1 to {MAX_LIMIT}"),
+                    reason: format!(
+                        "give a non-empty `query`, or `queries` (1 to {MAX_NEEDS} non-empty needs), and a `limit` \
+                         from 1 to {MAX_LIMIT}"
+                    ),
                 });
             }
-            let index = cx.search.index(cx.catalog);
-            let shown = |e: &Entry| cx.policy.shows(cx.catalog, e.category, &e.origin);
-            let mut found: Vec<Entry> =
-                index.search(&args.query, args.limit as usize, shown).into_iter().map(|(e, _)| e.clone()).collect();
-            // Never a bare `[]`: the nearest there is, marked weak.
-            let weak = found.is_empty();
-            if weak {
-                found =
-                    index.weak(&args.query, args.limit as usize, shown).into_iter().map(|(e, _)| e.clone()).collect();
+            let mut answers = Vec::with_capacity(needs.len());
+            for query in needs {
+                let hits = need(&mut cx, &query, args.detail, args.limit as usize).await?;
+                answers.push(Need { query, hits });
             }
-            let mut hits = Vec::with_capacity(found.len());
-            for entry in found {
-                let mut one = hit(&cx, &entry, args.detail).await?;
-                one.weak = weak;
-                hits.push(one);
-                if entry.category != Category::Skill && !entry.resource {
-                    cx.unlocked.insert(entry.name);
-                }
-            }
-            Ok(Output::Json(to_value(hits)))
+            Ok(Output::Json(if several { to_value(answers) } else { to_value(answers.remove(0).hits) }))
         })
     }
+}
+
+/// The hits of one query, equivalents collapsed; never a bare `[]`: the
+/// nearest there is, marked weak. Tools found (and their equivalents)
+/// become callable.
+async fn need(cx: &mut CallContext<'_>, query: &str, detail: Detail, limit: usize) -> Result<Vec<Hit>> {
+    let index = cx.search.index(cx.catalog);
+    let (catalog, policy) = (cx.catalog, cx.policy);
+    let shown = |e: &Entry| policy.shows(catalog, e.category, &e.origin);
+    let mut found: Vec<(Entry, Vec<String>)> = index
+        .search_collapsed(query, limit, shown)
+        .into_iter()
+        .map(|hit| (hit.entry.clone(), hit.equivalents.iter().map(|e| e.name.clone()).collect()))
+        .collect();
+    let weak = found.is_empty();
+    if weak {
+        found = index.weak(query, limit, shown).into_iter().map(|(e, _)| (e.clone(), Vec::new())).collect();
+    }
+    let mut hits = Vec::with_capacity(found.len());
+    for (entry, equivalents) in found {
+        let mut one = hit(cx, &entry, detail).await?;
+        one.weak = weak;
+        if entry.category != Category::Skill && !entry.resource {
+            cx.unlocked.insert(entry.name);
+            cx.unlocked.extend(equivalents.iter().cloned());
+        }
+        if equivalents.len() > NAMED_EQUIVALENTS {
+            one.also_count = Some(equivalents.len());
+        }
+        one.also_as = equivalents.into_iter().take(NAMED_EQUIVALENTS).collect();
+        hits.push(one);
+    }
+    Ok(hits)
 }
 
 /// How a model reaches a resource it found: the meta-tool call that shows
@@ -157,6 +217,8 @@ async fn hit(cx: &CallContext<'_>, found: &Entry, detail: Detail) -> Result<Hit>
             usage: (detail != Detail::Names).then_some(usage),
             definition: None,
             weak: false,
+            also_as: Vec::new(),
+            also_count: None,
         });
     }
     let entry = cx.catalog.tool(name);
@@ -187,6 +249,8 @@ async fn hit(cx: &CallContext<'_>, found: &Entry, detail: Detail) -> Result<Hit>
         usage: (detail != Detail::Names).then_some(usage),
         definition,
         weak: false,
+        also_as: Vec::new(),
+        also_count: None,
     })
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -12,6 +13,7 @@ use serde_json::Value;
 
 use super::line::{self, Line};
 use crate::catalog::{Catalog, Category, ToolEntry};
+use crate::disclosure::budget::{self, Fit};
 use crate::disclosure::formats::ToolDef;
 use crate::disclosure::policy::Policy;
 use crate::disclosure::search::SearchCache;
@@ -28,6 +30,8 @@ pub(crate) struct View<'a> {
     pub registry: &'a [&'a ToolEntry],
     /// The tables database adapters listed.
     pub tables: &'a ListedTables,
+    /// How each section fits the prompt budget.
+    pub fit: Arc<Fit>,
 }
 
 /// What a meta-tool call may use and change.
@@ -80,8 +84,10 @@ pub(crate) trait MetaTool: Sync + 'static {
     /// The label of the stub list in its description, e.g. `Connectors`.
     const LABEL: &'static str;
     /// The argument that names a resource: its schema gets the `enum` of
-    /// [`choices`](Self::choices).
+    /// [`choices`](Self::choices) (unless its lines are folded).
     const CHOICE: Option<&'static str>;
+    /// What one of its lines names, e.g. `server`, when folded lines are counted.
+    const NOUN: &'static str;
 
     /// The Tier-1 lines: one per resource it discloses.
     fn lines(view: &View<'_>) -> Vec<Line>;
@@ -120,6 +126,8 @@ pub(crate) trait Offered: Sync {
     fn category(&self) -> Category;
     /// Its Tier-1 lines, whether offered or not.
     fn lines(&self, view: &View<'_>) -> Vec<Line>;
+    /// Its Tier-1 lines as shown: folded as the view's fit says.
+    fn shown(&self, view: &View<'_>) -> Vec<Line>;
     /// Its Tier-1 section (heading, lines) when offered.
     fn section(&self, view: &View<'_>) -> Option<(String, Vec<Line>)>;
     /// Text for the system prompt in an inline mode.
@@ -150,8 +158,17 @@ impl<M: MetaTool> Offered for Meta<M> {
         M::lines(view)
     }
 
+    fn shown(&self, view: &View<'_>) -> Vec<Line> {
+        budget::fold(M::lines(view), view.fit.shape(M::NAME), M::NOUN).0
+    }
+
     fn section(&self, view: &View<'_>) -> Option<(String, Vec<Line>)> {
-        M::offered(view).then(|| (format!("{} ({})", M::SECTION, M::NAME), M::lines(view)))
+        if !M::offered(view) {
+            return None;
+        }
+        let (lines, note) = budget::fold(M::lines(view), view.fit.shape(M::NAME), M::NOUN);
+        let note = note.map(|note| format!(": {note}")).unwrap_or_default();
+        Some((format!("{} ({}){note}", M::SECTION, M::NAME), lines))
     }
 
     fn inline(&self, view: &View<'_>) -> Option<String> {
@@ -166,13 +183,16 @@ impl<M: MetaTool> Offered for Meta<M> {
         if !M::offered(view) {
             return None;
         }
-        let lines = M::lines(view);
-        let description = if lines.is_empty() {
-            M::PURPOSE.to_owned()
-        } else {
-            format!("{}\n{}:\n{}", M::PURPOSE, M::LABEL, line::joined(&lines))
+        let shape = view.fit.shape(M::NAME);
+        let (lines, note) = budget::fold(M::lines(view), shape, M::NOUN);
+        let description = match (lines.is_empty(), note) {
+            (true, None) => M::PURPOSE.to_owned(),
+            (true, Some(note)) => format!("{}\n{} ({note}).", M::PURPOSE, M::LABEL),
+            (false, None) => format!("{}\n{}:\n{}", M::PURPOSE, M::LABEL, line::joined(&lines)),
+            (false, Some(note)) => format!("{}\n{} ({note}):\n{}", M::PURPOSE, M::LABEL, line::joined(&lines)),
         };
-        let choices = M::choices(view);
+        // Folded: the names are too many to list, in the text or the schema.
+        let choices = if shape == budget::Shape::Full { M::choices(view) } else { Vec::new() };
         let enums: Vec<(&str, &[String])> = M::CHOICE.map(|c| (c, choices.as_slice())).into_iter().collect();
         Some(ToolDef {
             name: M::NAME.to_owned(),

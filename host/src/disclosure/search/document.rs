@@ -22,6 +22,23 @@ pub struct Entry {
     /// It is a resource (a database, a connector, an MCP server), reached
     /// through its meta-tool, not a tool called by name.
     pub resource: bool,
+    /// The same for equivalent entries, which search shows once: tools
+    /// with the same action, description and input schema (one tool that
+    /// several servers serve), resources of one kind with the same
+    /// description and contents; distinct otherwise.
+    pub kin: u64,
+}
+
+/// A stable digest of `parts` (the same on every run and machine).
+pub(crate) fn kin_of(parts: &[&str]) -> u64 {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    let digest = hasher.finalize();
+    u64::from_le_bytes(digest[..8].try_into().expect("eight bytes"))
 }
 
 /// What a tool or skill is matched by.
@@ -50,6 +67,12 @@ impl Entry {
             origin: record.origin.clone(),
             summary: record.summary.clone(),
             resource: false,
+            kin: kin_of(&[
+                "tool",
+                &record.action,
+                &record.description,
+                &record.input_schema.as_ref().map(Value::to_string).unwrap_or_default(),
+            ]),
         }
     }
 
@@ -61,6 +84,7 @@ impl Entry {
             origin: entry.origin.clone(),
             summary: entry.summary.clone(),
             resource: false,
+            kin: kin_of(&["stub", &entry.action, &entry.summary]),
         }
     }
 
@@ -72,6 +96,7 @@ impl Entry {
             origin: skill.name.clone(),
             summary: one_line(&skill.description, crate::catalog::SUMMARY_CHARS),
             resource: false,
+            kin: kin_of(&["skill", &skill.name]),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The index one search runs over: each tool's and skill's text for BM25
 //! and, with a model, its vector; and the two arms fused.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::catalog::{Catalog, Category, ToolRecord};
@@ -51,6 +52,21 @@ pub struct SearchIndex {
     entries: Vec<Entry>,
     lexical: Lexical,
     semantic: Option<Semantic>,
+    /// The entries of each [`kin`](Entry::kin) that has more than one, in
+    /// order.
+    kin: HashMap<u64, Vec<u32>>,
+}
+
+/// One hit of [`SearchIndex::search_collapsed`]: the best-ranked of a set
+/// of equivalent entries, and the others.
+#[derive(Debug, Clone)]
+pub struct Collapsed<'a> {
+    /// The best-ranked.
+    pub entry: &'a Entry,
+    /// Its score.
+    pub score: f32,
+    /// The equivalent entries that pass the filter, in catalog order.
+    pub equivalents: Vec<&'a Entry>,
 }
 
 /// The semantic arm: the analyzer (for its model) and each entry's
@@ -76,7 +92,12 @@ impl SearchIndex {
             matrix: vectors.iter().flat_map(|v| v.0.iter().copied()).collect(),
         });
         let (entries, texts): (Vec<Entry>, Vec<String>) = documents.into_iter().map(|d| (d.entry, d.lexical)).unzip();
-        SearchIndex { entries, lexical: Lexical::new(&analyzer.terms(&texts)), semantic }
+        let mut kin: HashMap<u64, Vec<u32>> = HashMap::new();
+        for (id, entry) in entries.iter().enumerate() {
+            kin.entry(entry.kin).or_default().push(id as u32);
+        }
+        kin.retain(|_, ids| ids.len() > 1);
+        SearchIndex { entries, lexical: Lexical::new(&analyzer.terms(&texts)), semantic, kin }
     }
 
     /// Index every tool, skill and resource of `catalog`. Plugins are
@@ -125,13 +146,39 @@ impl SearchIndex {
         limit: usize,
         keep: impl Fn(&Entry) -> bool,
     ) -> Vec<(&Entry, f32)> {
-        self.hits(self.arms(arm, query, &keep).0, limit)
+        self.hits(self.arms(arm, query, &keep, false).0, limit)
+    }
+
+    /// [`search`](Self::search) with equivalent entries (one tool several
+    /// servers serve) shown once: the best-ranked, with the others that
+    /// pass `keep`, so they do not fill every place.
+    pub fn search_collapsed(&self, query: &str, limit: usize, keep: impl Fn(&Entry) -> bool) -> Vec<Collapsed<'_>> {
+        let mut seen = std::collections::HashSet::new();
+        let mut hits = Vec::with_capacity(limit);
+        for (id, score) in self.arms(Arm::Feedback, query, &keep, true).0 {
+            if hits.len() == limit {
+                break;
+            }
+            let entry = &self.entries[id as usize];
+            if !seen.insert(entry.kin) {
+                continue;
+            }
+            let others = self.kin.get(&entry.kin).map(Vec::as_slice).unwrap_or_default();
+            let equivalents = others
+                .iter()
+                .filter(|other| **other != id)
+                .map(|other| &self.entries[*other as usize])
+                .filter(|other| keep(other))
+                .collect();
+            hits.push(Collapsed { entry, score, equivalents });
+        }
+        hits
     }
 
     /// [`search`](Self::search), each hit with its rank (from 1) in each
     /// arm before they were fused: why a tool wins.
     pub fn explain(&self, query: &str, limit: usize, keep: impl Fn(&Entry) -> bool) -> Vec<Explained> {
-        let (ranked, lexical, semantic) = self.arms(Arm::Feedback, query, &keep);
+        let (ranked, lexical, semantic) = self.arms(Arm::Feedback, query, &keep, false);
         let rank_in = |list: &[(u32, f32)], id: u32| list.iter().position(|(i, _)| *i == id).map(|at| at + 1);
         ranked
             .into_iter()
@@ -152,10 +199,14 @@ impl SearchIndex {
 
     /// The ranking `arm` gives `query` over the entries that pass `keep`,
     /// with the lists it was made from: BM25's, and the semantic arm's
-    /// when one ran.
-    fn arms(&self, arm: Arm, query: &str, keep: &impl Fn(&Entry) -> bool) -> Ranked {
+    /// when one ran. With `collapse`, each arm ranks every set of
+    /// equivalent entries once, as its first visible member, before
+    /// feedback and fusion: copies neither crowd BM25's top hits that
+    /// feedback reads nor push other tools down either list.
+    fn arms(&self, arm: Arm, query: &str, keep: &impl Fn(&Entry) -> bool, collapse: bool) -> Ranked {
         let visible = |id: &u32| keep(&self.entries[*id as usize]);
-        let lexical = || self.lexical.rank(query).into_iter().filter(|(id, _)| visible(id)).collect::<Vec<_>>();
+        let once = |list: Vec<(u32, f32)>| if collapse { self.once_each(list, &visible) } else { list };
+        let lexical = || once(self.lexical.rank(query).into_iter().filter(|(id, _)| visible(id)).collect::<Vec<_>>());
         match (&self.semantic, arm) {
             (None, _) | (_, Arm::Lexical) => {
                 let lexical = lexical();
@@ -165,17 +216,30 @@ impl SearchIndex {
                 let Some(model) = semantic.analyzer.model() else { return (Vec::new(), Vec::new(), None) };
                 let mut query = model.embed(query);
                 if arm == Arm::Semantic {
-                    let nearest = fuse::nearest(&query, &semantic.matrix, fuse::FLOOR, visible);
+                    let nearest = once(fuse::nearest(&query, &semantic.matrix, fuse::FLOOR, visible));
                     return (nearest.clone(), Vec::new(), Some(nearest));
                 }
                 let lexical = lexical();
                 if arm == Arm::Feedback {
                     fuse::feedback(&mut query, &semantic.matrix, &lexical);
                 }
-                let nearest = fuse::nearest(&query, &semantic.matrix, fuse::FLOOR, visible);
+                let nearest = once(fuse::nearest(&query, &semantic.matrix, fuse::FLOOR, visible));
                 (fuse::reciprocal_rank(&lexical, &nearest), lexical, Some(nearest))
             }
         }
+    }
+
+    /// `list` with each set of equivalent entries once, at its best place,
+    /// as the first of them `visible` keeps.
+    fn once_each(&self, list: Vec<(u32, f32)>, visible: &impl Fn(&u32) -> bool) -> Vec<(u32, f32)> {
+        let mut seen = std::collections::HashSet::new();
+        list.into_iter()
+            .filter_map(|(id, score)| {
+                let kin = self.entries[id as usize].kin;
+                let first = self.kin.get(&kin).and_then(|ids| ids.iter().copied().find(|i| visible(i))).unwrap_or(id);
+                seen.insert(first).then_some((first, score))
+            })
+            .collect()
     }
 
     /// What to offer when nothing passes the relevance cut of

@@ -26,4 +26,4 @@ pub mod store;
 pub use self::analyzer::Ranker;
 pub use self::cache::SearchCache;
 pub use self::document::{Document, Entry};
-pub use self::index::{Arm, Explained, SearchIndex};
+pub use self::index::{Arm, Collapsed, Explained, SearchIndex};

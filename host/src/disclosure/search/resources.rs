@@ -18,14 +18,15 @@ impl Document {
     /// A resource: `name`, of `category`, with its one line and what else
     /// it is known by (its tables).
     pub fn of_resource(name: &str, category: Category, description: &str, holds: &[String]) -> Document {
+        let holds = holds.iter().take(INDEXED_TABLES).map(String::as_str).collect::<Vec<_>>().join(" ");
         let entry = Entry {
             name: name.to_owned(),
             category,
             origin: name.to_owned(),
             summary: one_line(description, crate::catalog::SUMMARY_CHARS),
             resource: true,
+            kin: super::document::kin_of(&["resource", &format!("{category:?}"), description, &holds]),
         };
-        let holds = holds.iter().take(INDEXED_TABLES).map(String::as_str).collect::<Vec<_>>().join(" ");
         Document {
             entry,
             lexical: format!("{name} {name} {description} {holds}"),

@@ -109,7 +109,7 @@ pub(super) const ROUTES: &[Route<Arc<Rest>>] = &[
         path: "/v1/status",
         summary: "Plugins (kind, version, state), rejected files, MCP servers",
         params: Params::None,
-        answer: Answer::Schema("Status", schema::<Status>),
+        answer: Answer::Schema("Status", schema::<StatusAnswer>),
         failures: &[],
         handler: || get(status),
     },
@@ -376,6 +376,17 @@ async fn prompt(State(rest): State<Arc<Rest>>, who: Who, headers: HeaderMap) -> 
     cached(&tag, version, &headers, ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
 }
 
+/// `/v1/status`: what the catalog serves and refused, and how the
+/// caller's Tier 1 fits its prompt budget.
+#[derive(Debug, serde::Serialize, JsonSchema)]
+struct StatusAnswer {
+    #[serde(flatten)]
+    status: Status,
+    /// The prompt's budget, what it costs, which sections were folded to
+    /// fit, and any overrun.
+    prompt: crate::disclosure::budget::Fit,
+}
+
 async fn status(State(rest): State<Arc<Rest>>, who: Who, headers: HeaderMap) -> Response {
     let mut status = rest.host.status();
     // What was refused is the operator's; a principal whose profile hides
@@ -388,6 +399,7 @@ async fn status(State(rest): State<Arc<Rest>>, who: Who, headers: HeaderMap) -> 
         status.plugins.retain(|p| policy.authorized(&p.name));
         status.mcp_servers.retain(|s| policy.authorized(&s.name));
     }
+    let status = StatusAnswer { status, prompt: (*session.prompt_fit()).clone() };
     // The status changes without the tool list, and parts of it (a
     // database's privilege check) without a new snapshot: its tag is the
     // revision and a digest of what it says.
@@ -397,7 +409,7 @@ async fn status(State(rest): State<Arc<Rest>>, who: Who, headers: HeaderMap) -> 
         serde_json::to_vec(&status).unwrap_or_default().hash(&mut hasher);
         hasher.finish()
     };
-    let version = format!("{}.{}.{digest:016x}", status.version, status.revision);
+    let version = format!("{}.{}.{digest:016x}", status.status.version, status.status.revision);
     cached(&tag, version, &headers, Json(status))
 }
 
