@@ -331,7 +331,9 @@ async fn a_profile_can_restrict_plugins_by_their_declared_categories() {
 
 #[tokio::test]
 async fn selection_picks_relevant_tools_and_keeps_pinned_ones() {
-    let t = full_host("[disclosure]\nselection_max = 3\npinned = [\"json__query\"]");
+    // No prompt budget: every kind at once passes the default one, and
+    // this test reads the registry's lines (the budget is `scale`'s).
+    let t = full_host("[disclosure]\nselection_max = 3\npinned = [\"json__query\"]\nprompt_tokens = 0");
     let mut s = t.host.session(None).unwrap();
     let turn = s.tools_for_turn("convert 2024-06-01T12:00Z to Tokyo time zone").await;
     let resident: Vec<&str> = turn.names().into_iter().filter(|n| n.contains("__")).collect();

@@ -108,3 +108,45 @@ async fn pinned_tools_past_the_budget_are_kept_and_the_overrun_reported() {
     let names = turn.names();
     assert!(names.contains(&"codec__hash") && names.contains(&"datetime__format"), "{names:?}");
 }
+
+/// `search_tools` with several needs answers one `{query, hits}` per need;
+/// a tool two servers serve takes one place and names the other copy,
+/// which becomes callable too; a call with neither or both forms, or an
+/// empty need, is refused with what to give.
+#[tokio::test]
+async fn search_tools_answers_per_need_and_names_the_other_copies() {
+    let copies = corpus_copies(2);
+    let t = TestHost::builder().mcp(copies.path().to_owned()).build();
+    let mut session = t.host.session(None).unwrap();
+    let needs = ["what time is it in Tokyo", "post a message to a Slack channel"];
+    let outcome = session.call("search_tools", serde_json::json!({ "queries": needs, "limit": 3 })).await;
+    assert!(!outcome.is_error, "{}", outcome.text);
+    let answer: serde_json::Value = serde_json::from_str(&outcome.text).unwrap();
+    let answer = answer.as_array().unwrap();
+    assert_eq!(answer.len(), 2, "{answer:?}");
+    for (need, query) in answer.iter().zip(needs) {
+        assert_eq!(need["query"], query);
+        let hits = need["hits"].as_array().unwrap();
+        assert!(!hits.is_empty() && hits.len() <= 3, "{need}");
+        let names: BTreeSet<&str> = hits.iter().map(|h| h["name"].as_str().unwrap()).collect();
+        assert_eq!(names.len(), hits.len(), "a tool in two places: {need}");
+    }
+    let first = &answer[0]["hits"][0];
+    let name = first["name"].as_str().unwrap();
+    let (server, tool) = name.split_once("__").unwrap();
+    assert_eq!(server, "mcp-server-time", "the first copy is shown: {first}");
+    assert_eq!(first["also_as"], serde_json::json!([format!("mcp-server-time-c2__{tool}")]), "{first}");
+    let slack = answer[1]["hits"].as_array().unwrap();
+    assert!(slack.iter().any(|h| h["name"].as_str().unwrap().starts_with("server-slack-archived__")), "{slack:?}");
+
+    for wrong in [
+        serde_json::json!({}),
+        serde_json::json!({ "query": "time", "queries": ["time"] }),
+        serde_json::json!({ "queries": ["time", " "] }),
+        serde_json::json!({ "queries": ["a", "b", "c", "d", "e", "f"] }),
+    ] {
+        let outcome = session.call("search_tools", wrong.clone()).await;
+        assert!(outcome.is_error, "{wrong} was accepted: {}", outcome.text);
+        assert!(outcome.text.contains("`queries` (1 to 5 non-empty needs)"), "{}", outcome.text);
+    }
+}

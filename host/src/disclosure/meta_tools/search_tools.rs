@@ -50,8 +50,7 @@ fn default_limit() -> u32 {
 pub(crate) struct Args {
     /// What you want to do, in a few words.
     query: Option<String>,
-    /// Instead of `query`: several needs of one task, a few words each
-    /// (up to 5); results come back per need.
+    /// Instead of `query`: up to 5 needs of one task, a few words each; results come back per need.
     queries: Option<Vec<String>>,
     /// `names`, `summary` (name, kind, one line) or `full` (with the input schema).
     #[serde(default)]
