@@ -87,8 +87,10 @@ impl std::fmt::Display for Shape {
 pub struct Fit {
     /// The budget, o200k tokens (0: none).
     pub budget: usize,
-    /// What the prompt costs as sent, o200k tokens (0 when there is no
-    /// budget: nothing is counted).
+    /// What the prompt costs as sent, o200k tokens: counted, except that a
+    /// prompt with fewer bytes than the budget is given as its bytes (a
+    /// bound: a token is at least a byte) and 0 when there is no budget
+    /// (nothing is counted).
     pub tokens: usize,
     /// What the pinned tools' definitions cost, part of `tokens`.
     pub pinned: usize,

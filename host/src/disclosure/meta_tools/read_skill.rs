@@ -53,7 +53,8 @@ impl MetaTool for ReadSkill {
     fn lines(view: &View<'_>) -> Vec<Line> {
         view.catalog
             .skills()
-            .map(|s| Line::described(&s.name, &s.name, &one_line(&s.description, SUMMARY_CHARS)))
+            // Folded, skills are one group: their names rarely share a family.
+            .map(|s| Line::described(&s.name, &s.name, &one_line(&s.description, SUMMARY_CHARS)).in_group("skills"))
             .collect()
     }
 
