@@ -110,6 +110,8 @@ pub struct Policy {
 
 /// Default `REACT_TOOL_SELECTION_THRESHOLD`.
 pub const DEFAULT_THRESHOLD: usize = 12;
+/// Default `prompt_tokens`: the progressive prompt's budget.
+pub const DEFAULT_PROMPT_TOKENS: usize = 2000;
 /// Default `REACT_TOOL_SELECTION_MAX`.
 pub const DEFAULT_MAX: usize = 6;
 
@@ -209,10 +211,7 @@ impl Policy {
             selection_max: number("REACT_TOOL_SELECTION_MAX", p.selection_max, defaults.selection_max, DEFAULT_MAX)?,
             pinned: p.pinned.or_else(|| defaults.pinned.clone()).unwrap_or_default().into_iter().collect(),
             hide_unauthorized: p.hide_unauthorized.or(defaults.hide_unauthorized).unwrap_or(false),
-            prompt_tokens: p
-                .prompt_tokens
-                .or(defaults.prompt_tokens)
-                .unwrap_or(crate::disclosure::budget::DEFAULT_PROMPT_TOKENS),
+            prompt_tokens: p.prompt_tokens.or(defaults.prompt_tokens).unwrap_or(DEFAULT_PROMPT_TOKENS),
             caller: Caller {
                 agent: agent.map(str::to_owned),
                 access: std::sync::Arc::new(p.access.or_else(|| defaults.access.clone()).unwrap_or_default()),

@@ -12,10 +12,9 @@ use std::ops::AddAssign;
 use serde::Serialize;
 
 use crate::catalog::{Catalog, Category, ToolRecord};
-use crate::disclosure::budget::Fit;
 use crate::disclosure::formats::ToolDef;
+use crate::disclosure::meta_tools::fold::Fit;
 use crate::disclosure::meta_tools::{self, Line, View};
-use crate::disclosure::turn::origins;
 
 /// The Tier-1 lines of every meta-tool of `category`, as shown (a folded
 /// section's group lines are charged to no resource).
@@ -194,6 +193,12 @@ pub(crate) fn report(view: &View<'_>, records: &[ToolRecord]) -> TokenReport {
         names: names_total,
         fit: (*view.fit).clone(),
     }
+}
+
+/// `names`, each once, in the order they first appear.
+pub(crate) fn origins<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut seen = std::collections::BTreeSet::new();
+    names.filter(|name| seen.insert(*name)).collect()
 }
 
 /// The flat cost (o200k only) of the tools of `origins` whose schemas

@@ -19,6 +19,7 @@ use super::reach::not_active;
 use super::select::Selector;
 use super::tables::ListedTables;
 use super::tier1;
+use super::tokens::origins;
 use crate::catalog::{Catalog, Category, ToolEntry, ToolRecord};
 use crate::error::{Error, Result};
 use crate::invoke::{Backend, definition};
@@ -269,12 +270,6 @@ fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Vec<&'a str>
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     scored.dedup_by(|a, b| a.1 == b.1);
     scored.into_iter().take(3).map(|(_, candidate)| candidate).collect()
-}
-
-/// `names`, each once, in the order they first appear.
-pub(crate) fn origins<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut seen = BTreeSet::new();
-    names.filter(|name| seen.insert(*name)).collect()
 }
 
 /// The full records of the tools of each of `origins`, one resource at a

@@ -13,6 +13,7 @@
 pub(crate) mod call_tool;
 mod connector;
 mod database;
+pub(crate) mod fold;
 pub(crate) mod line;
 mod mcp;
 mod read_skill;
@@ -25,7 +26,7 @@ use std::marker::PhantomData;
 pub use call_tool::CALL_TOOL;
 pub(crate) use line::Line;
 use tool::Meta;
-pub(crate) use tool::{CallContext, Offered, View, args_schema, first_names, to_value};
+pub(crate) use tool::{CallContext, Offered, View, args_schema, to_value};
 
 /// Every meta-tool, in the order they are offered (and their sections shown).
 pub(crate) const ALL: &[&dyn Offered] = &[

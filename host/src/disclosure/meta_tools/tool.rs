@@ -11,9 +11,10 @@ use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::fold::{self, Fit};
+pub(crate) use super::line::first_names;
 use super::line::{self, Line};
 use crate::catalog::{Catalog, Category, ToolEntry};
-use crate::disclosure::budget::{self, Fit};
 use crate::disclosure::formats::ToolDef;
 use crate::disclosure::policy::Policy;
 use crate::disclosure::search::SearchCache;
@@ -159,14 +160,14 @@ impl<M: MetaTool> Offered for Meta<M> {
     }
 
     fn shown(&self, view: &View<'_>) -> Vec<Line> {
-        budget::fold(M::lines(view), view.fit.shape(M::NAME), M::NOUN).0
+        fold::fold(M::lines(view), view.fit.shape(M::NAME), M::NOUN).0
     }
 
     fn section(&self, view: &View<'_>) -> Option<(String, Vec<Line>)> {
         if !M::offered(view) {
             return None;
         }
-        let (lines, note) = budget::fold(M::lines(view), view.fit.shape(M::NAME), M::NOUN);
+        let (lines, note) = fold::fold(M::lines(view), view.fit.shape(M::NAME), M::NOUN);
         let note = note.map(|note| format!(": {note}")).unwrap_or_default();
         Some((format!("{} ({}){note}", M::SECTION, M::NAME), lines))
     }
@@ -184,7 +185,7 @@ impl<M: MetaTool> Offered for Meta<M> {
             return None;
         }
         let shape = view.fit.shape(M::NAME);
-        let (lines, note) = budget::fold(M::lines(view), shape, M::NOUN);
+        let (lines, note) = fold::fold(M::lines(view), shape, M::NOUN);
         let description = match (lines.is_empty(), note) {
             (true, None) => M::PURPOSE.to_owned(),
             (true, Some(note)) => format!("{}\n{} ({note}).", M::PURPOSE, M::LABEL),
@@ -192,7 +193,7 @@ impl<M: MetaTool> Offered for Meta<M> {
             (false, Some(note)) => format!("{}\n{} ({note}):\n{}", M::PURPOSE, M::LABEL, line::joined(&lines)),
         };
         // Folded: the names are too many to list, in the text or the schema.
-        let choices = if shape == budget::Shape::Full { M::choices(view) } else { Vec::new() };
+        let choices = if shape == fold::Shape::Full { M::choices(view) } else { Vec::new() };
         let enums: Vec<(&str, &[String])> = M::CHOICE.map(|c| (c, choices.as_slice())).into_iter().collect();
         Some(ToolDef {
             name: M::NAME.to_owned(),
@@ -349,13 +350,6 @@ pub(crate) fn named<T>(
 /// A required argument that is missing for this subcommand.
 pub(crate) fn missing(tool: &str, argument: &str, subcommand: &str) -> Error {
     Error::InvalidArguments { tool: tool.to_owned(), reason: format!("`{subcommand}` needs `{argument}`") }
-}
-
-/// Up to `max` names joined with `, `, then `…` and the total if there are more.
-pub(crate) fn first_names<'a>(names: impl ExactSizeIterator<Item = &'a str>, max: usize) -> String {
-    let total = names.len();
-    let shown: Vec<&str> = names.take(max).collect();
-    if total > max { format!("{}, … ({total})", shown.join(", ")) } else { shown.join(", ") }
 }
 
 /// JSON of plain data (structs of strings, numbers and values).
