@@ -24,8 +24,10 @@ pub struct Entry {
     pub resource: bool,
     /// The same for equivalent entries, which search shows once: tools
     /// with the same action, description and input schema (one tool that
-    /// several servers serve), resources of one kind with the same
-    /// description and contents; distinct otherwise.
+    /// several servers or plugin copies serve); distinct otherwise. A
+    /// database's or connector's tools and every resource are their own:
+    /// two instances are configured apart (another database, another
+    /// account), never the same.
     pub kin: u64,
 }
 
@@ -67,12 +69,15 @@ impl Entry {
             origin: record.origin.clone(),
             summary: record.summary.clone(),
             resource: false,
-            kin: kin_of(&[
-                "tool",
-                &record.action,
-                &record.description,
-                &record.input_schema.as_ref().map(Value::to_string).unwrap_or_default(),
-            ]),
+            kin: match record.category {
+                Category::Database | Category::Connector => kin_of(&["own", &record.name]),
+                _ => kin_of(&[
+                    "tool",
+                    &record.action,
+                    &record.description,
+                    &record.input_schema.as_ref().map(Value::to_string).unwrap_or_default(),
+                ]),
+            },
         }
     }
 
@@ -84,7 +89,10 @@ impl Entry {
             origin: entry.origin.clone(),
             summary: entry.summary.clone(),
             resource: false,
-            kin: kin_of(&["stub", &entry.action, &entry.summary]),
+            kin: match entry.category {
+                Category::Database | Category::Connector => kin_of(&["own", &entry.name]),
+                _ => kin_of(&["stub", &entry.action, &entry.summary]),
+            },
         }
     }
 

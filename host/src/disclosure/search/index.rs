@@ -294,6 +294,34 @@ mod tests {
     }
 
     #[test]
+    fn equivalent_tools_take_one_place_but_two_databases_never_do() {
+        let mut records = vec![record("a__read_file", "Read a file"), record("b__read_file", "Read a file")];
+        for (name, origin) in [("shop__query", "shop"), ("crm__query", "crm")] {
+            let mut query = record(name, "Run a read-only SQL query");
+            (query.origin, query.action, query.category) = (origin.into(), "query".into(), Category::Database);
+            records.push(query);
+        }
+        for record in &mut records[..2] {
+            record.action = "read_file".into();
+        }
+        let index = SearchIndex::for_records(&records, &Arc::new(Analyzer::bm25()));
+        let hits = index.search_collapsed("read a file", 5, |_| true);
+        let files: Vec<_> = hits.iter().filter(|h| h.entry.name.ends_with("read_file")).collect();
+        assert_eq!(files.len(), 1, "{hits:?}");
+        assert_eq!(hits[0].entry.name, "a__read_file");
+        assert_eq!(hits[0].equivalents.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["b__read_file"]);
+        // The second copy hidden: the first is the only one, naming none.
+        let hits = index.search_collapsed("read a file", 5, |e| e.name != "b__read_file");
+        assert!(hits[0].equivalents.is_empty());
+        // Hidden the first: the second stands for the set.
+        let hits = index.search_collapsed("read a file", 5, |e| e.name != "a__read_file");
+        assert_eq!(hits[0].entry.name, "b__read_file");
+        let hits = index.search_collapsed("sql query", 5, |_| true);
+        let queries = hits.iter().filter(|h| h.entry.name.ends_with("__query")).count();
+        assert_eq!(queries, 2, "two databases are two places: {hits:?}");
+    }
+
+    #[test]
     fn ranks_by_name_and_description() {
         let records = vec![
             record("get_weather_forecast", "Weather forecast for a city"),

@@ -25,7 +25,7 @@ impl Document {
             origin: name.to_owned(),
             summary: one_line(description, crate::catalog::SUMMARY_CHARS),
             resource: true,
-            kin: super::document::kin_of(&["resource", &format!("{category:?}"), description, &holds]),
+            kin: super::document::kin_of(&["own", name]),
         };
         Document {
             entry,
