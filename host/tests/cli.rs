@@ -23,6 +23,26 @@ fn list_and_prompt_show_bundled_and_folder_plugins_without_compiling() {
     assert!(!stderr(&out).contains("plugin compiled"), "{}", stderr(&out));
 }
 
+/// A prompt within its budget is bounded without the tokenizer: its table
+/// (180 ms and 50 MB to build) is loaded only when the prompt must be
+/// counted to be folded.
+#[test]
+fn a_prompt_within_its_budget_loads_no_tokenizer() {
+    const LOADED: &str = "loading the o200k_base tokenizer table";
+    let cli = Cli::new();
+    let out = cli.run_logged(&["prompt"], "quiver=debug");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains(LOADED), "{}", stderr(&out));
+    assert!(stdout(&out).contains("calc__evaluate: "), "nothing folded: {}", stdout(&out));
+
+    let config = cli.cache.path().join("small.toml");
+    std::fs::write(&config, "[disclosure]\nprompt_tokens = 900\n").unwrap();
+    let out = cli.run_logged(&["--config", config.to_str().unwrap(), "prompt"], "quiver=debug");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains(LOADED), "a prompt past its budget is counted: {}", stderr(&out));
+    assert!(!stdout(&out).contains("calc__evaluate: "), "folded: {}", stdout(&out));
+}
+
 /// `quiver search --json` says which ranking answered: the hybrid one with
 /// the bundled model by default, BM25 when a config asks for it.
 #[test]

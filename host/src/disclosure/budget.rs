@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 pub use super::meta_tools::fold::{Fit, Shape};
 pub use super::policy::DEFAULT_PROMPT_TOKENS;
 
+use super::ceiling::o200k_ceiling;
 use super::meta_tools::{ALL, View};
 use super::tokens::Cost;
 
@@ -56,8 +57,9 @@ pub(crate) fn fit(view: &View<'_>, pinned: &[String]) -> Arc<Fit> {
             tokens = fit.tokens,
             pinned = fit.pinned,
             overrun,
-            "the progressive prompt passes its budget (`[disclosure] prompt_tokens`) with every section folded: \
-             the pinned tools alone cost {} tokens",
+            "the progressive prompt passes its budget (`[disclosure] prompt_tokens`) with every section folded \
+             as far as it goes: {} tokens, {} of them the pinned tools' definitions",
+            fit.tokens,
             fit.pinned
         );
     }
@@ -78,16 +80,23 @@ fn folded(
     instructions: &str,
     pinned: &[String],
 ) -> Fit {
+    // A prompt whose ceiling fits is not counted: no tokenizer is loaded.
+    let pinned_ceiling: usize = pinned.iter().map(|text| o200k_ceiling(text)).sum();
+    let prompt_ceiling: usize =
+        parts.iter().map(|(_, text)| o200k_ceiling(text)).sum::<usize>() + o200k_ceiling(instructions);
+    if prompt_ceiling + pinned_ceiling <= budget {
+        return Fit {
+            budget,
+            tokens: prompt_ceiling + pinned_ceiling,
+            pinned: pinned_ceiling,
+            counted: false,
+            folded: BTreeMap::new(),
+        };
+    }
     let pinned: usize = pinned.iter().map(|text| Cost::o200k_of(text)).sum();
     let fixed = Cost::o200k_of(instructions) + pinned;
-    // Tokens are never more than bytes: a prompt that short fits uncounted.
-    let bytes: usize = parts.iter().map(|(_, text)| text.len()).sum::<usize>() + instructions.len();
     let mut costs: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut fit = Fit { budget, tokens: 0, pinned, folded: BTreeMap::new() };
-    if bytes + pinned <= budget {
-        fit.tokens = bytes + pinned;
-        return fit;
-    }
+    let mut fit = Fit { budget, tokens: 0, pinned, counted: true, folded: BTreeMap::new() };
     for (name, text) in parts {
         costs.insert(name, Cost::o200k_of(text));
     }

@@ -8,9 +8,10 @@
 //! OpenAI and Anthropic; [`failures`] words a failed call for the model;
 //! [`tables`] keeps what database adapters listed; `reach` says how a
 //! model reaches what it found; [`budget`] folds Tier 1 to fit the
-//! prompt's token budget.
+//! prompt's token budget, which [`ceiling`] bounds without a tokenizer.
 
 pub mod budget;
+pub mod ceiling;
 pub mod failures;
 pub mod footprint;
 pub mod formats;

@@ -39,18 +39,26 @@ pub struct Cost {
     pub cl100k: usize,
 }
 
+/// tiktoken's `o200k_base`, its table built on first use (about 180 ms
+/// and 50 MB, logged at debug so a test can tell it was not needed).
+fn o200k() -> &'static tiktoken_rs::CoreBPE {
+    static LOGGED: std::sync::Once = std::sync::Once::new();
+    LOGGED.call_once(|| tracing::debug!("loading the o200k_base tokenizer table"));
+    tiktoken_rs::o200k_base_singleton()
+}
+
 impl Cost {
     /// The cost of `text`.
     pub fn of(text: &str) -> Cost {
         Cost {
-            o200k: tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len(),
+            o200k: o200k().encode_ordinary(text).len(),
             cl100k: tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len(),
         }
     }
 
     /// Tokens of `text` with `o200k_base` alone (one table loaded, not two).
     pub fn o200k_of(text: &str) -> usize {
-        tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()
+        o200k().encode_ordinary(text).len()
     }
 
     /// The cost of a tool definition as sent to a model.

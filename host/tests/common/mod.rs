@@ -24,6 +24,11 @@ impl Cli {
 
     /// Run the binary over them with `args`, logging at info.
     pub(crate) fn run(&self, args: &[&str]) -> Output {
+        self.run_logged(args, "info")
+    }
+
+    /// [`run`](Self::run), logging as `filter` (a `RUST_LOG` value) says.
+    pub(crate) fn run_logged(&self, args: &[&str], filter: &str) -> Output {
         Command::new(env!("CARGO_BIN_EXE_quiver"))
             .arg("--cache-dir")
             .arg(self.cache.path())
@@ -31,7 +36,7 @@ impl Cli {
             .arg(self.plugins.path())
             .args(args)
             .env_remove("QUIVER_CONFIG")
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", filter)
             .output()
             .expect("run quiver")
     }

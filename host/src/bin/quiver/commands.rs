@@ -358,7 +358,10 @@ async fn tokens(host: &Host, agent: Option<&str>, json: bool) -> Result<ExitCode
         println!("folded to fit the prompt budget of {} tokens: {}", fit.budget, folded.join(", "));
     }
     if let Some(overrun) = fit.overrun() {
-        println!("over the budget by {overrun} tokens: the pinned tools alone cost {}", fit.pinned);
+        println!(
+            "over the budget by {overrun} tokens with every section folded: {} tokens, {} of them pinned tools",
+            fit.tokens, fit.pinned
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

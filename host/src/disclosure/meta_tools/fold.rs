@@ -69,13 +69,18 @@ impl std::fmt::Display for Shape {
 pub struct Fit {
     /// The budget, o200k tokens (0: none).
     pub budget: usize,
-    /// What the prompt costs as sent, o200k tokens: counted, except that a
-    /// prompt with fewer bytes than the budget is given as its bytes (a
-    /// bound: a token is at least a byte) and 0 when there is no budget
-    /// (nothing is counted).
+    /// What the prompt costs as sent, o200k tokens: counted when it had
+    /// to be (see `counted`), else an upper bound; 0 when there is no
+    /// budget (nothing is counted).
     pub tokens: usize,
-    /// What the pinned tools' definitions cost, part of `tokens`.
+    /// What the pinned tools' definitions cost, part of `tokens` (counted
+    /// or bounded alike).
     pub pinned: usize,
+    /// Whether `tokens` was counted with the tokenizer. A prompt whose
+    /// upper bound (each piece of text charged one token when it is a
+    /// token, else its bytes) fits the budget is not counted: `tokens` is
+    /// that bound, and no tokenizer table is loaded.
+    pub counted: bool,
     /// The meta-tools whose lines were folded, and how.
     pub folded: BTreeMap<&'static str, Shape>,
 }
@@ -83,7 +88,7 @@ pub struct Fit {
 impl Fit {
     /// Every line shown, nothing counted.
     pub(crate) fn unbounded() -> Arc<Fit> {
-        Arc::new(Fit { budget: 0, tokens: 0, pinned: 0, folded: BTreeMap::new() })
+        Arc::new(Fit { budget: 0, tokens: 0, pinned: 0, counted: false, folded: BTreeMap::new() })
     }
 
     /// How `meta` shows its lines.
