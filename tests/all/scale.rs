@@ -104,6 +104,11 @@ async fn pinned_tools_past_the_budget_are_kept_and_the_overrun_reported() {
     assert!(fit.pinned > 120, "the pinned tools cost {}", fit.pinned);
     assert_eq!(fit.overrun(), Some(fit.tokens - 120));
     assert_eq!(fit.folded.get("request_tools"), Some(&Shape::Counted), "everything else folded as far as it goes");
+    // A section folded to a count keeps its heading, which says how many.
+    let session = t.host.session(None).unwrap();
+    let prompt = session.system_prompt();
+    assert!(prompt.contains("(request_tools): ") && prompt.contains("folded to fit the prompt"), "{prompt}");
+    assert!(session.instructions().contains("`request_tools`"), "{}", session.instructions());
     let turn = t.host.session(None).unwrap().listed_tools().await;
     let names = turn.names();
     assert!(names.contains(&"codec__hash") && names.contains(&"datetime__format"), "{names:?}");

@@ -44,8 +44,12 @@ pub(crate) fn fit(view: &View<'_>, pinned: &[String]) -> Arc<Fit> {
     let parts: Vec<(&'static str, String)> =
         ALL.iter().filter_map(|m| m.definition(&full).map(|def| (m.name(), def.sent()))).collect();
     let instructions = super::tier1::instructions(&full);
+    // The groups lines fold into (a plugin's category) are not in the
+    // unfolded text, yet decide the folded one.
+    let groups: Vec<Vec<String>> =
+        ALL.iter().map(|m| m.lines(&full).into_iter().map(|line| line.group).collect()).collect();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (budget, &parts, &instructions, pinned).hash(&mut hasher);
+    (budget, &parts, &instructions, pinned, &groups).hash(&mut hasher);
     let key = hasher.finish();
     if let Some(fit) = FITS.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashMap::new).get(&key) {
         return fit.clone();

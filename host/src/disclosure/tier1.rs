@@ -9,8 +9,18 @@
 
 use std::fmt::Write;
 
-use crate::disclosure::meta_tools::line::joined;
-use crate::disclosure::meta_tools::{ALL, View};
+use crate::disclosure::meta_tools::line::{Line, joined};
+use crate::disclosure::meta_tools::{ALL, Offered, View};
+
+/// The sections shown, in order: those offered with lines, or folded
+/// (a section folded to a count alone has no lines but its heading says
+/// how many there are).
+fn sections<'v>(view: &'v View<'_>) -> impl Iterator<Item = (&'static dyn Offered, String, Vec<Line>)> + 'v {
+    ALL.iter().filter_map(move |&m| {
+        let (title, lines) = m.section(view)?;
+        (!lines.is_empty() || view.fit.folded.contains_key(m.name())).then_some((m, title, lines))
+    })
+}
 
 /// The instructions an MCP client receives beside the tool list: which
 /// meta-tools disclose what, the inline texts and the footers, but not
@@ -18,10 +28,7 @@ use crate::disclosure::meta_tools::{ALL, View};
 /// forwards both would pay for them twice; tool descriptions are the part
 /// every client forwards).
 pub(crate) fn instructions(view: &View<'_>) -> String {
-    let offered: Vec<String> = ALL
-        .iter()
-        .filter_map(|m| m.section(view).filter(|(_, lines)| !lines.is_empty()).map(|_| format!("`{}`", m.name())))
-        .collect();
+    let offered: Vec<String> = sections(view).map(|(m, _, _)| format!("`{}`", m.name())).collect();
     let mut out = if offered.is_empty() {
         String::from("Tools are disclosed on demand.\n")
     } else {
@@ -46,8 +53,10 @@ pub(crate) fn render(view: &View<'_>) -> String {
         "Tools are disclosed on demand. Each section below lists what exists; call the tool named in its \
          heading to get full definitions or results.\n",
     );
-    for (title, lines) in ALL.iter().filter_map(|m| m.section(view)) {
-        if !lines.is_empty() {
+    for (_, title, lines) in sections(view) {
+        if lines.is_empty() {
+            let _ = write!(out, "\n## {title}\n");
+        } else {
             let _ = write!(out, "\n## {title}\n{}\n", joined(&lines));
         }
     }

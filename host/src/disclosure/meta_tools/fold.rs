@@ -139,7 +139,8 @@ pub(crate) fn fold(lines: Vec<Line>, shape: Shape, noun: &str) -> (Vec<Line>, Op
         let names: Vec<&str> = lines.iter().map(|line| line.name.as_str()).collect();
         let first = first_names(names.into_iter(), members);
         let first = if members == 0 { String::new() } else { format!(": {first}") };
-        out.push(Line::new(key.clone(), key.clone(), format!(" ({}){first}", lines.len())));
+        // A group is charged to no one resource.
+        out.push(Line::new("", key.clone(), format!(" ({}){first}", lines.len())));
     }
     if hidden.0 > 0 && !counted {
         let groups = if hidden.0 == 1 { "" } else { "s" };
@@ -175,6 +176,7 @@ mod tests {
         let text = super::super::line::joined(&out);
         assert_eq!(text, "- github (3): github-a, github-b, … (3)\n- gitlab (1): gitlab-a\n- slack (1): slack-x");
         assert!(note.unwrap().starts_with("5 servers in 3 groups"));
+        assert!(out.iter().all(|l| l.origin.is_empty()), "a group is charged to no resource: {out:?}");
         let (out, _) = fold(lines.clone(), Shape::Grouped { members: 0, groups: Some(1) }, "server");
         let text = super::super::line::joined(&out);
         assert_eq!(text, "- github (3)\n- … 2 more servers in 2 other groups");
