@@ -12,7 +12,7 @@ use axum::http::{Request, StatusCode, header};
 use quiver::auth::{Authenticator, Bind};
 use quiver::faces::http::{HttpOptions, router};
 use quiver_tests::TestHost;
-use quiver_tests::mcp_servers::node_section;
+use quiver_tests::mcp_servers::{node_section, time_section};
 use quiver_tests::oauth::Issuer;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -33,17 +33,20 @@ async fn serve(issuer: &Issuer) -> Served {
     let audit = tempfile::tempdir().unwrap();
     let config = format!(
         "[auth]\nmode = \"oauth\"\nissuer = \"{}\"\nresource = \"{RESOURCE}\"\njwks_refresh_seconds = 0\n\
-         scopes_supported = [\"quiver:calc:read\", \"quiver:memory:read\", \"quiver:memory:write\"]\n\
+         scopes_supported = [\"quiver:calc:read\", \"quiver:memory:read\", \"quiver:memory:write\", \"quiver:clock:read\"]\n\
          [auth.subjects]\nalice = \"reader\"\ncarol = \"scoped\"\n\
          [agents.reader]\naccess = {{ \"*\" = \"read\" }}\n\
          [agents.scoped]\nhide_unauthorized = true\n\
-         [audit]\npath = {:?}\n",
+         [audit]\npath = {:?}\n\
+         [databases.vault]\nurl = \"sqlite:{}\"\n",
         issuer.url,
         audit.path().join("audit.jsonl").display().to_string(),
+        memory.join("missing/vault.db").display(),
     );
     let t = TestHost::builder()
         .bundled()
         .config(&node_section("memory", "memory", &[], &format!("env = {{ {memory_file} }}")))
+        .config(&time_section("clock"))
         .config(&config)
         .build();
     // The memory server's tools become known (as an operator's `discover` makes them).
@@ -127,7 +130,10 @@ async fn tokens_are_checked_and_calls_held_to_their_scopes() {
         told.starts_with(r#"Bearer resource_metadata="http://localhost/.well-known/oauth-protected-resource/mcp""#),
         "{told}"
     );
-    assert!(told.contains(r#"scope="quiver:calc:read quiver:memory:read quiver:memory:write""#), "{told}");
+    assert!(
+        told.contains(r#"scope="quiver:calc:read quiver:memory:read quiver:memory:write quiver:clock:read""#),
+        "{told}"
+    );
     assert!(!told.contains("error="), "no token is not an invalid one: {told}");
 
     // A token for this server with `read` calls a read tool, by MCP and by REST.
@@ -202,11 +208,30 @@ async fn tokens_are_checked_and_calls_held_to_their_scopes() {
     };
     let (listed, names) = shown(carol.clone()).await;
     assert!(!listed.contains("memory") && !listed.contains("codec"), "{listed}");
+    assert!(!listed.contains("vault"), "a failing resource it may not see is not named: {listed}");
     assert!(names.iter().all(|n| !n.contains("__") || n.starts_with("calc__")), "{names:?}");
     assert!(listed.contains("calc"), "{listed}");
     let (listed, _) = shown(reader.clone()).await;
     assert!(listed.contains("memory") && listed.contains("codec"), "{listed}");
-
+    assert!(listed.contains("vault: failing"), "{listed}");
+    // Nor does asking the meta-tool by name, for a token that may use one
+    // server (clock) but not another (memory): a hidden server is unknown,
+    // and the names a wrong one could have been leave it out.
+    let clocked = issuer.token(RESOURCE, "carol", "quiver:calc:read quiver:clock:read", json!({}));
+    let ask = call("database", json!({"subcommand": "list_tables", "database": "vault"}));
+    let (_, _, body) = mcp(&app, &clocked, ask).await;
+    let told = message_of(&body).to_string();
+    assert!(!told.contains("missing/vault.db"), "a hidden resource's rejection is not told: {told}");
+    for server in ["memory", "nope"] {
+        let ask = call("mcp", json!({"subcommand": "discover", "server": server}));
+        let (_, _, body) = mcp(&app, &clocked, ask).await;
+        let reply = message_of(&body);
+        let text = reply["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(reply["result"]["isError"], json!(true), "{reply}");
+        assert!(text.contains("clock"), "the servers it may use are named: {text}");
+        assert!(!text.contains("create_entities") && !text.contains("`memory`,"), "{server}: {text}");
+        assert!(server == "memory" || !text.contains("memory"), "{server}: {text}");
+    }
     // A session is its opener's: another principal's token on it is refused.
     let bobs = open(&app, &reader).await;
     let ping = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;

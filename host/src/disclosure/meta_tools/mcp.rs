@@ -90,9 +90,10 @@ impl MetaTool for Mcp {
 
     fn run<'a>(mut cx: CallContext<'a>, args: Args) -> CallFuture<'a> {
         Box::pin(async move {
-            let catalog = cx.catalog;
-            let servers = || catalog.mcp_servers().map(|s| s.name.clone());
-            let found = catalog.mcp_server(&args.server);
+            let (catalog, policy) = (cx.catalog, cx.policy);
+            // Only the servers this caller may see exist for it.
+            let servers = || catalog.mcp_servers().filter(|s| policy.authorized(&s.name)).map(|s| s.name.clone());
+            let found = catalog.mcp_server(&args.server).filter(|s| policy.authorized(&s.name));
             let server = named_or_failing(&cx, (Self::NAME, "server"), &args.server, found, servers())?;
             match args.subcommand {
                 // The backend's definitions: a cached listing; a live server

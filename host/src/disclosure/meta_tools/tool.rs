@@ -301,6 +301,7 @@ const FAILING_REASON_BYTES: usize = 240;
 pub(crate) fn failing_lines(view: &View<'_>, section: &str) -> Vec<Line> {
     view.catalog
         .failing(section)
+        .filter(|(name, _)| view.policy.authorized(name))
         .map(|(name, error)| {
             let reason = crate::catalog::shown::shown_bytes(&error.to_string(), FAILING_REASON_BYTES);
             Line::described(name, name, &format!("failing, not available now ({reason})"))
@@ -317,7 +318,9 @@ pub(crate) fn named_or_failing<T>(
     found: Option<T>,
     known: impl IntoIterator<Item = String>,
 ) -> Result<T> {
-    match (found, cx.catalog.rejection_of(name)) {
+    // A rejected resource this caller may not see is as unknown as any.
+    let rejection = cx.catalog.rejection_of(name).filter(|_| cx.policy.authorized(name));
+    match (found, rejection) {
         (Some(found), _) => Ok(found),
         (None, Some(rejection)) => Err(Error::Rejected {
             plugin: name.to_owned(),
