@@ -424,6 +424,7 @@ impl Session {
                 search: &services.search,
                 tables: &services.tables,
                 unlocked: &mut self.state.unlocked,
+                equivalents: &mut self.state.equivalents,
                 progress,
                 calls,
             };

@@ -141,6 +141,17 @@ async fn search_tools_answers_per_need_and_names_the_other_copies() {
     let (server, tool) = name.split_once("__").unwrap();
     assert_eq!(server, "mcp-server-time", "the first copy is shown: {first}");
     assert_eq!(first["also_as"], serde_json::json!([format!("mcp-server-time-c2__{tool}")]), "{first}");
+    // The copy shown is unlocked (listed each turn, when its kind is
+    // listed); the other is callable by name but never listed (one tool
+    // in two places costs one definition).
+    let copy = format!("mcp-server-time-c2__{tool}");
+    let state = session.state();
+    assert!(state.unlocked.contains(name) && !state.unlocked.contains(&copy), "{state:?}");
+    assert!(state.equivalents.contains(&copy), "{state:?}");
+    let called = session.call(&copy, serde_json::json!({})).await;
+    assert!(!called.text.contains("it is not active"), "{}", called.text);
+    let never = session.call("mcp-server-time-c2__no_such", serde_json::json!({})).await;
+    assert!(never.is_error, "{}", never.text);
     let slack = answer[1]["hits"].as_array().unwrap();
     assert!(slack.iter().any(|h| h["name"].as_str().unwrap().starts_with("server-slack-archived__")), "{slack:?}");
 

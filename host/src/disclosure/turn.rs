@@ -31,6 +31,11 @@ pub struct SessionState {
     pub agent: Option<String>,
     /// Tools the model unlocked with `request_tools` or `search_tools`.
     pub unlocked: BTreeSet<String>,
+    /// The other names `search_tools` gave for tools it unlocked (the same
+    /// tool other servers serve, its `also_as`): callable by name, but not
+    /// listed each turn, so a tool in twelve places costs one definition.
+    #[serde(default)]
+    pub equivalents: BTreeSet<String>,
     /// Built-in tools resident in the last turn.
     pub resident: BTreeSet<String>,
 }
@@ -183,7 +188,11 @@ impl<'a> Rules<'a> {
     /// Whether `entry` may be called by its name in this session.
     pub(crate) fn is_callable(&self, entry: &ToolEntry) -> bool {
         let (name, state) = (&entry.name, self.state);
-        if self.open || state.unlocked.contains(name) || self.policy.pinned.contains(name) {
+        if self.open
+            || state.unlocked.contains(name)
+            || state.equivalents.contains(name)
+            || self.policy.pinned.contains(name)
+        {
             return true;
         }
         match entry.category {

@@ -159,8 +159,8 @@ impl MetaTool for SearchTools {
 }
 
 /// The hits of one query, equivalents collapsed; never a bare `[]`: the
-/// nearest there is, marked weak. Tools found (and their equivalents)
-/// become callable.
+/// nearest there is, marked weak. Tools found become callable and are
+/// listed from then on; their equivalents become callable by name only.
 async fn need(cx: &mut CallContext<'_>, query: &str, detail: Detail, limit: usize) -> Result<Vec<Hit>> {
     let index = cx.search.index(cx.catalog);
     let (catalog, policy) = (cx.catalog, cx.policy);
@@ -180,7 +180,7 @@ async fn need(cx: &mut CallContext<'_>, query: &str, detail: Detail, limit: usiz
         one.weak = weak;
         if entry.category != Category::Skill && !entry.resource {
             cx.unlocked.insert(entry.name);
-            cx.unlocked.extend(equivalents.iter().cloned());
+            cx.equivalents.extend(equivalents.iter().cloned());
         }
         if equivalents.len() > NAMED_EQUIVALENTS {
             one.also_count = Some(equivalents.len());

@@ -50,6 +50,9 @@ pub(crate) struct CallContext<'a> {
     /// Tools this session may call directly; `request_tools` and
     /// `search_tools` add to it.
     pub unlocked: &'a mut BTreeSet<String>,
+    /// Other names of tools it unlocked: callable, not listed (see
+    /// [`SessionState::equivalents`](crate::disclosure::turn::SessionState::equivalents)).
+    pub equivalents: &'a mut BTreeSet<String>,
     /// Where the progress of the tools it calls goes, if a face asked.
     pub progress: Option<Sink>,
     /// The facts of every tool call it made, in order.
