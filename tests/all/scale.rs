@@ -166,3 +166,19 @@ async fn search_tools_answers_per_need_and_names_the_other_copies() {
         assert!(outcome.text.contains("`queries` (1 to 5 non-empty needs)"), "{}", outcome.text);
     }
 }
+
+/// The fit is a function of the catalog, not of what has been compiled: a
+/// pinned tool whose plugin has no manifest section costs the same before
+/// and after the plugin is prepared, so Tier 1 (and its ETag) holds.
+#[tokio::test]
+async fn the_fit_does_not_change_when_a_pinned_plugin_is_prepared() {
+    let config = "[disclosure]\nprompt_tokens = 300\npinned = [\"misbehave__echo\"]\n";
+    let t = TestHost::builder().bundled().fixture("misbehave").config(config).build();
+    let session = t.host.session(None).unwrap();
+    let (fit, prompt) = (session.prompt_fit(), session.system_prompt());
+    assert!(!t.host.catalog().get("misbehave").unwrap().is_loaded());
+    t.host.call("misbehave", "echo", r#"{"text": "x"}"#).await.unwrap();
+    assert!(t.host.catalog().get("misbehave").unwrap().is_loaded());
+    assert_eq!(session.prompt_fit(), fit, "the fit changed when the pinned plugin was prepared");
+    assert_eq!(session.system_prompt(), prompt);
+}

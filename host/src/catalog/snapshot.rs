@@ -274,6 +274,17 @@ impl Catalog {
         }
     }
 
+    /// The record of built-in `entry` as known without compiling anything
+    /// (its plugin's manifest section, else its stub), the same before and
+    /// after its plugin is prepared: what the prompt budget charges.
+    pub fn listed_record(&self, entry: &ToolEntry) -> ToolRecord {
+        self.plugins
+            .get(&entry.origin)
+            .and_then(|p| p.listed_manifest())
+            .and_then(|manifest| ToolRecord::of_action(entry, manifest))
+            .unwrap_or_else(|| ToolRecord::of_entry(entry))
+    }
+
     // What reload changes in a fresh snapshot before it is published.
 
     pub(crate) fn plugin_names(&self) -> impl Iterator<Item = &String> {

@@ -134,7 +134,7 @@ impl<'a> Rules<'a> {
             .builtins()
             .into_iter()
             .filter(|e| self.policy.pinned.contains(&e.name))
-            .map(|e| super::tokens::flat(&self.catalog.record(e).unwrap_or_else(|| ToolRecord::of_entry(e))).sent())
+            .map(|e| super::tokens::flat(&self.catalog.listed_record(e)).sent())
             .collect();
         budget::fit(&self.view(&listed, Fit::unbounded()), &pinned)
     }

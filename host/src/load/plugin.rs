@@ -145,8 +145,15 @@ impl Plugin {
         match self.prepared.get() {
             Some(Ok(prepared)) => Some(&prepared.manifest),
             Some(Err(_)) => None,
-            None => self.described.as_ref().or_else(|| self.declared()),
+            None => self.listed_manifest(),
         }
+    }
+
+    /// Its manifest as known without compiling it, whether or not it has
+    /// been prepared since (the host's own, or its section's): what is
+    /// charged for it stays the same once it is compiled.
+    pub fn listed_manifest(&self) -> Option<&Manifest> {
+        self.described.as_ref().or_else(|| self.declared())
     }
 
     /// Its prepared form, made by `prepare` on first use; concurrent first
