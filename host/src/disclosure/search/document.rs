@@ -91,7 +91,10 @@ impl Entry {
             resource: false,
             kin: match entry.category {
                 Category::Database | Category::Connector => kin_of(&["own", &entry.name]),
-                _ => kin_of(&["stub", &entry.action, &entry.summary]),
+                // A stub says too little to call two tools the same (two
+                // plugins may each have a `format` that says "Format a
+                // value"): known by their stubs alone, tools are their own.
+                _ => kin_of(&["stub", &entry.origin, &entry.action]),
             },
         }
     }
@@ -208,5 +211,27 @@ fn parameters_text(schema: &Value, depth: usize, text: &mut String) {
     }
     if let Some(items) = schema.get("items") {
         parameters_text(items, depth + 1, text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::Access;
+
+    /// Two tools known only by their stubs are never equivalents, however
+    /// alike the stubs: a stub has no schema to compare.
+    #[test]
+    fn tools_known_by_their_stubs_are_their_own() {
+        let entry = |origin: &str| ToolEntry {
+            name: format!("{origin}__format"),
+            origin: origin.into(),
+            action: "format".into(),
+            category: Category::Builtin,
+            summary: "Format a value".into(),
+            access: Access::Read,
+        };
+        assert_ne!(Entry::of_entry(&entry("dates")).kin, Entry::of_entry(&entry("numbers")).kin);
+        assert_eq!(Entry::of_entry(&entry("dates")).kin, Entry::of_entry(&entry("dates")).kin);
     }
 }
