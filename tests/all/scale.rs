@@ -39,6 +39,8 @@ async fn at_scale_the_prompt_fits_its_budget_and_search_finds_every_copy() {
     let prompt = session.system_prompt();
     assert!(prompt.contains("folded to fit the prompt; search_tools finds each"), "{prompt}");
     assert!(prompt.contains("- github ("), "servers grouped by family: {prompt}");
+    // Computed afresh, not remembered from the first host.
+    quiver::disclosure::budget::forget();
     let again = TestHost::builder().mcp(copies.path().to_owned()).build();
     assert_eq!(again.host.session(None).unwrap().system_prompt(), prompt, "the folded text is deterministic");
 
@@ -68,8 +70,11 @@ async fn at_scale_the_prompt_fits_its_budget_and_search_finds_every_copy() {
     // Several needs at once: each need's top 6 completes more requests
     // than the request's top 6.
     let (whole, split) = complete_both_ways(&scaled_rows, &splits(), 6, |_| 6, collapsed);
-    eprintln!("multi-need complete@6: one query {whole:.3}, one query per need {split:.3}");
+    // And with no more results in all than the one query got (6 / needs each).
+    let (_, equal) = complete_both_ways(&scaled_rows, &splits(), 6, |needs| 6 / needs, collapsed);
+    eprintln!("multi-need complete@6: one query {whole:.3}, per need {split:.3}, per need in 6 results {equal:.3}");
     assert!(split > whole, "asking per need completes {split:.3}, one query {whole:.3}");
+    assert!(equal > whole, "asking per need in as many results completes {equal:.3}, one query {whole:.3}");
 }
 
 /// The worst case for grouping: every server a family of its own. The

@@ -76,6 +76,12 @@ pub(crate) fn fit(view: &View<'_>, pinned: &[String]) -> Arc<Fit> {
     fit
 }
 
+/// Forget every fit remembered: the next is computed afresh (a test of
+/// determinism must not read the first answer back).
+pub fn forget() {
+    FITS.lock().unwrap_or_else(|e| e.into_inner()).take();
+}
+
 /// Fold the sections of `view` until the prompt fits `budget`.
 fn folded(
     view: &View<'_>,
