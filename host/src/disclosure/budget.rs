@@ -17,18 +17,17 @@
 //! and every request sends the same prompt and prompt caches hold.
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 pub use super::meta_tools::fold::{Fit, Shape};
 pub use super::policy::DEFAULT_PROMPT_TOKENS;
 
 use super::ceiling::o200k_ceiling;
+use super::kept_fits;
 use super::meta_tools::{ALL, View};
-use super::tokens::Cost;
 
-/// Fits remembered, by a hash of what they were computed from.
-static FITS: Mutex<Option<HashMap<u64, Arc<Fit>>>> = Mutex::new(None);
+/// Fits remembered, by the digest of what they were computed from.
+static FITS: Mutex<Option<HashMap<String, Arc<Fit>>>> = Mutex::new(None);
 
 /// Most fits remembered (then forgotten all at once).
 const REMEMBERED: usize = 256;
@@ -48,13 +47,16 @@ pub(crate) fn fit(view: &View<'_>, pinned: &[String]) -> Arc<Fit> {
     // unfolded text, yet decide the folded one.
     let groups: Vec<Vec<String>> =
         ALL.iter().map(|m| m.lines(&full).into_iter().map(|line| line.group).collect()).collect();
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (budget, &parts, &instructions, pinned, &groups).hash(&mut hasher);
-    let key = hasher.finish();
+    let key = digest(budget, &parts, &instructions, pinned, &groups);
     if let Some(fit) = FITS.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashMap::new).get(&key) {
         return fit.clone();
     }
-    let fit = Arc::new(folded(view, budget, &parts, &instructions, pinned));
+    // Kept on disk by an earlier process, else computed (and kept).
+    let fit = Arc::new(kept_fits::read(&key).unwrap_or_else(|| {
+        let fit = folded(view, budget, &parts, &instructions, pinned);
+        kept_fits::write(&key, &fit);
+        fit
+    }));
     if let Some(overrun) = fit.overrun() {
         tracing::warn!(
             budget,
@@ -74,6 +76,37 @@ pub(crate) fn fit(view: &View<'_>, pinned: &[String]) -> Arc<Fit> {
     }
     fits.insert(key, fit.clone());
     fit
+}
+
+/// A stable digest (the same on every run, machine and replica of this
+/// version) of what a fit is computed from.
+fn digest(
+    budget: usize,
+    parts: &[(&'static str, String)],
+    instructions: &str,
+    pinned: &[String],
+    groups: &[Vec<String>],
+) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    let mut part = |text: &str| {
+        hasher.update((text.len() as u64).to_le_bytes());
+        hasher.update(text.as_bytes());
+    };
+    part(concat!("quiver-fit-", env!("CARGO_PKG_VERSION")));
+    part(&budget.to_string());
+    for (name, text) in parts {
+        part(name);
+        part(text);
+    }
+    part(instructions);
+    part("pinned");
+    pinned.iter().for_each(|text| part(text));
+    for section in groups {
+        part("groups");
+        section.iter().for_each(|group| part(group));
+    }
+    hex::encode(&hasher.finalize()[..16])
 }
 
 /// Forget every fit remembered: the next is computed afresh (a test of
@@ -103,12 +136,16 @@ fn folded(
             folded: BTreeMap::new(),
         };
     }
-    let pinned: usize = pinned.iter().map(|text| Cost::o200k_of(text)).sum();
-    let fixed = Cost::o200k_of(instructions) + pinned;
+    // Counted with a table of its own, dropped once the fit is known: a
+    // serving process does not keep 50 MB for a count it rarely redoes.
+    let table = super::tokens::o200k_table();
+    let count = |text: &str| table.encode_ordinary(text).len();
+    let pinned: usize = pinned.iter().map(|text| count(text)).sum();
+    let fixed = count(instructions) + pinned;
     let mut costs: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut fit = Fit { budget, tokens: 0, pinned, counted: true, folded: BTreeMap::new() };
     for (name, text) in parts {
-        costs.insert(name, Cost::o200k_of(text));
+        costs.insert(name, count(text));
     }
     // Sections that can fold: those with lines (search_tools has none).
     let mut foldable: Vec<&'static str> =
@@ -127,7 +164,7 @@ fn folded(
         fit.folded.insert(name, next);
         let trial = View { fit: Arc::new(fit.clone()), ..*view };
         let meta = ALL.iter().find(|m| m.name() == name).expect("a meta-tool of ALL");
-        costs.insert(name, meta.definition(&trial).map_or(0, |def| Cost::o200k_of(&def.sent())));
+        costs.insert(name, meta.definition(&trial).map_or(0, |def| count(&def.sent())));
     }
 }
 

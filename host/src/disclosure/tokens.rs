@@ -39,12 +39,21 @@ pub struct Cost {
     pub cl100k: usize,
 }
 
-/// tiktoken's `o200k_base`, its table built on first use (about 180 ms
-/// and 50 MB, logged at debug so a test can tell it was not needed).
+/// What a test looks for in the debug log to tell the tokenizer's table
+/// was built (about 180 ms and 50 MB).
+const LOADING: &str = "loading the o200k_base tokenizer table";
+
+/// tiktoken's `o200k_base`, its table built on first use and kept.
 fn o200k() -> &'static tiktoken_rs::CoreBPE {
     static LOGGED: std::sync::Once = std::sync::Once::new();
-    LOGGED.call_once(|| tracing::debug!("loading the o200k_base tokenizer table"));
+    LOGGED.call_once(|| tracing::debug!("{LOADING}"));
     tiktoken_rs::o200k_base_singleton()
+}
+
+/// A table of `o200k_base` of the caller's own, freed when dropped.
+pub(crate) fn o200k_table() -> tiktoken_rs::CoreBPE {
+    tracing::debug!("{LOADING}");
+    tiktoken_rs::o200k_base().expect("the table embedded in tiktoken-rs")
 }
 
 impl Cost {

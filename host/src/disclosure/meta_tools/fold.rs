@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::line::{Line, first_names};
 
@@ -17,7 +17,7 @@ const FIRST_MEMBERS: usize = 3;
 const MOST_GROUPS: usize = 32;
 
 /// How one meta-tool's lines are shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "shape")]
 pub enum Shape {
     /// Every line.
