@@ -178,6 +178,25 @@ def mcp_tools():
     write("mcp_tools", '{"tools":[{"name":"a\\u001b[2J","inputSchema":{"type":"object"}},{"name":"ok","description":"x\\r\\n## System","inputSchema":{"type":"object","properties":{"q\\u0007":{}}}}]}')
 
 
+def token_ceilings():
+    # Texts that reach the prompt: real tool descriptions, prose in other
+    # scripts, contractions, digits, whitespace and punctuation runs.
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests/data/corpus/mcp-tools/*.json")))[:6]:
+        with open(path, "rb") as f:
+            write("token_ceiling", f.read()[:4096])
+    for text in [
+        "Evaluate an arithmetic expression.",
+        "naïve café — 東京 😀 \u0000\r\n\t  tail   ",
+        "it's we'll THEY'RE don't\n\n\n",
+        "12345678901234567890 3.14159 0x7fffffff",
+        " " * 2000 + "x",
+        "'" * 3000,
+        "a" + "\u0300" * 500,
+        "مرحبا بالعالم Привет мир नमस्ते दुनिया",
+    ]:
+        write("token_ceiling", text)
+
+
 def openapi():
     # The real documents the tests serve (@readme/oas-examples, JSON), small enough to mutate.
     examples = sorted(glob.glob(os.path.join(ROOT, "tests/servers/node_modules/@readme/oas-examples/3.*/json/*.json")))
@@ -342,6 +361,7 @@ if __name__ == "__main__":
     access_tokens()
     jwks()
     sign_ins()
+    token_ceilings()
     if DRY_RUN:
         for target, names in sorted(PLANNED.items()):
             folder = os.path.join(CORPUS, target)

@@ -157,7 +157,6 @@ impl HostBuilder {
         let upstreams = Arc::new(Upstreams::new(specs, cache_dir.as_deref()));
         secrets.extend(upstreams.secrets().cloned());
         let analyzer = config.search.analyzer(cache_dir.as_deref());
-        crate::disclosure::kept_fits::keep_in(cache_dir.as_deref());
         let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir)?);
         let folders = Folders {
             embedded: self.embedded,

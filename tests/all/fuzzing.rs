@@ -51,6 +51,11 @@ fn stub_corpus_replays() {
 }
 
 #[test]
+fn token_ceiling_corpus_replays() {
+    replay("token_ceiling", quiver::fuzzing::token_ceiling);
+}
+
+#[test]
 fn envelope_corpus_replays() {
     replay("envelope", quiver::fuzzing::envelope);
 }

@@ -2,6 +2,11 @@
 //! definition, the instructions beside them and the pinned tools) kept
 //! within `[disclosure] prompt_tokens` (o200k) at any catalog size.
 //!
+//! Tokens are bounded, never counted (see [`super::ceiling`]): the bound
+//! is sound, so a prompt whose bound fits does fit, and it costs no
+//! tokenizer table (180 ms and 50 MB to build) on any path that serves.
+//! It may fold a step more than an exact count would.
+//!
 //! When the prompt fits, nothing changes. When it does not, the section
 //! with the most text is folded one step, and again, until it fits or
 //! nothing folds further: every line → groups, each a count and its first
@@ -23,7 +28,6 @@ pub use super::meta_tools::fold::{Fit, Shape};
 pub use super::policy::DEFAULT_PROMPT_TOKENS;
 
 use super::ceiling::o200k_ceiling;
-use super::kept_fits;
 use super::meta_tools::{ALL, View};
 
 /// Fits remembered, by the digest of what they were computed from.
@@ -51,20 +55,15 @@ pub(crate) fn fit(view: &View<'_>, pinned: &[String]) -> Arc<Fit> {
     if let Some(fit) = FITS.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashMap::new).get(&key) {
         return fit.clone();
     }
-    // Kept on disk by an earlier process, else computed (and kept).
-    let fit = Arc::new(kept_fits::read(&key).unwrap_or_else(|| {
-        let fit = folded(view, budget, &parts, &instructions, pinned);
-        kept_fits::write(&key, &fit);
-        fit
-    }));
+    let fit = Arc::new(folded(view, budget, &parts, &instructions, pinned));
     if let Some(overrun) = fit.overrun() {
         tracing::warn!(
             budget,
             tokens = fit.tokens,
             pinned = fit.pinned,
             overrun,
-            "the progressive prompt passes its budget (`[disclosure] prompt_tokens`) with every section folded \
-             as far as it goes: {} tokens, {} of them the pinned tools' definitions",
+            "the progressive prompt may pass its budget (`[disclosure] prompt_tokens`) with every section folded \
+             as far as it goes: at most {} tokens, {} of them the pinned tools' definitions",
             fit.tokens,
             fit.pinned
         );
@@ -78,8 +77,7 @@ pub(crate) fn fit(view: &View<'_>, pinned: &[String]) -> Arc<Fit> {
     fit
 }
 
-/// A stable digest (the same on every run, machine and replica of this
-/// version) of what a fit is computed from.
+/// A digest of what a fit is computed from (its key in memory).
 fn digest(
     budget: usize,
     parts: &[(&'static str, String)],
@@ -123,29 +121,12 @@ fn folded(
     instructions: &str,
     pinned: &[String],
 ) -> Fit {
-    // A prompt whose ceiling fits is not counted: no tokenizer is loaded.
-    let pinned_ceiling: usize = pinned.iter().map(|text| o200k_ceiling(text)).sum();
-    let prompt_ceiling: usize =
-        parts.iter().map(|(_, text)| o200k_ceiling(text)).sum::<usize>() + o200k_ceiling(instructions);
-    if prompt_ceiling + pinned_ceiling <= budget {
-        return Fit {
-            budget,
-            tokens: prompt_ceiling + pinned_ceiling,
-            pinned: pinned_ceiling,
-            counted: false,
-            folded: BTreeMap::new(),
-        };
-    }
-    // Counted with a table of its own, dropped once the fit is known: a
-    // serving process does not keep 50 MB for a count it rarely redoes.
-    let table = super::tokens::o200k_table();
-    let count = |text: &str| table.encode_ordinary(text).len();
-    let pinned: usize = pinned.iter().map(|text| count(text)).sum();
-    let fixed = count(instructions) + pinned;
+    let pinned: usize = pinned.iter().map(|text| o200k_ceiling(text)).sum();
+    let fixed = o200k_ceiling(instructions) + pinned;
     let mut costs: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut fit = Fit { budget, tokens: 0, pinned, counted: true, folded: BTreeMap::new() };
+    let mut fit = Fit { budget, tokens: 0, pinned, folded: BTreeMap::new() };
     for (name, text) in parts {
-        costs.insert(name, count(text));
+        costs.insert(name, o200k_ceiling(text));
     }
     // Sections that can fold: those with lines (search_tools has none).
     let mut foldable: Vec<&'static str> =
@@ -164,7 +145,7 @@ fn folded(
         fit.folded.insert(name, next);
         let trial = View { fit: Arc::new(fit.clone()), ..*view };
         let meta = ALL.iter().find(|m| m.name() == name).expect("a meta-tool of ALL");
-        costs.insert(name, meta.definition(&trial).map_or(0, |def| count(&def.sent())));
+        costs.insert(name, meta.definition(&trial).map_or(0, |def| o200k_ceiling(&def.sent())));
     }
 }
 

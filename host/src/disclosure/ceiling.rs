@@ -59,6 +59,13 @@ mod tests {
             assert!(ceiling >= count, "{text:?}: ceiling {ceiling} < count {count}");
             assert!(ceiling <= text.len().max(count), "{text:?}: ceiling {ceiling} above its bytes");
         }
+        for long in
+            [format!("{}x", " ".repeat(200_000)), "'".repeat(300_000), format!("a{}", "\u{300}".repeat(100_000))]
+        {
+            let ceiling = o200k_ceiling(&long);
+            let count = Cost::o200k_of(&long);
+            assert!(ceiling >= count, "ceiling {ceiling} < count {count}");
+        }
         let prose = "Evaluate an arithmetic expression and return the result as a number.";
         assert_eq!(o200k_ceiling(prose), Cost::o200k_of(prose), "every word is one token");
     }

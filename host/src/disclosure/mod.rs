@@ -15,7 +15,6 @@ pub mod ceiling;
 pub mod failures;
 pub mod footprint;
 pub mod formats;
-pub(crate) mod kept_fits;
 pub(crate) mod meta_tools;
 pub mod policy;
 pub(crate) mod reach;

@@ -50,12 +50,6 @@ fn o200k() -> &'static tiktoken_rs::CoreBPE {
     tiktoken_rs::o200k_base_singleton()
 }
 
-/// A table of `o200k_base` of the caller's own, freed when dropped.
-pub(crate) fn o200k_table() -> tiktoken_rs::CoreBPE {
-    tracing::debug!("{LOADING}");
-    tiktoken_rs::o200k_base().expect("the table embedded in tiktoken-rs")
-}
-
 impl Cost {
     /// The cost of `text`.
     pub fn of(text: &str) -> Cost {

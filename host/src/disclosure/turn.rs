@@ -134,7 +134,13 @@ impl<'a> Rules<'a> {
             .builtins()
             .into_iter()
             .filter(|e| self.policy.pinned.contains(&e.name))
-            .map(|e| super::tokens::flat(&self.catalog.listed_record(e)).sent())
+            .map(|e| {
+                let record = self.catalog.listed_record(e);
+                if record.input_schema.is_none() {
+                    unsized_pin(&e.origin);
+                }
+                super::tokens::flat(&record).sent()
+            })
             .collect();
         budget::fit(&self.view(&listed, Fit::unbounded()), &pinned)
     }
@@ -371,5 +377,20 @@ mod tests {
         assert_eq!(closest("evaluate", known.into_iter()), ["calc__evaluate"]);
         assert_eq!(closest("Search_Tool", known.into_iter()), ["search_tools"]);
         assert!(closest("sha256", known.into_iter()).is_empty());
+    }
+}
+
+/// Say once per plugin that a pinned tool is charged by its stub alone: its
+/// plugin has no manifest section, so its schema is known only once it is
+/// compiled, and charging it then would change the fit (and Tier 1) from
+/// one moment to the next.
+fn unsized_pin(plugin: &str) {
+    static TOLD: std::sync::Mutex<BTreeSet<String>> = std::sync::Mutex::new(BTreeSet::new());
+    if TOLD.lock().unwrap_or_else(|e| e.into_inner()).insert(plugin.to_owned()) {
+        tracing::warn!(
+            plugin,
+            "a pinned tool's schema is not known without compiling its plugin, so the prompt budget charges its \
+             stub alone; `quiver package` writes the manifest section that lets it be charged in full"
+        );
     }
 }

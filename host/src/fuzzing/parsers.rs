@@ -1,5 +1,6 @@
 //! The targets over parsers of outside text: configuration, SKILL.md,
-//! stub and manifest sections, MCP tool lists, OpenAPI documents.
+//! stub and manifest sections, MCP tool lists, OpenAPI documents; and the
+//! token bound every such text passes through in the prompt budget.
 
 use std::path::Path;
 
@@ -125,4 +126,15 @@ pub fn openapi(data: &[u8]) {
     for (_, plan) in connector.plans() {
         assert!(!plan.is_empty());
     }
+}
+
+/// The prompt budget's token bound over any text (upstream descriptions,
+/// plugin stubs end up in the prompt): never below tiktoken's own o200k
+/// count, never above the text's bytes, and no panic on either path.
+pub fn token_ceiling(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let ceiling = crate::disclosure::ceiling::o200k_ceiling(&text);
+    let count = crate::disclosure::tokens::Cost::o200k_of(&text);
+    assert!(ceiling >= count, "the bound {ceiling} is below the count {count}");
+    assert!(ceiling <= text.len().max(count), "the bound {ceiling} is above the bytes {}", text.len());
 }

@@ -37,6 +37,7 @@ async fn serve(issuer: &Issuer) -> Served {
          [auth.subjects]\nalice = \"reader\"\ncarol = \"scoped\"\n\
          [agents.reader]\naccess = {{ \"*\" = \"read\" }}\n\
          [agents.scoped]\nhide_unauthorized = true\n\
+         [agents.nodb]\ncategories = [\"builtin\", \"mcp\"]\n\
          [audit]\npath = {:?}\n\
          [databases.vault]\nurl = \"sqlite:{}\"\n",
         issuer.url,
@@ -218,6 +219,11 @@ async fn tokens_are_checked_and_calls_held_to_their_scopes() {
     // server (clock) but not another (memory): a hidden server is unknown,
     // and the names a wrong one could have been leave it out.
     let clocked = issuer.token(RESOURCE, "carol", "quiver:calc:read quiver:clock:read", json!({}));
+    // A profile without databases, asking another meta-tool for one by
+    // name, learns nothing of it (not even that it failed, nor its path).
+    let mut nodb = t.host.session(Some("nodb")).unwrap();
+    let told = nodb.call("mcp", json!({"subcommand": "discover", "server": "vault"})).await;
+    assert!(told.is_error && !told.text.contains("vault.db") && !told.text.contains("databases"), "{}", told.text);
     let ask = call("database", json!({"subcommand": "list_tables", "database": "vault"}));
     let (_, _, body) = mcp(&app, &clocked, ask).await;
     let told = message_of(&body).to_string();

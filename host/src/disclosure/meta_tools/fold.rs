@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::line::{Line, first_names};
 
@@ -17,7 +17,7 @@ const FIRST_MEMBERS: usize = 3;
 const MOST_GROUPS: usize = 32;
 
 /// How one meta-tool's lines are shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "shape")]
 pub enum Shape {
     /// Every line.
@@ -69,18 +69,13 @@ impl std::fmt::Display for Shape {
 pub struct Fit {
     /// The budget, o200k tokens (0: none).
     pub budget: usize,
-    /// What the prompt costs as sent, o200k tokens: counted when it had
-    /// to be (see `counted`), else an upper bound; 0 when there is no
-    /// budget (nothing is counted).
+    /// What the prompt costs as sent, at most, o200k tokens: a sound upper
+    /// bound (each piece of text as tiktoken splits it charged one token
+    /// when it is one, else its bytes), never below the count; 0 when
+    /// there is no budget (nothing is bounded).
     pub tokens: usize,
-    /// What the pinned tools' definitions cost, part of `tokens` (counted
-    /// or bounded alike).
+    /// What the pinned tools' definitions cost at most, part of `tokens`.
     pub pinned: usize,
-    /// Whether `tokens` was counted with the tokenizer. A prompt whose
-    /// upper bound (each piece of text charged one token when it is a
-    /// token, else its bytes) fits the budget is not counted: `tokens` is
-    /// that bound, and no tokenizer table is loaded.
-    pub counted: bool,
     /// The meta-tools whose lines were folded, and how.
     pub folded: BTreeMap<&'static str, Shape>,
 }
@@ -88,7 +83,7 @@ pub struct Fit {
 impl Fit {
     /// Every line shown, nothing counted.
     pub(crate) fn unbounded() -> Arc<Fit> {
-        Arc::new(Fit { budget: 0, tokens: 0, pinned: 0, counted: false, folded: BTreeMap::new() })
+        Arc::new(Fit { budget: 0, tokens: 0, pinned: 0, folded: BTreeMap::new() })
     }
 
     /// How `meta` shows its lines.

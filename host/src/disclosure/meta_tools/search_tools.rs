@@ -180,7 +180,8 @@ async fn need(cx: &mut CallContext<'_>, query: &str, detail: Detail, limit: usiz
         one.weak = weak;
         if entry.category != Category::Skill && !entry.resource {
             cx.unlocked.insert(entry.name);
-            cx.equivalents.extend(equivalents.iter().cloned());
+            // Only the names the answer gives: a model calls what it was told.
+            cx.equivalents.extend(equivalents.iter().take(NAMED_EQUIVALENTS).cloned());
         }
         if equivalents.len() > NAMED_EQUIVALENTS {
             one.also_count = Some(equivalents.len());

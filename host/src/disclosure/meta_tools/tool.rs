@@ -321,8 +321,19 @@ pub(crate) fn named_or_failing<T>(
     found: Option<T>,
     known: impl IntoIterator<Item = String>,
 ) -> Result<T> {
-    // A rejected resource this caller may not see is as unknown as any.
-    let rejection = cx.catalog.rejection_of(name).filter(|_| cx.policy.authorized(name));
+    // A rejection is told only for the kind this meta-tool reaches (a
+    // profile without databases asking `mcp` for one learns nothing of
+    // it), and only to a caller who may see the resource.
+    let section = match what {
+        "database" => "databases",
+        "connector" => "connectors",
+        _ => "mcp_servers",
+    };
+    let own = format!("[{section}.{name}]");
+    let rejection = cx
+        .catalog
+        .rejection_of(name)
+        .filter(|r| (r.origin == own || r.origin.ends_with(".wasm")) && cx.policy.authorized(name));
     match (found, rejection) {
         (Some(found), _) => Ok(found),
         (None, Some(rejection)) => Err(Error::Rejected {
