@@ -23,9 +23,9 @@ fn list_and_prompt_show_bundled_and_folder_plugins_without_compiling() {
     assert!(!stderr(&out).contains("plugin compiled"), "{}", stderr(&out));
 }
 
-/// The prompt budget bounds tokens without the tokenizer: its table (180
-/// ms and 50 MB to build) is never loaded to print Tier 1, within the
-/// budget or folded to fit it.
+/// The prompt budget counts tokens without tiktoken's table (180 ms and 50
+/// MB to build): it is never loaded to print Tier 1, within the budget or
+/// folded to fit it.
 #[test]
 fn the_prompt_budget_loads_no_tokenizer() {
     const LOADED: &str = "loading the o200k_base tokenizer table";

@@ -72,7 +72,7 @@ pub(crate) fn at_scale(options: &crate::Options, runtime: &tokio::runtime::Runti
     .unwrap();
     writeln!(
         report,
-        "| the default budget, {} tokens (folded on the bound, {} here; counted after) | **{}** |",
+        "| the default budget, {} tokens (the budget's own count {}; tiktoken's after it) | **{}** |",
         budgeted.fit.budget, budgeted.fit.tokens, budgeted.progressive.o200k
     )
     .unwrap();
@@ -175,7 +175,7 @@ pub(crate) fn at_scale(options: &crate::Options, runtime: &tokio::runtime::Runti
         report,
         "One query at {tools} tools (the paraphrase requests, collapsed, top 5, one thread): p50 **{:.0} µs**, p99 \
          {:.0} µs. The Tier-1 text of a new session: {prompt_ms:.2} ms with the fit remembered, {afresh_ms:.2} ms \
-         with it computed afresh (bounded and folded, no tokenizer).\n",
+         with it computed afresh (counted and folded without tiktoken's table).\n",
         at(0.5),
         at(0.99)
     )

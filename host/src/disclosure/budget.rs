@@ -2,10 +2,9 @@
 //! definition, the instructions beside them and the pinned tools) kept
 //! within `[disclosure] prompt_tokens` (o200k) at any catalog size.
 //!
-//! Tokens are bounded, never counted (see [`super::ceiling`]): the bound
-//! is sound, so a prompt whose bound fits does fit, and it costs no
-//! tokenizer table (180 ms and 50 MB to build) on any path that serves.
-//! It may fold a step more than an exact count would.
+//! Tokens are counted without tiktoken's table (see [`super::ceiling`]):
+//! tiktoken's count, never below it, and no table (180 ms and 50 MB to
+//! build) on any path that serves.
 //!
 //! When the prompt fits, nothing changes. When it does not, the section
 //! with the most text is folded one step, and again, until it fits or
@@ -62,8 +61,8 @@ pub(crate) fn fit(view: &View<'_>, pinned: &[String]) -> Arc<Fit> {
             tokens = fit.tokens,
             pinned = fit.pinned,
             overrun,
-            "the progressive prompt may pass its budget (`[disclosure] prompt_tokens`) with every section folded \
-             as far as it goes: at most {} tokens, {} of them the pinned tools' definitions",
+            "the progressive prompt passes its budget (`[disclosure] prompt_tokens`) with every section folded \
+             as far as it goes: {} tokens, {} of them the pinned tools' definitions",
             fit.tokens,
             fit.pinned
         );

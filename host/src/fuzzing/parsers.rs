@@ -128,13 +128,17 @@ pub fn openapi(data: &[u8]) {
     }
 }
 
-/// The prompt budget's token bound over any text (upstream descriptions,
-/// plugin stubs end up in the prompt): never below tiktoken's own o200k
-/// count, never above the text's bytes, and no panic on either path.
+/// The prompt budget's token count over any text (upstream descriptions,
+/// plugin stubs end up in the prompt): tiktoken's own o200k count for a
+/// text under 100 bytes, never below it nor above the bytes for any, and
+/// no panic on either path.
 pub fn token_ceiling(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let ceiling = crate::disclosure::ceiling::o200k_ceiling(&text);
     let count = crate::disclosure::tokens::Cost::o200k_of(&text);
     assert!(ceiling >= count, "the bound {ceiling} is below the count {count}");
     assert!(ceiling <= text.len().max(count), "the bound {ceiling} is above the bytes {}", text.len());
+    if text.len() < 100 {
+        assert_eq!(ceiling, count, "every piece is merged as tiktoken merges it");
+    }
 }

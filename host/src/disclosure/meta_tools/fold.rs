@@ -69,12 +69,11 @@ impl std::fmt::Display for Shape {
 pub struct Fit {
     /// The budget, o200k tokens (0: none).
     pub budget: usize,
-    /// What the prompt costs as sent, at most, o200k tokens: a sound upper
-    /// bound (each piece of text as tiktoken splits it charged one token
-    /// when it is one, else its bytes), never below the count; 0 when
-    /// there is no budget (nothing is bounded).
+    /// What the prompt costs as sent, o200k tokens: tiktoken's count (a
+    /// piece of text of 100 bytes or more is charged its bytes, so never
+    /// below it); 0 when there is no budget (nothing is counted).
     pub tokens: usize,
-    /// What the pinned tools' definitions cost at most, part of `tokens`.
+    /// What the pinned tools' definitions cost, part of `tokens`.
     pub pinned: usize,
     /// The meta-tools whose lines were folded, and how.
     pub folded: BTreeMap<&'static str, Shape>,
