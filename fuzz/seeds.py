@@ -142,6 +142,13 @@ def sql():
     for literal in re.findall(r'"((?:SELECT|WITH|VALUES|EXPLAIN|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|TRUNCATE|ATTACH|PRAGMA|COPY|SET|BEGIN|DO|GRANT|TABLE|MERGE|LISTEN|PREPARE|RESET|VACUUM|DETACH)(?:[^"\\]|\\.)*)"', sources):
         unescaped = re.sub(r'\\(["\\n])', lambda m: {"n": "\n"}.get(m.group(1), m.group(1)), literal)
         statements.add(re.sub(r"\\\n\s*", "", unescaped))
+    # Trees the parser builds without recursing, as deep as the size
+    # limit allows, and compounds at and past their bound.
+    limit = 64 * 1024
+    statements.add("SELECT 1" + " + 1" * ((limit - 8) // 4))
+    statements.add("SELECT 1" + " UNION ALL SELECT 1" * ((limit - 8) // 19))
+    statements.add("SELECT 1" + " UNION SELECT 1" * 63)
+    statements.add("SELECT 1" + " EXCEPT SELECT 1" * 64)
     for statement in sorted(statements):
         for level in (0, 1, 2):
             write("sql", bytes([level]) + statement.encode())

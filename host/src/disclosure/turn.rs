@@ -366,20 +366,6 @@ pub(crate) async fn tools(rules: &Rules<'_>, backend: &dyn Backend, user_query: 
     Turn { tools }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::closest;
-
-    #[test]
-    fn the_names_a_model_may_have_meant_come_first() {
-        let known = ["calc__evaluate", "datetime__add", "text__regex_replace", "search_tools"];
-        assert_eq!(closest("calc_evaluate", known.into_iter()), ["calc__evaluate"]);
-        assert_eq!(closest("evaluate", known.into_iter()), ["calc__evaluate"]);
-        assert_eq!(closest("Search_Tool", known.into_iter()), ["search_tools"]);
-        assert!(closest("sha256", known.into_iter()).is_empty());
-    }
-}
-
 /// Say once per plugin that a pinned tool is charged by its stub alone: its
 /// plugin has no manifest section, so its schema is known only once it is
 /// compiled, and charging it then would change the fit (and Tier 1) from
@@ -392,5 +378,19 @@ fn unsized_pin(plugin: &str) {
             "a pinned tool's schema is not known without compiling its plugin, so the prompt budget charges its \
              stub alone; `quiver package` writes the manifest section that lets it be charged in full"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest;
+
+    #[test]
+    fn the_names_a_model_may_have_meant_come_first() {
+        let known = ["calc__evaluate", "datetime__add", "text__regex_replace", "search_tools"];
+        assert_eq!(closest("calc_evaluate", known.into_iter()), ["calc__evaluate"]);
+        assert_eq!(closest("evaluate", known.into_iter()), ["calc__evaluate"]);
+        assert_eq!(closest("Search_Tool", known.into_iter()), ["search_tools"]);
+        assert!(closest("sha256", known.into_iter()).is_empty());
     }
 }

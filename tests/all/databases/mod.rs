@@ -219,6 +219,18 @@ async fn limits_cut_results_and_statements_short(engine: Engine) {
     assert_eq!(query(&mut s, &deep).await["rows"][0][0], 21);
     let (kind, message) = refused(&mut s, &nested(500)).await;
     assert_eq!(kind, GuestErrorKind::InvalidInput, "{message}");
+    // Trees the parser builds without recursing, as deep as the size limit
+    // allows: they are checked and run on a stack of their own (on the
+    // guest call's stack they overflowed it and killed the host), and past
+    // the bounds they are typed refusals.
+    let chain = format!("SELECT 1{}", " + 1".repeat((quiver::sandbox::sql::policy::MAX_STATEMENT_BYTES - 8) / 4));
+    let (kind, message) = refused(&mut s, &chain).await;
+    assert_eq!(kind, GuestErrorKind::InvalidInput, "{message}");
+    let combined = |n: usize| format!("SELECT 1{}", " UNION ALL SELECT 1".repeat(n - 1));
+    assert_eq!(query(&mut s, &combined(64)).await["rows"].as_array().unwrap().len(), 50);
+    let (kind, message) = refused(&mut s, &combined(3000)).await;
+    assert_eq!(kind, GuestErrorKind::InvalidInput, "{message}");
+    assert!(message.contains("combines 3000 queries"), "{message}");
 }
 
 /// `write` access: DML runs, is counted and audited; DDL is still refused;

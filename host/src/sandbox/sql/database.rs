@@ -129,19 +129,27 @@ impl Database {
 
     /// Check `statement` for a caller with `access` against the schema;
     /// a name the schema does not know reads the schema again (once, if it
-    /// was read a while ago) before it is refused.
+    /// was read a while ago) before it is refused. The check runs on a
+    /// stack of its own ([`super::stack`]).
     async fn check(
-        &self,
+        self: &Arc<Self>,
         access: Access,
         statement: &str,
     ) -> std::result::Result<(policy::Effect, Arc<Visible>), wit::Error> {
-        let functions = self.functions(access);
-        let hidden = &self.settings.hidden;
         let mut snapshot = self.snapshot(false).await?;
+        let statement: Arc<str> = statement.into();
         loop {
-            let policy =
-                Policy { dialect: self.dialect(), access, hidden, visible: &snapshot.visible, functions: &functions };
-            match policy::check(&policy, statement) {
+            let (this, sql, visible) = (self.clone(), statement.clone(), snapshot.visible.clone());
+            let checked = super::stack::on_own_stack(move || {
+                let functions = this.functions(access);
+                let hidden = &this.settings.hidden;
+                let policy =
+                    Policy { dialect: this.dialect(), access, hidden, visible: &visible, functions: &functions };
+                policy::check(&policy, &sql)
+            })
+            .await
+            .map_err(|e| wit::Error::Unavailable(format!("{}: {e}", self.settings.name)))?;
+            match checked {
                 Ok(effect) => return Ok((effect, snapshot.visible.clone())),
                 Err(refusal) if refusal.why == Why::Unknown && snapshot.at.elapsed() >= REREAD_AFTER => {
                     snapshot = self.snapshot(true).await?;
@@ -157,7 +165,7 @@ impl Database {
     /// Run `statement` with `params` for a caller whose access here is at
     /// most `ceiling`, by `deadline`: through the policy, then the backend.
     pub(crate) async fn run(
-        &self,
+        self: &Arc<Self>,
         statement: &str,
         params: Vec<Value>,
         ceiling: Access,

@@ -19,6 +19,7 @@ mod postgres;
 pub mod settings;
 mod snapshot;
 mod sqlite;
+pub(crate) mod stack;
 mod tls;
 mod wire;
 

@@ -49,6 +49,9 @@ impl Sqlite {
         if !writable {
             connection.pragma_update(None, "query_only", true).map_err(unavailable)?;
         }
+        // The policy's bound on compound queries, told to the engine too.
+        let compound = i32::try_from(super::policy::MAX_COMPOUND).unwrap_or(i32::MAX);
+        let _ = connection.set_limit(Limit::SQLITE_LIMIT_COMPOUND_SELECT, compound);
         Ok(connection)
     }
 
@@ -70,26 +73,20 @@ impl Sqlite {
         }
     }
 
-    /// Run one statement that passed the policy. SQLite works on the
-    /// calling thread: on a multi-threaded runtime the statement runs in
-    /// place (`block_in_place` hands this worker's other tasks to another
-    /// thread, so nothing waits on a thread hand-off); elsewhere it goes to
-    /// the blocking pool.
+    /// Run one statement that passed the policy, on a thread of its own
+    /// ([`super::stack`]): SQLite recurses in C over the statement's tree
+    /// and blocks until the statement ends.
     pub(crate) async fn run(
         self: &Arc<Self>,
         statement: &str,
         params: Vec<Value>,
         run: Run,
     ) -> Result<Outcome, Failure> {
-        use tokio::runtime::{Handle, RuntimeFlavor};
-        if Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread) {
-            return tokio::task::block_in_place(|| self.run_here(statement, params, run));
-        }
         let this = self.clone();
         let statement = statement.to_owned();
-        tokio::task::spawn_blocking(move || this.run_here(&statement, params, run))
+        super::stack::on_own_stack(move || this.run_here(&statement, params, run))
             .await
-            .map_err(|e| Failure::Unavailable(format!("the statement's thread failed: {e}")))?
+            .map_err(Failure::Unavailable)?
     }
 
     fn run_here(&self, statement: &str, params: Vec<Value>, run: Run) -> Result<Outcome, Failure> {

@@ -16,6 +16,14 @@ use crate::contract::Access;
 /// Longest statement accepted, in bytes.
 pub const MAX_STATEMENT_BYTES: usize = 64 * 1024;
 
+/// Most queries one statement may combine with `UNION`, `INTERSECT` or
+/// `EXCEPT`. The parser builds such a chain without recursing, so its own
+/// limit does not bound it, while everything that reads the tree after it
+/// (this walk, dropping the tree, SQLite's planner) recurses once per
+/// query: bounded here, before parsing, so the chain's depth stays within
+/// the stack a guest call leaves host code. SQLite is told the same limit.
+pub const MAX_COMPOUND: usize = 64;
+
 /// Check `sql` against `policy`; what it does if it may run.
 pub fn check(policy: &Policy<'_>, sql: &str) -> Result<Effect, Refusal> {
     if sql.len() > MAX_STATEMENT_BYTES {
@@ -34,9 +42,7 @@ pub fn check(policy: &Policy<'_>, sql: &str) -> Result<Effect, Refusal> {
             why: Why::Malformed,
         });
     }
-    if policy.dialect == Dialect::Postgres {
-        lexemes(sql)?;
-    }
+    lexemes(policy.dialect, sql)?;
     let parsed = match policy.dialect {
         Dialect::Sqlite => Parser::parse_sql(&SQLiteDialect {}, sql),
         Dialect::Postgres => Parser::parse_sql(&PostgreSqlDialect {}, sql),
@@ -99,14 +105,37 @@ pub fn check(policy: &Policy<'_>, sql: &str) -> Result<Effect, Refusal> {
     }
 }
 
-/// Spellings PostgreSQL reads differently from the SQL parser: a
+/// What is read from the tokens before parsing: how many queries the
+/// statement combines (see [`MAX_COMPOUND`]), and on PostgreSQL the
+/// spellings the server reads differently from the SQL parser: a
 /// Unicode-escaped identifier (`U&"\0065mail"` is `email` to the server,
 /// `U & "\0065mail"` to the parser) and a dollar-quote tag that starts with
 /// a digit (older servers read `$1a$` as a parameter and what follows as
-/// SQL). Refused before parsing.
-fn lexemes(sql: &str) -> Result<(), Refusal> {
+/// SQL). A statement that does not tokenize is left to the parser to
+/// refuse with its reason.
+fn lexemes(dialect: Dialect, sql: &str) -> Result<(), Refusal> {
+    use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::{Token, Tokenizer};
-    let Ok(tokens) = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize() else { return Ok(()) };
+    let tokens = match dialect {
+        Dialect::Sqlite => Tokenizer::new(&SQLiteDialect {}, sql).tokenize(),
+        Dialect::Postgres => Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize(),
+    };
+    let Ok(tokens) = tokens else { return Ok(()) };
+    let combined = 1 + tokens
+        .iter()
+        .filter(|t| {
+            matches!(t, Token::Word(w) if matches!(w.keyword, Keyword::UNION | Keyword::INTERSECT | Keyword::EXCEPT | Keyword::MINUS))
+        })
+        .count();
+    if combined > MAX_COMPOUND {
+        return Err(refuse(
+            format!("the statement combines {combined} queries with UNION, INTERSECT or EXCEPT"),
+            format!("combine at most {MAX_COMPOUND} (for many literal rows, use one VALUES list)"),
+        ));
+    }
+    if dialect == Dialect::Sqlite {
+        return Ok(());
+    }
     for pair in tokens.windows(3) {
         if let [Token::Word(u), Token::Ampersand, Token::Word(quoted)] = pair
             && u.quote_style.is_none()

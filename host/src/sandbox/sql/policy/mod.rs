@@ -43,7 +43,7 @@ mod walk;
 mod writes;
 
 pub use self::allowed::{AllowList, EngineList, Functions, Policy, allow_list};
-pub use self::check::{MAX_STATEMENT_BYTES, check};
+pub use self::check::{MAX_COMPOUND, MAX_STATEMENT_BYTES, check};
 pub use self::dialect::Dialect;
 pub use self::schema::{Hidden, Visible};
 pub use self::verdict::{Effect, Refusal, Why};

@@ -424,3 +424,46 @@ fn a_nul_character_is_malformed_on_both_engines() {
         assert!(refusal.rule.contains("NUL"), "{}", refusal.rule);
     }
 }
+
+/// The largest statement of each shape the size limit lets through is
+/// checked (and its tree dropped) within a quarter of the stack the host
+/// gives a check (`sql::stack`): left-deep chains the parser builds
+/// without recursing (thousands of `UNION ALL` or `+`) overflowed the
+/// guest call's stack and killed the host.
+#[test]
+fn every_statement_within_the_size_limit_is_checked_in_its_stack() {
+    let largest = |head: &str, part: &str| {
+        let n = (MAX_STATEMENT_BYTES - head.len()) / part.len();
+        format!("{head}{}", part.repeat(n))
+    };
+    let shapes = [
+        largest("SELECT 1", " UNION ALL SELECT 1"),
+        largest("SELECT 1", " UNION SELECT 1"),
+        largest("SELECT 1", " EXCEPT SELECT 1"),
+        largest("SELECT 1", " INTERSECT SELECT 1"),
+        largest("SELECT 1", " + 1"),
+        largest("SELECT 1 WHERE 1=1", " AND 1=1"),
+        largest("SELECT 1", " IS NULL"),
+        largest("SELECT 1", "::int"),
+        largest("SELECT 'a'", " COLLATE \"C\""),
+        largest("SELECT 1 FROM artist", " JOIN artist USING (artist_id)"),
+        largest("SELECT 1 FROM artist", ", artist"),
+        largest("SELECT 1 WHERE artist_id IN (1", ", 1"),
+    ];
+    for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+        for sql in &shapes {
+            let sql = sql.clone();
+            let checked = std::thread::Builder::new()
+                .stack_size(crate::sandbox::sql::stack::STACK_BYTES / 4)
+                .spawn(move || read(dialect, &sql).map_err(|e| e.rule))
+                .unwrap()
+                .join()
+                .unwrap();
+            assert!(checked.is_ok() || checked.as_ref().is_err_and(|rule| !rule.is_empty()), "{checked:?}");
+        }
+    }
+    let combined = |n: usize| format!("SELECT 1{}", " UNION ALL SELECT 1".repeat(n - 1));
+    assert_eq!(read(Dialect::Sqlite, &combined(MAX_COMPOUND)), Ok(Effect::Read));
+    let refused = read(Dialect::Postgres, &combined(MAX_COMPOUND + 1)).unwrap_err();
+    assert!(refused.rule.contains("combines 65 queries") && refused.hint.contains("64"), "{refused:?}");
+}
