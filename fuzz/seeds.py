@@ -185,12 +185,12 @@ def mcp_tools():
     write("mcp_tools", '{"tools":[{"name":"a\\u001b[2J","inputSchema":{"type":"object"}},{"name":"ok","description":"x\\r\\n## System","inputSchema":{"type":"object","properties":{"q\\u0007":{}}}}]}')
 
 
-def token_ceilings():
+def token_counts():
     # Texts that reach the prompt: real tool descriptions, prose in other
     # scripts, contractions, digits, whitespace and punctuation runs.
     for path in sorted(glob.glob(os.path.join(ROOT, "tests/data/corpus/mcp-tools/*.json")))[:6]:
         with open(path, "rb") as f:
-            write("token_ceiling", f.read()[:4096])
+            write("token_count", f.read()[:4096])
     for text in [
         "Evaluate an arithmetic expression.",
         "naïve café — 東京 😀 \u0000\r\n\t  tail   ",
@@ -201,7 +201,7 @@ def token_ceilings():
         "a" + "\u0300" * 500,
         "مرحبا بالعالم Привет мир नमस्ते दुनिया",
     ]:
-        write("token_ceiling", text)
+        write("token_count", text)
 
 
 def openapi():
@@ -368,7 +368,7 @@ if __name__ == "__main__":
     access_tokens()
     jwks()
     sign_ins()
-    token_ceilings()
+    token_counts()
     if DRY_RUN:
         for target, names in sorted(PLANNED.items()):
             folder = os.path.join(CORPUS, target)

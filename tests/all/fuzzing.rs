@@ -51,8 +51,8 @@ fn stub_corpus_replays() {
 }
 
 #[test]
-fn token_ceiling_corpus_replays() {
-    replay("token_ceiling", quiver::fuzzing::token_ceiling);
+fn token_count_corpus_replays() {
+    replay("token_count", quiver::fuzzing::token_count);
 }
 
 #[test]

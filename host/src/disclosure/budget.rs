@@ -26,11 +26,11 @@ use std::sync::{Arc, Mutex};
 pub use super::meta_tools::fold::{Fit, Shape};
 pub use super::policy::DEFAULT_PROMPT_TOKENS;
 
-use super::ceiling::o200k_ceiling;
 use super::meta_tools::{ALL, View};
+use super::o200k;
 
 /// Fits remembered, by the digest of what they were computed from.
-static FITS: Mutex<Option<HashMap<String, Arc<Fit>>>> = Mutex::new(None);
+static FITS: Mutex<Option<HashMap<u64, Arc<Fit>>>> = Mutex::new(None);
 
 /// Most fits remembered (then forgotten all at once).
 const REMEMBERED: usize = 256;
@@ -76,34 +76,27 @@ pub(crate) fn fit(view: &View<'_>, pinned: &[String]) -> Arc<Fit> {
     fit
 }
 
-/// A digest of what a fit is computed from (its key in memory).
+/// A digest of what a fit is computed from (its key in memory), each part
+/// length-prefixed as search's kin is.
 fn digest(
     budget: usize,
     parts: &[(&'static str, String)],
     instructions: &str,
     pinned: &[String],
     groups: &[Vec<String>],
-) -> String {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
-    let mut part = |text: &str| {
-        hasher.update((text.len() as u64).to_le_bytes());
-        hasher.update(text.as_bytes());
-    };
-    part(concat!("quiver-fit-", env!("CARGO_PKG_VERSION")));
-    part(&budget.to_string());
+) -> u64 {
+    let budget = budget.to_string();
+    let mut all: Vec<&str> = vec![concat!("quiver-fit-", env!("CARGO_PKG_VERSION")), &budget];
     for (name, text) in parts {
-        part(name);
-        part(text);
+        all.extend([*name, text.as_str()]);
     }
-    part(instructions);
-    part("pinned");
-    pinned.iter().for_each(|text| part(text));
+    all.extend([instructions, "pinned"]);
+    all.extend(pinned.iter().map(String::as_str));
     for section in groups {
-        part("groups");
-        section.iter().for_each(|group| part(group));
+        all.push("groups");
+        all.extend(section.iter().map(String::as_str));
     }
-    hex::encode(&hasher.finalize()[..16])
+    super::search::kin_of(&all)
 }
 
 /// Forget every fit remembered: the next is computed afresh (a test of
@@ -120,12 +113,12 @@ fn folded(
     instructions: &str,
     pinned: &[String],
 ) -> Fit {
-    let pinned: usize = pinned.iter().map(|text| o200k_ceiling(text)).sum();
-    let fixed = o200k_ceiling(instructions) + pinned;
+    let pinned: usize = pinned.iter().map(|text| o200k::count(text)).sum();
+    let fixed = o200k::count(instructions) + pinned;
     let mut costs: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut fit = Fit { budget, tokens: 0, pinned, folded: BTreeMap::new() };
     for (name, text) in parts {
-        costs.insert(name, o200k_ceiling(text));
+        costs.insert(name, o200k::count(text));
     }
     // Sections that can fold: those with lines (search_tools has none).
     let mut foldable: Vec<&'static str> =
@@ -144,7 +137,7 @@ fn folded(
         fit.folded.insert(name, next);
         let trial = View { fit: Arc::new(fit.clone()), ..*view };
         let meta = ALL.iter().find(|m| m.name() == name).expect("a meta-tool of ALL");
-        costs.insert(name, meta.definition(&trial).map_or(0, |def| o200k_ceiling(&def.sent())));
+        costs.insert(name, meta.definition(&trial).map_or(0, |def| o200k::count(&def.sent())));
     }
 }
 

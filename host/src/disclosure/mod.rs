@@ -8,14 +8,14 @@
 //! OpenAI and Anthropic; [`failures`] words a failed call for the model;
 //! [`tables`] keeps what database adapters listed; `reach` says how a
 //! model reaches what it found; [`budget`] folds Tier 1 to fit the
-//! prompt's token budget, which [`ceiling`] bounds without a tokenizer.
+//! prompt's token budget, which [`o200k`] counts without tiktoken's table.
 
 pub mod budget;
-pub mod ceiling;
 pub mod failures;
 pub mod footprint;
 pub mod formats;
 pub(crate) mod meta_tools;
+pub mod o200k;
 pub mod policy;
 pub(crate) mod reach;
 pub mod search;

@@ -19,6 +19,6 @@ mod trace;
 pub use self::auth::{ACCESS_TOKEN_KEY, AUDIENCE, ISSUER, KID, access_token, jwks, jwks_document, sign_in};
 pub use self::faces::{envelope, stdio};
 pub use self::guard::guard;
-pub use self::parsers::{config, manifest, mcp_tools, openapi, skill, stub, token_ceiling};
+pub use self::parsers::{config, manifest, mcp_tools, openapi, skill, stub, token_count};
 pub use self::sql::{HIDDEN, SqlHarness, schema, sql};
 pub use self::trace::trace_context;

@@ -132,13 +132,13 @@ pub fn openapi(data: &[u8]) {
 /// plugin stubs end up in the prompt): tiktoken's own o200k count for a
 /// text under 100 bytes, never below it nor above the bytes for any, and
 /// no panic on either path.
-pub fn token_ceiling(data: &[u8]) {
+pub fn token_count(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let ceiling = crate::disclosure::ceiling::o200k_ceiling(&text);
-    let count = crate::disclosure::tokens::Cost::o200k_of(&text);
-    assert!(ceiling >= count, "the bound {ceiling} is below the count {count}");
-    assert!(ceiling <= text.len().max(count), "the bound {ceiling} is above the bytes {}", text.len());
+    let ours = crate::disclosure::o200k::count(&text);
+    let tiktoken = crate::disclosure::tokens::Cost::o200k_of(&text);
+    assert!(ours >= tiktoken, "the count {ours} is below tiktoken's {tiktoken}");
+    assert!(ours <= text.len().max(tiktoken), "the count {ours} is above the bytes {}", text.len());
     if text.len() < 100 {
-        assert_eq!(ceiling, count, "every piece is merged as tiktoken merges it");
+        assert_eq!(ours, tiktoken, "every piece is merged as tiktoken merges it");
     }
 }

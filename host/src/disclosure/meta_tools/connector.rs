@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 use super::line::Line;
 use super::tool::{
-    CallContext, CallFuture, MetaTool, View, failing_lines, first_names, missing, named, named_or_failing, to_value,
+    CallContext, CallFuture, MetaTool, Reach, View, failing_lines, first_names, missing, named, named_or_failing,
+    to_value,
 };
 use crate::catalog::Category;
 use crate::contract::{Access, Kind};
@@ -70,6 +71,11 @@ struct Discovered<'a> {
     note: Option<String>,
 }
 
+impl Connector {
+    /// The `[connectors.NAME]` resources this meta-tool reaches.
+    const REACH: Reach = Reach { tool: <Self as MetaTool>::NAME, what: "connector", section: "connectors" };
+}
+
 impl MetaTool for Connector {
     type Args = Args;
     const NAME: &'static str = "connector";
@@ -92,7 +98,7 @@ impl MetaTool for Connector {
                 let actions = first_names(actions.into_iter(), SHOWN_ACTIONS);
                 Line::described(p.name(), p.name(), &format!("{} Actions: {actions}", stub.description))
             })
-            .chain(failing_lines(view, "connectors"))
+            .chain(failing_lines(view, Self::REACH.section))
             .collect()
     }
 
@@ -111,7 +117,7 @@ impl MetaTool for Connector {
                 || catalog.plugins_of(Kind::Connector).filter(|p| policy.shows_plugin(p)).map(|p| p.name().to_owned());
             let found =
                 catalog.get(&args.connector).filter(|p| p.stub().kind == Kind::Connector && policy.shows_plugin(p));
-            let plugin = named_or_failing(&cx, (Self::NAME, "connector"), &args.connector, found, connectors())?;
+            let plugin = named_or_failing(&cx, &Self::REACH, &args.connector, found, connectors())?;
             match args.subcommand {
                 Subcommand::Discover => {
                     let mut records = cx.backend.definitions(catalog, plugin.name()).await?;

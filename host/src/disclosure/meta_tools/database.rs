@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::line::Line;
-use super::tool::{CallContext, CallFuture, MetaTool, View, failing_lines, missing, named_or_failing};
+use super::tool::{CallContext, CallFuture, MetaTool, Reach, View, failing_lines, missing, named_or_failing};
 use crate::catalog::Category;
 use crate::contract::{Access, Kind};
 use crate::error::{Error, Result};
@@ -45,6 +45,11 @@ pub(crate) struct Args {
     table: Option<String>,
     /// For `query`: one SQL statement (a query, unless the database's line grants write access).
     sql: Option<String>,
+}
+
+impl Database {
+    /// The `[databases.NAME]` resources this meta-tool reaches.
+    const REACH: Reach = Reach { tool: <Self as MetaTool>::NAME, what: "database", section: "databases" };
 }
 
 impl MetaTool for Database {
@@ -90,7 +95,7 @@ impl MetaTool for Database {
                 };
                 Line::described(p.name(), p.name(), &format!("{description}{access} {tables}"))
             })
-            .chain(failing_lines(view, "databases"))
+            .chain(failing_lines(view, Self::REACH.section))
             .collect()
     }
 
@@ -109,7 +114,7 @@ impl MetaTool for Database {
                 || catalog.plugins_of(Kind::Database).filter(|p| policy.shows_plugin(p)).map(|p| p.name().to_owned());
             let found =
                 catalog.get(&args.database).filter(|p| p.stub().kind == Kind::Database && policy.shows_plugin(p));
-            let plugin = named_or_failing(&cx, (Self::NAME, "database"), &args.database, found, databases())?;
+            let plugin = named_or_failing(&cx, &Self::REACH, &args.database, found, databases())?;
             let cx = &mut cx;
             match args.subcommand {
                 Subcommand::ListTables => list_tables(cx, plugin).await.map(Output::Json),

@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 use super::line::Line;
 use super::tool::{
-    CallContext, CallFuture, MetaTool, View, failing_lines, first_names, missing, named, named_or_failing, to_value,
+    CallContext, CallFuture, MetaTool, Reach, View, failing_lines, first_names, missing, named, named_or_failing,
+    to_value,
 };
 use crate::catalog::{Category, ServerState};
 use crate::error::Error;
@@ -47,6 +48,11 @@ struct DiscoveredTool {
     input_schema: Value,
 }
 
+impl Mcp {
+    /// The `[mcp_servers.NAME]` resources this meta-tool reaches.
+    const REACH: Reach = Reach { tool: <Self as MetaTool>::NAME, what: "server", section: "mcp_servers" };
+}
+
 impl MetaTool for Mcp {
     type Args = Args;
     const NAME: &'static str = "mcp";
@@ -80,7 +86,7 @@ impl MetaTool for Mcp {
                 };
                 Line::new(&s.name, &s.name, format!("{purpose} ({tools}){failing}"))
             })
-            .chain(failing_lines(view, "mcp_servers"))
+            .chain(failing_lines(view, Self::REACH.section))
             .collect()
     }
 
@@ -94,7 +100,7 @@ impl MetaTool for Mcp {
             // Only the servers this caller may see exist for it.
             let servers = || catalog.mcp_servers().filter(|s| policy.authorized(&s.name)).map(|s| s.name.clone());
             let found = catalog.mcp_server(&args.server).filter(|s| policy.authorized(&s.name));
-            let server = named_or_failing(&cx, (Self::NAME, "server"), &args.server, found, servers())?;
+            let server = named_or_failing(&cx, &Self::REACH, &args.server, found, servers())?;
             match args.subcommand {
                 // The backend's definitions: a cached listing; a live server
                 // never listed is connected and listed first.

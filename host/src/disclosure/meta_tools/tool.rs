@@ -312,11 +312,20 @@ pub(crate) fn failing_lines(view: &View<'_>, section: &str) -> Vec<Line> {
         .collect()
 }
 
-/// `found`, or the error for a `what` called `name` that is not among
-/// `known`; for a resource that is configured and failing, its rejection.
+/// What a resource meta-tool reaches: its own name, what it calls one
+/// resource, and the configuration section those resources come from.
+pub(crate) struct Reach {
+    pub tool: &'static str,
+    pub what: &'static str,
+    pub section: &'static str,
+}
+
+/// `found`, or the error for a resource called `name` that is not among
+/// `known`; for a resource of `reach`'s section that is configured and
+/// failing, its rejection.
 pub(crate) fn named_or_failing<T>(
     cx: &CallContext<'_>,
-    (tool, what): (&str, &str),
+    reach: &Reach,
     name: &str,
     found: Option<T>,
     known: impl IntoIterator<Item = String>,
@@ -324,11 +333,7 @@ pub(crate) fn named_or_failing<T>(
     // A rejection is told only for the kind this meta-tool reaches (a
     // profile without databases asking `mcp` for one learns nothing of
     // it), and only to a caller who may see the resource.
-    let section = match what {
-        "database" => "databases",
-        "connector" => "connectors",
-        _ => "mcp_servers",
-    };
+    let section = reach.section;
     let own = format!("[{section}.{name}]");
     let rejection = cx
         .catalog
@@ -341,7 +346,7 @@ pub(crate) fn named_or_failing<T>(
             origin: crate::catalog::shown::shown(&rejection.origin),
             reason: crate::catalog::shown::shown(&rejection.error.to_string()),
         }),
-        (None, None) => named(tool, what, name, None, known),
+        (None, None) => named(reach.tool, reach.what, name, None, known),
     }
 }
 

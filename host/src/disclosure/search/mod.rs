@@ -25,5 +25,6 @@ pub mod store;
 
 pub use self::analyzer::Ranker;
 pub use self::cache::SearchCache;
+pub(crate) use self::document::kin_of;
 pub use self::document::{Document, Entry};
 pub use self::index::{Arm, Collapsed, Explained, SearchIndex};

@@ -29,7 +29,7 @@ const MERGED_BELOW: usize = 100;
 
 /// The tokens of `text` in o200k_base: tiktoken's count, except that a
 /// piece of 100 bytes or more is charged its bytes (so never below it).
-pub fn o200k_ceiling(text: &str) -> usize {
+pub fn count(text: &str) -> usize {
     let mut tokens = 0;
     for piece in PIECES.find_iter(text) {
         // The pattern cannot fail on text (it has no backreferences); if
@@ -74,13 +74,13 @@ fn merged(piece: &[u8]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::o200k_ceiling;
+    use super::count;
     use crate::disclosure::tokens::Cost;
 
     /// The count is tiktoken's (never below it for a piece of 100 bytes or
     /// more, which is charged its bytes).
     #[test]
-    fn the_ceiling_bounds_the_count() {
+    fn the_count_is_tiktokens() {
         let texts = [
             "",
             "Evaluate an arithmetic expression.",
@@ -91,18 +91,16 @@ mod tests {
             "it's we'll THEY'RE don't\n\n\n",
         ];
         for text in texts {
-            let (ceiling, count) = (o200k_ceiling(text), Cost::o200k_of(text));
-            assert_eq!(ceiling, count, "{text:?}");
+            assert_eq!(count(text), Cost::o200k_of(text), "{text:?}");
         }
         for long in
             [format!("{}x", " ".repeat(200_000)), "'".repeat(300_000), format!("a{}", "\u{300}".repeat(100_000))]
         {
-            let ceiling = o200k_ceiling(&long);
-            let count = Cost::o200k_of(&long);
-            assert!(ceiling >= count, "ceiling {ceiling} < count {count}");
+            let (ours, tiktoken) = (count(&long), Cost::o200k_of(&long));
+            assert!(ours >= tiktoken, "{ours} < tiktoken's {tiktoken}");
         }
         let prose = "Evaluate an arithmetic expression and return the result as a number.";
-        assert_eq!(o200k_ceiling(prose), Cost::o200k_of(prose), "every word is one token");
+        assert_eq!(count(prose), Cost::o200k_of(prose), "every word is one token");
     }
 
     /// Every real tool list of the MCP corpus (28 servers, 950 tools, as
@@ -115,7 +113,7 @@ mod tests {
             let path = file.unwrap().path();
             if path.extension().is_some_and(|e| e == "json") {
                 let text = std::fs::read_to_string(&path).unwrap();
-                assert_eq!(o200k_ceiling(&text), Cost::o200k_of(&text), "{}", path.display());
+                assert_eq!(count(&text), Cost::o200k_of(&text), "{}", path.display());
                 files += 1;
             }
         }

@@ -1,3 +1,0 @@
-#![no_main]
-//! See `quiver::fuzzing::token_ceiling`.
-libfuzzer_sys::fuzz_target!(|data: &[u8]| quiver::fuzzing::token_ceiling(data));
