@@ -196,6 +196,7 @@ impl Config {
             &mut config.mcp_dir,
             &mut config.audit.path,
             &mut config.search.model,
+            &mut config.search.rerank_model,
         ]
         .into_iter()
         .flatten()
@@ -218,6 +219,7 @@ impl Config {
             return Err(Error::config("max_plugin_mb", "must be at least 1"));
         }
         self.plugin_settings().validate()?;
+        self.search.validate().map_err(|message| Error::config("[search] rerank_model", message))?;
         self.selector.validate()
     }
 

@@ -29,6 +29,7 @@ mod faces;
 mod load;
 mod preinit;
 mod reload;
+mod rerank;
 mod retrieval;
 mod sandbox;
 mod scale;

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 
 /// One request and the tools it needs.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct Paraphrase {
     /// The request.
     pub query: String,

@@ -24,6 +24,7 @@ mod metrics;
 mod openapi;
 mod reload;
 mod report;
+mod rerank;
 mod scale;
 mod traces;
 mod upstream;
@@ -170,11 +171,12 @@ fn main() {
     let smoke =
         if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" };
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 21] = [
+    let sections: [(&str, Section); 22] = [
         ("loading", loading::section),
         ("guests", guests::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
         ("retrieval", disclosure::retrieval),
+        ("rerank", rerank::section),
         ("at-scale", at_scale::at_scale),
         ("startup", |options, _, report| scale::startup(options, report)),
         ("discovery", scale::discovery),

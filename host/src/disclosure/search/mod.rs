@@ -19,6 +19,7 @@ mod fuse;
 mod index;
 pub mod lexical;
 pub mod model;
+pub mod rerank;
 mod resources;
 pub mod settings;
 pub mod store;

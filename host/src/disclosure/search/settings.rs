@@ -4,6 +4,7 @@
 //! [search]
 //! ranker = "hybrid"        # default; "bm25" ranks with BM25 alone
 //! model = "models/custom"  # a folder with table.safetensors + tokenizer.json
+//! rerank_model = "target/minilm"  # the quality mode: all-MiniLM-L6-v2 re-ranks
 //! ```
 //!
 //! `hybrid` uses the model built into the binary unless `model` names
@@ -12,14 +13,21 @@
 //! without the `bundled-model` feature) or it cannot be read, search ranks
 //! with BM25 and says so in one log line, never an error: search still
 //! works, only less well.
+//!
+//! `rerank_model` turns on the quality mode ([`super::rerank`]): a folder
+//! holding all-MiniLM-L6-v2 (`models/minilm/fetch.sh` fetches it), in a
+//! build with the `minilm` feature. Both are checked when the file is read
+//! (a missing file or feature is a configuration error that says how to
+//! get it); the weights are loaded by the first search.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::analyzer::{Analyzer, LoadModel};
+use super::analyzer::{Analyzer, LoadModel, LoadReranker};
 use super::model::StaticModel;
+use super::rerank::Reranker;
 
 /// The `[search]` table of the config file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -31,6 +39,10 @@ pub struct SearchSettings {
     /// A folder holding another static model (`table.safetensors`,
     /// `tokenizer.json`), relative to the config file.
     pub model: Option<PathBuf>,
+    /// A folder holding all-MiniLM-L6-v2 (`model.safetensors`,
+    /// `tokenizer.json`, `config.json`), relative to the config file: the
+    /// transformer re-ranks each search's first hits.
+    pub rerank_model: Option<PathBuf>,
 }
 
 /// The ranking asked for.
@@ -54,7 +66,23 @@ impl SearchSettings {
             let dir = self.model.clone();
             Box::new(move || load_model(dir.as_deref())) as LoadModel
         });
-        Arc::new(Analyzer::lazy(load, cache_dir))
+        let analyzer = Analyzer::lazy(load, cache_dir);
+        let Some(dir) = self.rerank_model.clone() else { return Arc::new(analyzer) };
+        let cache_dir = cache_dir.map(Path::to_owned);
+        let load = Box::new(move || match Reranker::load(&dir, cache_dir.as_deref()) {
+            Ok(reranker) => Some(Arc::new(reranker)),
+            Err(error) => {
+                tracing::warn!(%error, "search runs without its re-ranker");
+                None
+            }
+        }) as LoadReranker;
+        Arc::new(analyzer.with_reranker(load))
+    }
+
+    /// What serde cannot check: a re-ranker's folder holds a model this
+    /// build can run.
+    pub fn validate(&self) -> Result<(), String> {
+        self.rerank_model.as_deref().map_or(Ok(()), super::rerank::check)
     }
 }
 
@@ -89,7 +117,7 @@ mod tests {
         assert!(analyzer.model_loaded());
         assert_eq!(vectors.is_some(), cfg!(feature = "bundled-model"));
 
-        let bm25 = SearchSettings { ranker: RankerChoice::Bm25, model: None }.analyzer(None);
+        let bm25 = SearchSettings { ranker: RankerChoice::Bm25, ..SearchSettings::default() }.analyzer(None);
         assert!(bm25.vectors(&["get forecast".to_owned()]).is_none());
         assert_eq!(bm25.ranker(), super::super::Ranker::Bm25);
     }

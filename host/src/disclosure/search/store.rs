@@ -28,6 +28,23 @@ pub trait Record: Send + Sync + Sized {
     fn decode(bytes: &[u8]) -> Option<Self>;
 }
 
+/// A text's embedding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vector(pub Box<[f32]>);
+
+impl Record for Vector {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.0.iter().for_each(|x| out.extend(x.to_le_bytes()));
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Vector> {
+        bytes
+            .len()
+            .is_multiple_of(4)
+            .then(|| Vector(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
+    }
+}
+
 /// Records by the digest of their text.
 pub struct TextCache<R> {
     memory: Mutex<HashMap<Key, Arc<R>>>,
