@@ -64,9 +64,10 @@ fn the_reranker_loads_lazily_and_keeps_its_vectors() {
     assert_eq!(second.computed(), 0, "read back from the cache folder");
 }
 
-/// An index computes every tool's vector in the background once built.
+/// A warm-up (what a catalog's index starts) embeds every text in the
+/// background, each once.
 #[test]
-fn an_index_warms_every_tools_vector_in_the_background() {
+fn a_warm_up_embeds_every_text_in_the_background_once() {
     let reranker = reranker();
     let texts: Vec<String> = (0..40).map(|i| format!("tool number {i}. Does thing {i} to a file")).collect();
     let warming = reranker.warm(Arc::new(texts.clone()));

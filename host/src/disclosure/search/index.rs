@@ -68,7 +68,9 @@ pub struct SearchIndex {
 struct Rerank {
     reranker: Arc<Reranker>,
     texts: Arc<Vec<String>>,
-    _warming: Warming,
+    /// A catalog's index only: an index a turn makes of a few tools
+    /// embeds what its queries need, no more.
+    warming: Option<Warming>,
 }
 
 /// One hit of [`SearchIndex::search_collapsed`]: the best-ranked of a set
@@ -105,9 +107,10 @@ impl SearchIndex {
             analyzer: analyzer.clone(),
             matrix: vectors.iter().flat_map(|v| v.0.iter().copied()).collect(),
         });
-        let rerank = analyzer.reranker().map(|reranker| {
-            let texts = Arc::new(texts);
-            Rerank { reranker: reranker.clone(), _warming: reranker.warm(texts.clone()), texts }
+        let rerank = analyzer.reranker().map(|reranker| Rerank {
+            reranker: reranker.clone(),
+            texts: Arc::new(texts),
+            warming: None,
         });
         let (entries, texts): (Vec<Entry>, Vec<String>) = documents.into_iter().map(|d| (d.entry, d.lexical)).unzip();
         let mut kin: HashMap<u64, Vec<u32>> = HashMap::new();
@@ -134,7 +137,13 @@ impl SearchIndex {
             .collect();
         documents.extend(catalog.skills().map(Document::of_skill));
         documents.extend(super::resources::documents(catalog));
-        SearchIndex::new(documents, analyzer)
+        let mut index = SearchIndex::new(documents, analyzer);
+        // The catalog's texts are the ones in use: embedded in the
+        // background while the index serves.
+        if let Some(rerank) = &mut index.rerank {
+            rerank.warming = Some(rerank.reranker.warm(rerank.texts.clone()));
+        }
+        index
     }
 
     /// Index tool records only.

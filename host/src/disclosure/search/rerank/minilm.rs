@@ -14,11 +14,10 @@ use candle_transformers::models::bert::{BertModel, Config};
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationParams};
 
+use super::FILES;
+
 /// Tokens read of a text, as sentence-transformers reads this model.
 const MAX_TOKENS: usize = 128;
-
-/// The files a model folder holds.
-pub const FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
 
 /// The transformer and its tokenizer.
 pub struct MiniLm {

@@ -15,9 +15,10 @@
 //! It is opt-in (`[search] rerank_model`, the `minilm` cargo feature): the
 //! weights are 91 MB and not built in, and a text costs milliseconds, not
 //! microseconds. A tool's vector is computed once per text and kept with
-//! the others' ([`TextCache`], on disk under the cache folder): an index
-//! computes them all in the background when it is built, and a query
-//! computes those it needs that are not there yet.
+//! the others' ([`TextCache`], on disk under the cache folder): the catalog's
+//! index computes them all in the background (one thread, stopped when a
+//! reload replaces the index), and a query computes those it needs that
+//! are not there yet.
 
 #[cfg(feature = "minilm")]
 mod minilm;
@@ -41,11 +42,7 @@ const RANK_WEIGHT: f32 = 0.1;
 /// are kept, and seen by queries, as soon as it ends).
 const WARM_STEP: usize = 32;
 
-/// The files a model folder must hold.
-#[cfg(feature = "minilm")]
-pub const FILES: [&str; 3] = minilm::FILES;
-/// The files a model folder must hold.
-#[cfg(not(feature = "minilm"))]
+/// The files a model folder must hold: weights, tokenizer, configuration.
 pub const FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
 
 #[cfg(feature = "minilm")]
@@ -125,7 +122,12 @@ impl Reranker {
     /// The vector of each text: kept ones as they are, the others computed
     /// now (a text the model cannot read gets no vector: cosine 0).
     pub fn vectors(&self, texts: &[String]) -> Vec<Arc<Vector>> {
-        self.vectors.get_all(texts, |text| Vector(self.encoder.embed(text).unwrap_or_default().into()))
+        self.vectors.get_some(texts, |text| self.embed(text))
+    }
+
+    /// A text's vector; empty (cosine 0) for a text the model cannot read.
+    fn embed(&self, text: &str) -> Vector {
+        Vector(self.encoder.embed(text).unwrap_or_default().into())
     }
 
     /// How many texts it has embedded (found neither in memory nor on disk).
@@ -145,6 +147,11 @@ impl Reranker {
                 }
                 this.vectors(step);
             }
+            // Every text of the index is done: vectors of texts no longer
+            // in it are stale, and leave the file once they outnumber it.
+            if !stopped.load(Ordering::Relaxed) {
+                this.vectors.get_all(&texts, |text| this.embed(text));
+            }
         });
         if let Err(error) = spawned {
             tracing::warn!(%error, "cannot start the re-ranker's warm-up; queries embed what they need");
@@ -158,7 +165,7 @@ impl Reranker {
     /// counts as the least there is (−1), so scores still fall with rank.
     pub fn rerank<'t>(&self, query: &str, ranked: &mut [(u32, f32)], text: impl Fn(u32) -> &'t str) {
         let n = ranked.len().min(CANDIDATES);
-        if n < 2 {
+        if n == 0 {
             return;
         }
         let query = match self.encoder.embed(query) {

@@ -20,8 +20,9 @@ pub const MAX_STATEMENT_BYTES: usize = 64 * 1024;
 /// `EXCEPT`. The parser builds such a chain without recursing, so its own
 /// limit does not bound it, while everything that reads the tree after it
 /// (this walk, dropping the tree, SQLite's planner) recurses once per
-/// query: bounded here, before parsing, so the chain's depth stays within
-/// the stack a guest call leaves host code. SQLite is told the same limit.
+/// query, with large frames: bounded here, before parsing. SQLite is told
+/// the same limit. (The walk runs on a stack of its own, `sql::stack`,
+/// which also holds the deepest chain of operators 64 KiB can spell.)
 pub const MAX_COMPOUND: usize = 64;
 
 /// Check `sql` against `policy`; what it does if it may run.
