@@ -53,7 +53,7 @@ type Encoder = minilm::MiniLm;
 enum Encoder {}
 
 /// Why a build without the feature has no re-ranker.
-const NOT_BUILT: &str = "this build has no re-ranker: build quiver with `--features minilm`";
+const NOT_BUILT: &str = "this build has no re-ranker: build quiver with its default features (the `minilm` feature)";
 
 #[cfg(not(feature = "minilm"))]
 impl Encoder {
