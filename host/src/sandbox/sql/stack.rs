@@ -1,5 +1,5 @@
-//! Where a statement is checked and where SQLite runs it: a thread of its
-//! own, with a stack of known size.
+//! Where a statement is checked and where SQLite runs it: a pool of
+//! threads with stacks of known size.
 //!
 //! A host import runs on the guest call's fiber, whose stack is what the
 //! engine gives an async call less what the guest used: about 1 MiB is
@@ -10,26 +10,160 @@
 //! overflowed the stack and took the whole host down. Here it has
 //! [`STACK_BYTES`] (reserved address space; only the pages it touches
 //! cost memory), enough for the deepest tree the size limit lets through,
-//! whatever the build's frame sizes. A thread per statement costs tens of
-//! microseconds, and a statement that blocks (SQLite, until its timeout)
-//! holds no worker of the async runtime.
+//! whatever the build's frame sizes. A statement that blocks (SQLite,
+//! until its timeout) holds no worker of the async runtime.
+//!
+//! The threads are kept: starting one with such a stack cost about 70 µs,
+//! twice a statement (BENCHMARKS.md, "databases"). A job goes to an idle
+//! thread, else to a new one while there are fewer than [`MAX_THREADS`],
+//! else it waits its turn. A thread idle for [`IDLE_FOR`] ends, which
+//! gives back the stack pages a deep statement touched.
+
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 /// The stack each statement's thread gets.
 pub(crate) const STACK_BYTES: usize = 64 << 20;
 
-/// Run `work` on a new thread with [`STACK_BYTES`] of stack, in the
-/// caller's tracing span; `Err` if the thread could not start or `work`
+/// At most this many statements are checked or run at once; the rest
+/// wait. As many as the engine runs guest calls by default
+/// (`[engine] max_concurrency`), each of which runs one statement at a time.
+pub(crate) const MAX_THREADS: usize = 64;
+
+/// How long a thread waits for work before it ends.
+pub(crate) const IDLE_FOR: Duration = Duration::from_secs(30);
+
+/// A job runs its work and hands back how to deliver the answer, which
+/// the thread calls once it counts itself idle again: a caller that sends
+/// its next statement the moment it has an answer finds the thread free.
+type Job = Box<dyn FnOnce() -> Deliver + Send>;
+type Deliver = Box<dyn FnOnce() + Send>;
+
+struct State {
+    /// Jobs no thread has taken yet.
+    queue: VecDeque<Job>,
+    /// Threads alive.
+    threads: usize,
+    /// Threads alive and running no job.
+    idle: usize,
+}
+
+struct Pool {
+    state: Mutex<State>,
+    work: Condvar,
+}
+
+static POOL: Pool =
+    Pool { state: Mutex::new(State { queue: VecDeque::new(), threads: 0, idle: 0 }), work: Condvar::new() };
+
+impl Pool {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn submit(&'static self, job: Job) -> Result<(), String> {
+        let mut state = self.lock();
+        state.queue.push_back(job);
+        if state.queue.len() <= state.idle {
+            self.work.notify_one();
+            return Ok(());
+        }
+        if state.threads >= MAX_THREADS {
+            return Ok(());
+        }
+        state.threads += 1;
+        state.idle += 1;
+        drop(state);
+        let started =
+            std::thread::Builder::new().name("quiver-sql".into()).stack_size(STACK_BYTES).spawn(move || self.serve());
+        if let Err(e) = started {
+            let mut state = self.lock();
+            state.threads -= 1;
+            state.idle -= 1;
+            // With no thread alive the jobs would wait for ever: drop
+            // them, which answers each caller with an error.
+            if state.threads == 0 {
+                state.queue.clear();
+                return Err(format!("cannot start the statement's thread: {e}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn serve(&self) {
+        let mut state = self.lock();
+        loop {
+            let Some(job) = state.queue.pop_front() else {
+                let (woken, waited) = self.work.wait_timeout(state, IDLE_FOR).unwrap_or_else(PoisonError::into_inner);
+                state = woken;
+                if waited.timed_out() && state.queue.is_empty() {
+                    state.idle -= 1;
+                    state.threads -= 1;
+                    return;
+                }
+                continue;
+            };
+            state.idle -= 1;
+            drop(state);
+            // A job that panics drops its answer unsent, which the caller
+            // reads as a failure; the thread goes on serving.
+            let deliver = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            self.lock().idle += 1;
+            if let Ok(deliver) = deliver {
+                deliver();
+            }
+            state = self.lock();
+        }
+    }
+}
+
+/// Run `work` on one of the pool's threads, with [`STACK_BYTES`] of stack,
+/// in the caller's tracing span; `Err` if no thread could start or `work`
 /// panicked.
 pub(crate) async fn on_own_stack<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
     let (answer, answered) = tokio::sync::oneshot::channel();
     let span = tracing::Span::current();
-    std::thread::Builder::new()
-        .name("quiver-sql".into())
-        .stack_size(STACK_BYTES)
-        .spawn(move || {
-            let _entered = span.enter();
-            let _ = answer.send(work());
+    POOL.submit(Box::new(move || {
+        let done = span.in_scope(work);
+        Box::new(move || {
+            let _ = answer.send(done);
         })
-        .map_err(|e| format!("cannot start the statement's thread: {e}"))?;
+    }))?;
     answered.await.map_err(|_| "the statement's thread failed".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every job gets the big stack, a thread is reused rather than one
+    /// started per job, and a panicking job neither answers nor kills its
+    /// thread.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn jobs_share_threads_with_the_big_stack() {
+        fn deep(n: usize) -> usize {
+            // ~4 KiB a frame: 8,000 frames need 32 MiB, far past a
+            // default thread's 2 MiB.
+            let pad = std::hint::black_box([n as u8; 4096]);
+            if n == 0 { pad[0] as usize } else { deep(n - 1) + usize::from(pad[1] == 0) }
+        }
+        let deepest = on_own_stack(|| deep(8_000)).await.expect("a deep job");
+        assert!(deepest > 0);
+        let ids: Vec<_> = futures_ids(16).await;
+        let distinct: std::collections::HashSet<_> = ids.iter().collect();
+        assert!(distinct.len() < ids.len(), "16 jobs one after another used {} threads", distinct.len());
+        let failed = on_own_stack(|| -> usize { panic!("a job that panics") }).await;
+        assert_eq!(failed.unwrap_err(), "the statement's thread failed");
+        assert_eq!(on_own_stack(|| 7).await, Ok(7), "the pool serves after a panic");
+        assert!(POOL.lock().threads <= MAX_THREADS);
+    }
+
+    async fn futures_ids(n: usize) -> Vec<std::thread::ThreadId> {
+        let mut ids = Vec::new();
+        for _ in 0..n {
+            ids.push(on_own_stack(|| std::thread::current().id()).await.expect("a job"));
+        }
+        ids
+    }
 }
