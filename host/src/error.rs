@@ -72,6 +72,17 @@ pub enum Error {
         origin: String,
     },
 
+    /// A component with no stub and no Quiver contract whose exports hold
+    /// no function a model can call (see `load::plain`).
+    #[error("{origin}: exports no function a model can call ({reasons})")]
+    NothingToServe {
+        /// The plugin file or bundled name.
+        origin: String,
+        /// Each export and why it is not served, or why the component
+        /// could not be read.
+        reasons: String,
+    },
+
     /// The `quiver:stub` section is malformed or breaks a rule.
     #[error("{origin}: invalid `quiver:stub` section: {reason}")]
     InvalidStub {
@@ -467,6 +478,10 @@ impl Error {
             Error::MissingStub { .. } => {
                 "run `quiver package FILE.wasm`, which writes it from the plugin's describe() (or build the \
                  plugin with quiver-sdk's #[plugin] attribute, which writes it at compile time)"
+            }
+            Error::NothingToServe { .. } => {
+                "export an interface of plain functions (any toolchain), or implement Quiver's `quiver:plugin/tool` \
+                 world (quiver-sdk)"
             }
             Error::InvalidStub { .. } => "rebuild the plugin with a current quiver-sdk",
             Error::WrongWorld { .. } => {

@@ -42,6 +42,7 @@ mod databases;
 mod egress;
 mod guests;
 mod openapi;
+mod plain;
 mod sql_allow_list;
 mod upstream;
 mod upstream_hostile;

@@ -69,6 +69,47 @@ pub fn js_url() -> &'static Path {
     })
 }
 
+/// `tests/components/wit/plain.wit`: the plain interfaces (package
+/// `acme:plain`) the three components below export, with their doc comments.
+pub fn plain_wit() -> PathBuf {
+    root().join("tests/components/wit/plain.wit")
+}
+
+/// Run `build.sh OUT.wasm` of `tests/components/NAME` into the guests out
+/// dir as `NAME.wasm`; on failure, panic with its stderr and `install`.
+fn build_plain(name: &str, install: &str) -> PathBuf {
+    let out = out_dir().join(format!("{name}.wasm"));
+    let script = root().join("tests/components").join(name).join("build.sh");
+    let output = std::process::Command::new("bash").arg(&script).arg(&out).output().expect("run bash");
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        panic!("building the {name} component failed:\n{stderr}\n({install})");
+    }
+    out
+}
+
+/// A JavaScript component that knows nothing about Quiver (world
+/// `acme:plain/scripted` of [`plain_wit`]), built once per test run.
+pub fn plain_js() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        build_plain("plain-js", "its tools come from `npm install --prefix examples/js-url`, which `bash .ci/run` runs")
+    })
+}
+
+/// A Python component that knows nothing about Quiver (world
+/// `acme:plain/scripted` of [`plain_wit`]), built once per test run.
+pub fn plain_python() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        build_plain(
+            "plain-py",
+            "it needs componentize-py 0.25.1: run `bash .ci/run`, which installs it into target/venv \
+             (COMPONENTIZE_PY overrides)",
+        )
+    })
+}
+
 /// A compile cache shared by the tests of one run, so the 18 MB Python
 /// component is compiled once, not once per test host.
 pub fn shared_cache() -> &'static Path {

@@ -18,6 +18,7 @@ use super::snapshot::{Catalog, Rejection};
 use crate::contract::{Kind, NAME_SEPARATOR};
 use crate::error::{Error, Result};
 use crate::load::openapi::OpenApiConnector;
+use crate::load::plain;
 use crate::load::{ConnectorSettings, FileStamp, Origin, Plugin, RawPluginSettings, SettingsResolver, stub};
 use crate::sandbox::config::ConfigGrant;
 use crate::sandbox::sql::{Database, SqlGrant};
@@ -446,6 +447,9 @@ impl Catalog {
         };
         let (stub, declared) = match stub::read_sections(&bytes, &origin.to_string()) {
             Ok(read) => read,
+            Err(Error::MissingStub { .. }) => {
+                return self.add_plain(origin, &bytes, settings, sidecar, from_folder, keep_bytes);
+            }
             Err(error) => return self.refuse(origin.to_string(), error),
         };
         let origin = if keep_bytes { origin } else { origin.without_bytes() };
@@ -455,6 +459,29 @@ impl Catalog {
                 self.insert(Arc::new(plugin), from_folder)
             }
             Err(error) => self.refuse(origin.to_string(), error),
+        }
+    }
+
+    /// Add a component without a stub: a plain component (see
+    /// [`plain::load`]), unless it implements Quiver's contract.
+    fn add_plain(
+        &mut self,
+        origin: Origin,
+        bytes: &[u8],
+        settings: &SettingsResolver,
+        sidecar: Option<&RawPluginSettings>,
+        from_folder: bool,
+        keep_bytes: bool,
+    ) {
+        let shown = origin.to_string();
+        let made = plain::load(&origin, bytes).and_then(|(name, plain, manifest)| {
+            let settings = settings.resolve(&name, sidecar)?;
+            let origin = if keep_bytes { origin } else { origin.without_bytes() };
+            Plugin::plain(plain, manifest, origin, settings)
+        });
+        match made {
+            Ok(plugin) => self.insert(Arc::new(plugin), from_folder),
+            Err(error) => self.refuse(shown, error),
         }
     }
 

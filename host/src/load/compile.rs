@@ -221,8 +221,15 @@ impl Compiler {
     /// stamp, and by stub). CPU-bound work runs on a blocking thread.
     pub(crate) async fn compile(&self, plugin: &Plugin) -> Result<Component> {
         let bytes = plugin.origin().bytes()?;
-        if !plugin.origin().holds_bytes() && super::stub::read(&bytes, &plugin.origin().to_string())? != *plugin.stub()
-        {
+        // The file must still be the version scanned: the same stub, or for
+        // a plain component (no stub) the same bytes.
+        let changed = || -> Result<bool> {
+            Ok(match (plugin.exports(), plugin.origin().digest()) {
+                (Some(_), Some(digest)) => super::origin::digest(&bytes) != *digest,
+                _ => super::stub::read(&bytes, &plugin.origin().to_string())? != *plugin.stub(),
+            })
+        };
+        if !plugin.origin().holds_bytes() && changed()? {
             return Err(Error::Io {
                 path: plugin.origin().to_string(),
                 message: "the file changed since it was scanned; a reload will pick up the new version".into(),

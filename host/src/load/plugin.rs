@@ -6,6 +6,7 @@ use tokio::sync::OnceCell;
 
 use super::manifest::Manifest;
 use super::origin::{self, Origin};
+use super::plain::Plain;
 use super::settings::PluginSettings;
 use super::stub::{self, Stub};
 use crate::contract::tool::ToolPre;
@@ -27,6 +28,9 @@ pub struct Plugin {
     described: Option<Manifest>,
     /// Its `quiver:manifest` section, if it has one (see [`Declared`]).
     declared: Option<Declared>,
+    /// What it exports, when it is a plain component (no stub: its stub
+    /// and manifest were derived from its types).
+    plain: Option<Arc<Plain>>,
     prepared: OnceCell<Result<Arc<Prepared>>>,
 }
 
@@ -41,9 +45,21 @@ struct Declared {
 
 /// A compiled, linked and checked plugin version, ready to instantiate.
 pub struct Prepared {
-    pub(crate) pre: ToolPre<GuestState>,
+    pub(crate) pre: Pre,
     /// Its full manifest (Tier 2), checked against the stub.
     pub manifest: Manifest,
+}
+
+/// How a prepared plugin is instantiated and called.
+pub(crate) enum Pre {
+    /// Through Quiver's contract: `invoke(action, input)`.
+    Contract(ToolPre<GuestState>),
+    /// A plain component: each action is an exported function, found by
+    /// its index (resolved once, here).
+    Plain {
+        pre: wasmtime::component::InstancePre<GuestState>,
+        exports: Vec<(String, wasmtime::component::ComponentExportIndex)>,
+    },
 }
 
 impl std::fmt::Debug for Plugin {
@@ -59,7 +75,35 @@ impl std::fmt::Debug for Plugin {
 impl Plugin {
     /// A plugin with a stub already read from its bytes.
     pub fn new(stub: Stub, origin: Origin, settings: PluginSettings) -> Plugin {
-        Plugin { stub, instance: None, origin, settings, described: None, declared: None, prepared: OnceCell::new() }
+        Plugin {
+            stub,
+            instance: None,
+            origin,
+            settings,
+            described: None,
+            declared: None,
+            plain: None,
+            prepared: OnceCell::new(),
+        }
+    }
+
+    /// A plain component (see [`Plain`]): its stub and manifest are the
+    /// ones derived from its types.
+    pub(crate) fn plain(
+        plain: Arc<Plain>,
+        manifest: Manifest,
+        origin: Origin,
+        settings: PluginSettings,
+    ) -> Result<Plugin> {
+        let stub = manifest
+            .stub()
+            .map_err(|reason| crate::error::Error::InvalidManifest { plugin: manifest.name.clone(), reason })?;
+        Ok(Plugin { plain: Some(plain), ..Plugin::new(stub, origin, settings).with_manifest(manifest) })
+    }
+
+    /// What it exports, if it is a plain component.
+    pub(crate) fn exports(&self) -> Option<&Arc<Plain>> {
+        self.plain.as_ref()
     }
 
     /// The component with `stub` served under another `name`, with its own
@@ -174,7 +218,13 @@ impl Plugin {
         }
         let Origin::File { path, digest, .. } = &self.origin else { return true };
         let Ok(bytes) = origin::read_unchanged(path, digest) else { return false };
-        if stub::read(&bytes, &self.origin.to_string()).is_ok_and(|stub| stub == self.stub) {
+        // A plain component has no stub: its bytes, which `read_unchanged`
+        // checked by digest, are its identity.
+        let same = match &self.plain {
+            Some(_) => true,
+            None => stub::read(&bytes, &self.origin.to_string()).is_ok_and(|stub| stub == self.stub),
+        };
+        if same {
             self.origin.keep(bytes);
             true
         } else {

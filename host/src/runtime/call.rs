@@ -21,7 +21,7 @@ pub(crate) const MAX_ERROR_BYTES: usize = 4096;
 
 /// Extra wall-clock time past the CPU deadline before the call is dropped
 /// (covers time blocked in host calls, which epochs cannot interrupt).
-const WALL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+pub(super) const WALL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Run `describe()` in a fresh instance and check the manifest.
 pub(crate) async fn describe(engine: &Engine, pre: &ToolPre<GuestState>, plugin: &Plugin) -> Result<Manifest> {
@@ -103,7 +103,7 @@ fn output(
 /// Turn the outcome of a guest call into our result, naming the cause of a
 /// failure: the deadline, the memory cap, or a crash (with the panic
 /// message when the guest reported one).
-fn settle<T>(
+pub(super) fn settle<T>(
     ending: Ending,
     plugin: &Plugin,
     action: &str,

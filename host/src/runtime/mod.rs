@@ -8,6 +8,7 @@
 //! slot, and runs in a fresh store ([`call`]).
 
 mod call;
+mod plain;
 mod preinit;
 mod wasm;
 

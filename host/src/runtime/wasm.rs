@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::invoke::{Answer, Backend, BoxFuture, Call, Facts, Output};
 use crate::load::cache::ArtifactCache;
 use crate::load::compile::Compiler;
-use crate::load::{ActionSpec, LoadStats, Manifest, Plugin, Prepared};
+use crate::load::{ActionSpec, LoadStats, Manifest, Plugin, Pre, Prepared};
 use crate::sandbox::Linkers;
 use crate::sandbox::limits::{self, EngineSettings};
 use crate::telemetry::Usage;
@@ -68,10 +68,15 @@ impl WasmRuntime {
     async fn prepare_uncached(&self, plugin: &Plugin) -> Result<Arc<Prepared>> {
         let component = self.compiler.compile(plugin).await?;
         let origin = plugin.origin().to_string();
+        if let (Some(plain), Some(manifest)) = (plugin.exports(), plugin.described()) {
+            let pre = self.linkers.plain_pre(&self.engine, &component, plugin.name(), &origin)?;
+            let exports = super::plain::exports(&component, plain, plugin)?;
+            return Ok(Arc::new(Prepared { pre: Pre::Plain { pre, exports }, manifest: manifest.clone() }));
+        }
         let kind = plugin.stub().kind;
         let pre = self.linkers.instantiate_pre(&self.engine, &component, kind, plugin.name(), &origin)?;
         if let Some(manifest) = plugin.described() {
-            return Ok(Arc::new(Prepared { pre, manifest: manifest.clone() }));
+            return Ok(Arc::new(Prepared { pre: Pre::Contract(pre), manifest: manifest.clone() }));
         }
         let manifest = {
             let _permit = self.permit().await?;
@@ -91,7 +96,7 @@ impl WasmRuntime {
                 });
             }
         }
-        Ok(Arc::new(Prepared { pre, manifest }))
+        Ok(Arc::new(Prepared { pre: Pre::Contract(pre), manifest }))
     }
 
     /// Compile `plugin`, a component without a stub (its stub here is a
@@ -163,7 +168,7 @@ impl WasmRuntime {
                 known: plugin.stub().action_names().map(str::to_owned).collect(),
             })?;
             let input = match validate(plugin, spec, input) {
-                Ok(()) => input.to_string(),
+                Ok(()) => input.clone(),
                 // Optional arguments the model gave as `null` (as OpenAI's strict
                 // mode makes it) mean "not given": drop them and check again.
                 Err(error) => {
@@ -172,7 +177,7 @@ impl WasmRuntime {
                         return Err(error);
                     }
                     validate(plugin, spec, &relaxed).map_err(|_| error)?;
-                    relaxed.to_string()
+                    relaxed
                 }
             };
             let deadline = std::time::Instant::now() + plugin.settings().grants.limits.timeout();
@@ -184,7 +189,27 @@ impl WasmRuntime {
             Err(error) => return (Err(error), Vec::new(), Usage::default()),
         };
         self.compiler.stats.count_instantiated();
-        super::call::invoke(&self.engine, &prepared.pre, plugin, (action, &input), ceiling, deadline).await
+        match &prepared.pre {
+            Pre::Contract(pre) => {
+                let input = input.to_string();
+                super::call::invoke(&self.engine, pre, plugin, (action, &input), ceiling, deadline).await
+            }
+            Pre::Plain { pre, exports } => {
+                let found = plugin
+                    .exports()
+                    .and_then(|p| p.function(action))
+                    .zip(exports.iter().find(|(name, _)| name == action).map(|(_, index)| index));
+                let Some((function, index)) = found else {
+                    let error = Error::internal("runtime", format!("no export behind the action `{action}`"));
+                    return (Err(error), Vec::new(), Usage::default());
+                };
+                let args = match super::plain::arguments(plugin, function, &input) {
+                    Ok(args) => args,
+                    Err(error) => return (Err(error), Vec::new(), Usage::default()),
+                };
+                super::plain::invoke(&self.engine, pre, index, plugin, (function, args), ceiling, deadline).await
+            }
+        }
     }
 
     /// A free instance slot, waited for until `deadline` at most, in a

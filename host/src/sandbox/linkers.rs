@@ -93,6 +93,38 @@ impl Linkers {
     }
 }
 
+impl Linkers {
+    /// Link `component`, a plain component (no Quiver contract), and
+    /// prepare it for fast instantiation: with the tools' capabilities, and
+    /// `wasi:http` when it imports it (the plugin's HTTP grant then decides
+    /// what it may reach; by default nothing). An import Quiver does not
+    /// provide makes it unloadable, named in the error.
+    pub(crate) fn plain_pre(
+        &self,
+        engine: &Engine,
+        component: &Component,
+        plugin: &str,
+        origin: &str,
+    ) -> Result<wasmtime::component::InstancePre<GuestState>> {
+        let wrong = |reason: String| Error::WrongWorld {
+            plugin: plugin.to_owned(),
+            origin: origin.to_owned(),
+            world: "any component whose imports are WASI 0.2's".to_owned(),
+            reason,
+        };
+        let ty = component.component_type();
+        let mut http = false;
+        for (name, _) in ty.imports(engine) {
+            if !name.starts_with("wasi:") {
+                return Err(wrong(format!("it imports `{name}`, which Quiver does not provide")));
+            }
+            http |= name.starts_with("wasi:http/");
+        }
+        let linker = if http { &self.connector } else { &self.tool };
+        linker.instantiate_pre(component).map_err(|e| wrong(format!("{e:#}")))
+    }
+}
+
 /// Why a plugin of `kind` may not import `name`, if it may not.
 fn import_problem(kind: Kind, name: &str) -> Option<String> {
     let (package, _) = name.split_once('/').unwrap_or((name, ""));

@@ -1,0 +1,144 @@
+//! Components that know nothing about Quiver (issue 35): plain interfaces
+//! of typed functions, built in this repository with three toolchains and
+//! no Quiver SDK — Rust with plain wit-bindgen (the `plain-rust` fixture),
+//! JavaScript with componentize-js, Python with componentize-py — dropped
+//! into the plugins folder with their `.wit` beside them, listed without
+//! compiling, described from their types, called with schema-checked JSON.
+
+use quiver::{ErrorKind, GuestErrorKind};
+use quiver_tests::{TestHost, fixtures, guests};
+use serde_json::json;
+
+fn guest_error(error: &quiver::Error) -> Option<(GuestErrorKind, &str)> {
+    match error {
+        quiver::Error::Guest { kind, message, .. } => Some((*kind, message.as_str())),
+        _ => None,
+    }
+}
+
+/// A host serving `bytes` as `NAME.wasm` with the package's `.wit` beside.
+fn host_with(name: &str, bytes: Vec<u8>) -> TestHost {
+    let wit = std::fs::read(guests::plain_wit()).unwrap();
+    TestHost::builder()
+        .file(&format!("{name}.wasm"), bytes)
+        .file(&format!("{name}.wit"), wit)
+        .cache_dir(guests::shared_cache())
+        .build()
+}
+
+/// What the three components share: `text` and `probe`, listed from the
+/// types with nothing compiled, then called; a file the sandbox has no
+/// folder for, or a variable it has no environment for, is the guest's
+/// own clean answer.
+async fn serves_text_and_probe(t: &TestHost, name: &str) {
+    let catalog = t.host.catalog();
+    let plugin = catalog.get(name).unwrap_or_else(|| panic!("{name}: {:?}", catalog.rejected()));
+    let actions: Vec<&str> = plugin.stub().action_names().collect();
+    for action in ["text_count", "text_recase", "text_repeat", "probe_read_file", "probe_env_var"] {
+        assert!(actions.contains(&action), "{name}: {actions:?}");
+    }
+    let session = t.host.session(None).unwrap();
+    let count = session.definition(&format!("{name}__text_count")).await.unwrap();
+    assert_eq!(count.description, "Count the words, lines and characters of a text.");
+    assert_eq!(
+        count.input_schema,
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
+               "additionalProperties": false})
+    );
+    let stats = t.host.load_stats();
+    assert_eq!(stats.compiled() + stats.cache_hits(), 0, "{name}: listed and described with nothing compiled");
+
+    let counts = t.host.call(name, "text_count", r#"{"text": "two words\nand more"}"#).await.unwrap();
+    assert_eq!(counts, json!({"words": 4, "lines": 2, "chars": 18}), "{name}");
+    let upper = t.host.call(name, "text_recase", r#"{"text": "Straße", "to": "upper"}"#).await.unwrap();
+    assert_eq!(upper, json!("STRASSE"), "{name}");
+    let joined = t.host.call(name, "text_repeat", r#"{"text": "ab", "times": 3, "separator": "-"}"#).await.unwrap();
+    assert_eq!(joined, json!("ab-ab-ab"), "{name}");
+    let spaced = t.host.call(name, "text_repeat", r#"{"text": "ab", "times": 2}"#).await.unwrap();
+    assert_eq!(spaced, json!("ab ab"), "{name}: an option left out is none");
+
+    // The function's own error is a typed error with its text.
+    let long = format!(r#"{{"text": "{}", "times": 200}}"#, "x".repeat(100));
+    let error = t.host.call(name, "text_repeat", &long).await.unwrap_err();
+    let (kind, message) = guest_error(&error).unwrap_or_else(|| panic!("{name}: {error}"));
+    assert_eq!(kind, GuestErrorKind::Failed, "{name}");
+    assert!(message.contains("more than 10000"), "{name}: {message}");
+    // Input outside the types never reaches the component.
+    let error = t.host.call(name, "text_repeat", r#"{"text": "a", "times": 256}"#).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InputSchema, "{name}: {error}");
+    let error = t.host.call(name, "text_recase", r#"{"text": "a", "to": "title"}"#).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InputSchema, "{name}: {error}");
+
+    // No folder granted: the file cannot be read, and the component says so.
+    let error = t.host.call(name, "probe_read_file", r#"{"path": "/etc/hostname"}"#).await.unwrap_err();
+    assert_eq!(guest_error(&error).map(|(k, _)| k), Some(GuestErrorKind::Failed), "{name}: {error}");
+    // No environment granted.
+    let home = t.host.call(name, "probe_env_var", r#"{"name": "HOME"}"#).await.unwrap();
+    assert_eq!(home, json!(null), "{name}");
+}
+
+/// The Rust component (plain wit-bindgen): every type of the mapping
+/// through a real call, and a function exported at the top level.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+pub(crate) async fn plain_rust() {
+    let t = host_with("plain-rust", std::fs::read(fixtures::PLAIN_RUST).unwrap());
+    serves_text_and_probe(&t, "plain-rust").await;
+    let call = |action: &'static str, input: serde_json::Value| {
+        let host = &t.host;
+        async move { host.call("plain-rust", action, &input.to_string()).await }
+    };
+    assert_eq!(call("hello", json!({"name": "Ada"})).await.unwrap(), json!("Hello, Ada!"));
+    let area = call("shapes_area", json!({"shape": {"tag": "rect", "value": [2, 3.5]}})).await.unwrap();
+    assert_eq!(area, json!(7.0));
+    assert_eq!(call("shapes_area", json!({"shape": {"tag": "point"}})).await.unwrap(), json!(0.0));
+    let error = call("shapes_area", json!({"shape": {"tag": "circle", "value": -1}})).await.unwrap_err();
+    assert_eq!(guest_error(&error), Some((GuestErrorKind::Failed, "negative")), "an enum error is its case name");
+    let error = call("shapes_area", json!({"shape": {"tag": "circle", "value": 1e200}})).await.unwrap_err();
+    assert_eq!(guest_error(&error), Some((GuestErrorKind::Failed, "too-large")));
+    let names = call("shapes_style_names", json!({"style": ["underline", "bold"]})).await.unwrap();
+    assert_eq!(names, json!(["bold", "underline"]));
+    assert_eq!(call("shapes_checksum", json!({"data": [255, 255, 2]})).await.unwrap(), json!(512));
+    let widened = call(
+        "shapes_widen",
+        json!({"small": -128, "big": 9007199254740993i64, "huge": 18446744073709551615u64, "ratio": 1.25, "letter": "q"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(widened, json!([9007199254740865i64, "18446744073709551615", 2.5, "Q"]), "64-bit values stay exact");
+    for (given, got) in
+        [(json!(null), json!(null)), (json!({"some": null}), json!(null)), (json!({"some": 7}), json!(7))]
+    {
+        assert_eq!(call("shapes_flatten", json!({"value": given})).await.unwrap(), got);
+    }
+    let error = call("shapes_widen", json!({"small": -129, "big": 0, "huge": 0, "ratio": 0, "letter": "q"})).await;
+    assert_eq!(error.unwrap_err().kind(), ErrorKind::InputSchema);
+    // Compiled once, for the first call; the rest only instantiate.
+    assert_eq!(t.host.load_stats().compiled() + t.host.load_stats().cache_hits(), 1);
+
+    // Without its `.wit`, the names describe it.
+    let bare = TestHost::builder().file("bare.wasm", std::fs::read(fixtures::PLAIN_RUST).unwrap()).build();
+    let session = bare.host.session(None).unwrap();
+    let count = session.definition("bare__text_count").await.unwrap();
+    assert_eq!(
+        count.description,
+        "`text.count`, a function of a WebAssembly component.\n\n`text.count(text: string) -> record`"
+    );
+}
+
+/// The JavaScript component (componentize-js, no imports at all).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_javascript_component_is_served_as_it_is() {
+    let t = host_with("plain-js", std::fs::read(guests::plain_js()).unwrap());
+    serves_text_and_probe(&t, "plain-js").await;
+}
+
+/// The Python component (componentize-py): its build-time `init` hook is
+/// not an action.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_component_is_served_as_it_is() {
+    let t = host_with("plain-py", std::fs::read(guests::plain_python()).unwrap());
+    serves_text_and_probe(&t, "plain-py").await;
+    let actions: Vec<String> =
+        t.host.catalog().get("plain-py").unwrap().stub().action_names().map(str::to_owned).collect();
+    assert!(!actions.iter().any(|a| a.contains("init")), "{actions:?}");
+}
