@@ -136,6 +136,31 @@ def sections():
                 write("manifest", payload)
 
 
+def plain():
+    # A component no SDK built (the plain-rust fixture, wit-bindgen), alone
+    # and with its `.wit` beside it; and JSON for each kind of WIT type.
+    components = sorted(glob.glob(os.path.join(ROOT, "target/debug/build/quiver-tests-*/out/plain-rust.wasm")))
+    if not components:
+        sys.exit("no plain-rust fixture under target/debug/build: run `cargo test --no-run` first")
+    with open(components[0], "rb") as f:
+        wasm = f.read()
+    wit = read("tests/components/wit/plain.wit").encode()
+    write("plain_types", b"\x00" + wasm)
+    write("plain_types", b"\x01" + len(wit).to_bytes(2, "little") + wit + wasm)
+    values = [
+        "true", "255", "256", "-1", "18446744073709551615", "-9223372036854775808", "3.0", "1e39", "1.5",
+        '"x"', '"ab"', '""', "null", "[1, 2]", '["a", "b"]', '[18446744073709551615, "s", false]',
+        '{"ok": "fine"}', '{"err": "y-z"}', '{"ok": null}', '"two"', '{"tag": "circle", "value": 2}',
+        '{"tag": "rect", "value": [1, 2]}', '{"tag": "point"}', '["a", "c", "a"]',
+        '{"n": 1, "shape": {"tag": "point"}, "set": [], "inner": {"deep": {"some": 3}}}',
+        '{"n": 1, "maybe": null, "shape": {"tag": "point"}, "set": ["b"], "inner": {}}',
+        '{"some": null}', '{"some": {"some": 1}}',
+    ]
+    for pick in range(25):
+        for value in values:
+            write("plain_values", bytes([pick]) + value.encode())
+
+
 def sql():
     sources = read("host/src/sandbox/sql/policy/tests.rs") + read("tests/all/databases/mod.rs") + read("tests/all/databases/escapes.rs")
     statements = set()
@@ -362,6 +387,7 @@ if __name__ == "__main__":
     configs()
     skills()
     sections()
+    plain()
     sql()
     trace_context()
     guard()

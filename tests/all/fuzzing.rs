@@ -51,6 +51,16 @@ fn stub_corpus_replays() {
 }
 
 #[test]
+fn plain_types_corpus_replays() {
+    replay("plain_types", quiver::fuzzing::plain_types);
+}
+
+#[test]
+fn plain_values_corpus_replays() {
+    replay("plain_values", quiver::fuzzing::plain_values);
+}
+
+#[test]
 fn token_count_corpus_replays() {
     replay("token_count", quiver::fuzzing::token_count);
 }

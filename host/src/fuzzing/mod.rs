@@ -13,6 +13,7 @@ mod auth;
 mod faces;
 mod guard;
 mod parsers;
+mod plain;
 mod sql;
 mod trace;
 
@@ -20,5 +21,6 @@ pub use self::auth::{ACCESS_TOKEN_KEY, AUDIENCE, ISSUER, KID, access_token, jwks
 pub use self::faces::{envelope, stdio};
 pub use self::guard::guard;
 pub use self::parsers::{config, manifest, mcp_tools, openapi, skill, stub, token_count};
+pub use self::plain::{plain_types, plain_values};
 pub use self::sql::{HIDDEN, SqlHarness, schema, sql};
 pub use self::trace::trace_context;

@@ -83,10 +83,6 @@ pub enum NotPlain {
     Nothing(Vec<(String, String)>),
 }
 
-/// Longest doc text kept per function or plugin (a model reads the first
-/// paragraph in Tier 1, the rest in Tier 2).
-const MAX_DOCS: usize = 2_000;
-
 impl Plain {
     /// Read what the component in `bytes` exports; `side` is the text of
     /// a `.wit` file shipped beside it, for its doc comments.
@@ -378,11 +374,11 @@ fn same_signature((params, result): Signature<'_>, (others, other): Signature<'_
         }
 }
 
-/// A doc comment as a description: sanitised and held to [`MAX_DOCS`],
-/// its first paragraph (the Tier-1 summary) cut to a line of
-/// [`MAX_SUMMARY_CHARS`] with the whole text after it when it was longer.
+/// A doc comment (sanitised by [`types::docs`]) as a description: its
+/// first paragraph (the Tier-1 summary) cut to a line of
+/// [`MAX_SUMMARY_CHARS`], with the whole text after it when it was longer.
 fn fitted(docs: &str) -> String {
-    let docs = sanitize_cut(docs, Shape::Lines, MAX_DOCS);
+    let docs = docs.to_owned();
     let summary = contract::summary_of(&docs);
     let line = contract::one_line(&summary, MAX_SUMMARY_CHARS);
     if line == summary { docs } else { format!("{line}\n\n{docs}") }

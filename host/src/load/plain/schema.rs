@@ -9,7 +9,7 @@
 //! |---|---|
 //! | `bool` | boolean |
 //! | `u8` … `u64`, `s8` … `s64` | integer within the type's range (64-bit ones exact: Quiver never rounds them, though a JavaScript client may past 2^53) |
-//! | `f32`, `f64` | number; a result that is NaN or infinite is the string `"NaN"`, `"Infinity"` or `"-Infinity"` (JSON has no such numbers); an input must be finite |
+//! | `f32`, `f64` | number (an `f32` input within ±3.4028235e38); a result that is NaN or infinite is the string `"NaN"`, `"Infinity"` or `"-Infinity"` (JSON has no such numbers); an input must be finite |
 //! | `char` | a string of one character |
 //! | `string` | string |
 //! | `list<T>` (`list<u8>` too) | array; `list<T, N>` exactly `N` items |
@@ -131,6 +131,12 @@ impl Schema {
             Ty::S16 => Schema::integer(i16::MIN, i16::MAX),
             Ty::S32 => Schema::integer(i32::MIN, i32::MAX),
             Ty::S64 => Schema::integer(i64::MIN, i64::MAX),
+            // An f32 input is a finite number within the type's range.
+            Ty::F32 if way == Way::In => Schema {
+                minimum: Number::from_f64(f64::from(f32::MIN)),
+                maximum: Number::from_f64(f64::from(f32::MAX)),
+                ..Schema::of("number")
+            },
             Ty::F32 | Ty::F64 => match way {
                 Way::In => Schema::of("number"),
                 Way::Out => Schema { kind: Some(Kind::Some(vec!["number", "string"])), ..Schema::default() },

@@ -66,6 +66,10 @@ fn docs_come_from_the_wit_beside_the_component_else_from_the_names() {
     let output = count.output_schema.as_ref().unwrap().value().into_owned();
     assert_eq!(output["properties"]["words"]["description"], "Words: runs of characters between whitespace.");
     assert_eq!(with.function("hello").unwrap().description, "Greet someone by name.");
+    // Doc text is outside text (a component's `package-docs` section can
+    // hold anything; WIT's own lexer refuses control characters).
+    let hostile = wasmtime::component::wit_parser::Docs { contents: Some("Greet \u{1b}[2J\u{202e} someone.".into()) };
+    assert_eq!(super::types::docs(&hostile).unwrap(), "Greet \\u{1b}[2J\\u{202e} someone.");
 
     let without = Plain::derive(&bytes, None).unwrap();
     assert_eq!(

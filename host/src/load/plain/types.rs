@@ -12,6 +12,8 @@
 
 use wasmtime::component::wit_parser::{self as wit, Handle, Resolve, TypeDefKind};
 
+use crate::contract::{Shape, sanitize_cut};
+
 /// The most nodes the types of one function may have, all parameters and
 /// the result together.
 pub const MAX_NODES: usize = 2_000;
@@ -171,9 +173,16 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A doc comment's text, if there is any.
+/// Longest doc text kept per function, type or plugin (a model reads the
+/// first paragraph in Tier 1, the rest in Tier 2).
+pub(super) const MAX_DOCS: usize = 2_000;
+
+/// A doc comment's text, if there is any: text from outside, so through
+/// the one sanitiser (lines kept, control characters escaped), cut to
+/// [`MAX_DOCS`].
 pub(super) fn docs(docs: &wit::Docs) -> Option<String> {
-    docs.contents.as_deref().map(str::trim).filter(|d| !d.is_empty()).map(str::to_owned)
+    let text = docs.contents.as_deref().map(str::trim).filter(|d| !d.is_empty())?;
+    Some(sanitize_cut(text, Shape::Lines, MAX_DOCS))
 }
 
 impl Ty {
