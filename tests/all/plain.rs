@@ -77,6 +77,39 @@ async fn serves_text_and_probe(t: &TestHost, name: &str) {
     assert_eq!(home, json!(null), "{name}");
 }
 
+/// The grants a plain component can be given: a folder it reads (never
+/// writes, never leaves) and its `config` values as its environment.
+async fn reads_what_it_is_granted(name: &str, bytes: Vec<u8>) {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(data.path().join("note.txt"), "granted text").unwrap();
+    let config = format!(
+        "[plugins.{name}]\nfolders = {{ \"/data\" = {:?} }}\nconfig = {{ GREETING = \"hi\" }}",
+        data.path().display().to_string()
+    );
+    let t = TestHost::builder()
+        .file(&format!("{name}.wasm"), bytes)
+        .cache_dir(guests::shared_cache())
+        .config(&config)
+        .build();
+    let read = |path: &str| {
+        let input = json!({"path": path}).to_string();
+        let host = &t.host;
+        async move { host.call(name, "probe_read_file", &input).await }
+    };
+    assert_eq!(read("/data/note.txt").await.unwrap(), json!("granted text"), "{name}");
+    for outside in ["/data/../etc/hostname", "/etc/hostname"] {
+        let error = read(outside).await.unwrap_err();
+        assert_eq!(guest_error(&error).map(|(k, _)| k), Some(GuestErrorKind::Failed), "{name} {outside}: {error}");
+    }
+    let env = |var: &str| {
+        let input = json!({"name": var}).to_string();
+        let host = &t.host;
+        async move { host.call(name, "probe_env_var", &input).await }
+    };
+    assert_eq!(env("GREETING").await.unwrap(), json!("hi"), "{name}");
+    assert_eq!(env("HOME").await.unwrap(), json!(null), "{name}");
+}
+
 /// The Rust component (plain wit-bindgen): every type of the mapping
 /// through a real call, and a function exported at the top level.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,6 +148,8 @@ pub(crate) async fn plain_rust() {
     // Compiled once, for the first call; the rest only instantiate.
     assert_eq!(t.host.load_stats().compiled() + t.host.load_stats().cache_hits(), 1);
 
+    reads_what_it_is_granted("granted", std::fs::read(fixtures::PLAIN_RUST).unwrap()).await;
+
     // Without its `.wit`, the names describe it.
     let bare = TestHost::builder().file("bare.wasm", std::fs::read(fixtures::PLAIN_RUST).unwrap()).build();
     let session = bare.host.session(None).unwrap();
@@ -141,4 +176,5 @@ async fn a_python_component_is_served_as_it_is() {
     let actions: Vec<String> =
         t.host.catalog().get("plain-py").unwrap().stub().action_names().map(str::to_owned).collect();
     assert!(!actions.iter().any(|a| a.contains("init")), "{actions:?}");
+    reads_what_it_is_granted("granted-py", std::fs::read(guests::plain_python()).unwrap()).await;
 }

@@ -3,15 +3,15 @@
 //! sandbox's grants.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::sandbox::Grants;
 use crate::sandbox::config::ConfigGrant;
 use crate::sandbox::http::HttpGrant;
 use crate::sandbox::limits::Limits;
+use crate::sandbox::{Grants, WasiGrant};
 
 /// One plugin's settings as written; unset limits fall back to `[limits]`.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -34,6 +34,10 @@ pub struct RawPluginSettings {
     /// `https://api.github.com` or `http://127.0.0.1:8080`.
     #[serde(default)]
     pub allow_http: Vec<String>,
+    /// Folders it may read, never write: the path it sees each at → the
+    /// folder on this machine (`folders = { "/data" = "/srv/reports" }`).
+    #[serde(default)]
+    pub folders: BTreeMap<String, PathBuf>,
     /// Compile it when it is added or replaced, not on first use.
     pub preload: Option<bool>,
 }
@@ -78,6 +82,7 @@ impl RawPluginSettings {
             max_log_kb: over.max_log_kb.or(self.max_log_kb),
             config,
             allow_http: if over.allow_http.is_empty() { self.allow_http.clone() } else { over.allow_http.clone() },
+            folders: if over.folders.is_empty() { self.folders.clone() } else { over.folders.clone() },
             preload: over.preload.or(self.preload),
         }
     }
@@ -148,14 +153,37 @@ impl SettingsResolver {
             max_log_kb: raw.max_log_kb.unwrap_or(self.defaults.max_log_kb),
         };
         check_limits(&section, &limits, self.max_memory_mb)?;
-        let http = HttpGrant::parse(&raw.allow_http).map_err(|e| Error::config(section, format!("allow_http: {e}")))?;
-        let grants = Grants { limits, config: ConfigGrant::new(raw.config.clone()), http, ..Grants::default() };
+        let http = HttpGrant::parse(&raw.allow_http)
+            .map_err(|e| Error::config(section.clone(), format!("allow_http: {e}")))?;
+        let folders = raw
+            .folders
+            .iter()
+            .map(|(guest, host)| {
+                folder(guest, host).map_err(|e| Error::config(section.clone(), format!("folders: {e}")))
+            })
+            .collect::<Result<_>>()?;
+        let wasi = WasiGrant { folders, environment: Vec::new() };
+        let grants = Grants { limits, config: ConfigGrant::new(raw.config.clone()), http, wasi, ..Grants::default() };
         Ok(PluginSettings { grants, preload: raw.preload.unwrap_or(false), access: None, answer_budget: None })
     }
 
     fn grants_of_defaults(&self) -> Grants {
         Grants { limits: self.defaults, ..Grants::default() }
     }
+}
+
+/// A granted folder: the guest path absolute, the host folder an
+/// existing directory, made absolute (a relative one is read from the
+/// working directory, once, here).
+fn folder(guest: &str, host: &Path) -> std::result::Result<(PathBuf, String), String> {
+    if !guest.starts_with('/') || guest.split('/').any(|part| part == "..") {
+        return Err(format!("`{guest}`: the path a plugin sees must be absolute, with no `..`"));
+    }
+    let absolute = std::fs::canonicalize(host).map_err(|e| format!("`{guest}` = `{}`: {e}", host.display()))?;
+    if !absolute.is_dir() {
+        return Err(format!("`{guest}` = `{}`: not a folder", host.display()));
+    }
+    Ok((absolute, guest.to_owned()))
 }
 
 fn check_limits(section: &str, limits: &Limits, max_memory_mb: u64) -> Result<()> {
@@ -216,6 +244,23 @@ mod tests {
         let web = resolver.resolve("web", Some(&sidecar)).unwrap();
         assert_eq!((web.grants.limits.timeout_ms, web.grants.limits.memory_mb), (9, 128));
         assert_eq!((web.grants.config.get("a"), web.grants.config.get("b")), (Some("1"), Some("3")));
+    }
+
+    #[test]
+    fn granted_folders_are_checked_when_read() {
+        let here = std::env::current_dir().unwrap();
+        let ok = resolver(&format!("[web]\nfolders = {{ \"/data\" = {:?} }}", here.display().to_string()));
+        let web = ok.resolve("web", None).unwrap();
+        assert_eq!(web.grants.wasi.folders, [(std::fs::canonicalize(&here).unwrap(), "/data".to_owned())]);
+        for (folders, says) in [
+            ("{ \"data\" = \".\" }", "must be absolute"),
+            ("{ \"/a/../b\" = \".\" }", "no `..`"),
+            ("{ \"/data\" = \"/no/such/folder\" }", "/no/such/folder"),
+            ("{ \"/data\" = \"Cargo.toml\" }", "not a folder"),
+        ] {
+            let error = resolver(&format!("[web]\nfolders = {folders}")).validate().unwrap_err().to_string();
+            assert!(error.contains("[plugins.web]") && error.contains(says), "{folders}: {error}");
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@ use super::config::ConfigGrant;
 use super::http::HttpGrant;
 use super::limits::Limits;
 use super::sql::SqlGrant;
+use super::wasi::WasiGrant;
 
 /// What the operator grants one plugin, per capability.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -16,4 +17,6 @@ pub struct Grants {
     pub http: HttpGrant,
     /// The database it reaches (database adapters).
     pub sql: SqlGrant,
+    /// Folders and environment variables its WASI context is given.
+    pub wasi: WasiGrant,
 }

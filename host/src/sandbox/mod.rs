@@ -36,3 +36,4 @@ pub(crate) mod wasi;
 pub use grants::Grants;
 pub(crate) use linkers::Linkers;
 pub(crate) use store::{Ending, GuestState, store};
+pub use wasi::WasiGrant;

@@ -53,7 +53,7 @@ impl GuestState {
         table.set_max_capacity(MAX_RESOURCES);
         GuestState {
             table,
-            wasi: super::wasi::context(&log),
+            wasi: super::wasi::context(&log, &grants.wasi),
             log,
             config: grants.config.clone(),
             http: HttpState::new(&grants.http),
