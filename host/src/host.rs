@@ -457,9 +457,21 @@ impl Host {
     pub async fn check(&self, path: &Path) -> Result<Manifest> {
         let max_bytes = self.inner.reloader.folders().max_plugin_bytes.unwrap_or(crate::load::MAX_PLUGIN_BYTES);
         let origin = Origin::file(path, None, max_bytes)?;
-        let stub = stub::read(&origin.bytes()?, &origin.to_string())?;
-        let settings = self.inner.reloader.settings().resolve(&stub.name, None)?;
-        let plugin = Plugin::new(stub, origin, settings);
+        let bytes = origin.bytes()?;
+        let resolver = self.inner.reloader.settings();
+        let plugin = match stub::read(&bytes, &origin.to_string()) {
+            Ok(stub) => {
+                let settings = resolver.resolve(&stub.name, None)?;
+                Plugin::new(stub, origin, settings)
+            }
+            // A component with no stub and no contract: as a scan reads it.
+            Err(Error::MissingStub { .. }) => {
+                let (name, plain, manifest) = crate::load::plain::load(&origin, &bytes)?;
+                let settings = resolver.resolve(&name, None)?;
+                Plugin::plain(plain, manifest, origin, settings)?
+            }
+            Err(error) => return Err(error),
+        };
         Ok(self.inner.runtime.prepare(&plugin).await?.manifest.clone())
     }
 

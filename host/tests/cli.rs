@@ -162,6 +162,23 @@ fn check_explains_a_rejection_in_one_line() {
     assert!(stdout(&out).starts_with("ok: misbehave 0.1.0 (tool)"), "{}", stdout(&out));
 }
 
+/// `check` explains a component built for no host: compiled, linked, its
+/// actions named from its exports; and one exporting nothing callable,
+/// with each export's reason.
+#[test]
+fn check_explains_a_plain_component() {
+    let cli = Cli::new();
+    let file = cli.plugins.path().join("plain-rust.wasm");
+    std::fs::copy(fixtures::PLAIN_RUST, &file).unwrap();
+    let out = cli.run(&["check", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).starts_with("ok: plain-rust 0.1.0 (tool), 11 actions: hello, text_count, text_recase"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 /// `check` names `quiver package` for a component without a stub, and
 /// `package` writes the stub (in place), after which `check` passes and a
 /// second `package` changes nothing.

@@ -22,6 +22,7 @@ mod http;
 mod loading;
 mod metrics;
 mod openapi;
+mod plain;
 mod reload;
 mod report;
 mod rerank;
@@ -171,9 +172,10 @@ fn main() {
     let smoke =
         if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" };
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 22] = [
+    let sections: [(&str, Section); 23] = [
         ("loading", loading::section),
         ("guests", guests::section),
+        ("plain", plain::section),
         ("tokens", |_, runtime, report| disclosure::tokens(runtime, report)),
         ("retrieval", disclosure::retrieval),
         ("rerank", rerank::section),

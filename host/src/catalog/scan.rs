@@ -475,10 +475,7 @@ impl Catalog {
     ) {
         let shown = origin.to_string();
         let made = plain::load(&origin, bytes).and_then(|(name, plain, manifest)| {
-            let mut settings = settings.resolve(&name, sidecar)?;
-            // A plain component reads settings from its environment.
-            let config = settings.grants.config.entries().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
-            settings.grants.wasi.environment = config;
+            let settings = settings.resolve(&name, sidecar)?;
             let origin = if keep_bytes { origin } else { origin.without_bytes() };
             Plugin::plain(plain, manifest, origin, settings)
         });

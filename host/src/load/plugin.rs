@@ -88,13 +88,17 @@ impl Plugin {
     }
 
     /// A plain component (see [`Plain`]): its stub and manifest are the
-    /// ones derived from its types.
+    /// ones derived from its types, and its `config` values are its
+    /// environment variables (the interface such a component reads
+    /// settings through).
     pub(crate) fn plain(
         plain: Arc<Plain>,
         manifest: Manifest,
         origin: Origin,
-        settings: PluginSettings,
+        mut settings: PluginSettings,
     ) -> Result<Plugin> {
+        let config = settings.grants.config.entries().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+        settings.grants.wasi.environment = config;
         let stub = manifest
             .stub()
             .map_err(|reason| crate::error::Error::InvalidManifest { plugin: manifest.name.clone(), reason })?;

@@ -1,0 +1,71 @@
+//! Components that know nothing about Quiver (`load::plain`): the Rust,
+//! JavaScript and Python ones the tests build, served from a plugins
+//! folder with their `.wit` beside them: how long the scan that lists one
+//! takes (its stub and schemas derived from its types, nothing compiled),
+//! and its calls.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use quiver::Host;
+
+use crate::{Options, Stats, ms, us};
+
+pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, report: &mut String) {
+    writeln!(report, "## Any component as a tool\n").unwrap();
+    writeln!(
+        report,
+        "The components of `tests/components/wit/plain.wit` built with no Quiver SDK (Rust: plain wit-bindgen; \
+         JavaScript: componentize-js 0.23.0; Python: componentize-py 0.25.1), each alone in a plugins folder \
+         with its `.wit` beside it. Listed: building a host over that folder (the scan reads the file and \
+         derives the stub and schemas from the component's types; nothing is compiled). Calls: `text.count` \
+         on a short text, the compile cache warm; each call runs in a fresh instance.\n"
+    )
+    .unwrap();
+    writeln!(
+        report,
+        "| component | size (KiB) | listed (ms) | first call, cache warm (ms) | warm call p50 / p99 (µs) |"
+    )
+    .unwrap();
+    writeln!(report, "|---|---:|---:|---:|---:|").unwrap();
+    let components = [
+        ("Rust (wit-bindgen)", "plain-rust", std::fs::read(quiver_tests::fixtures::PLAIN_RUST).unwrap()),
+        ("JavaScript (componentize-js)", "plain-js", std::fs::read(quiver_tests::guests::plain_js()).unwrap()),
+        ("Python (componentize-py)", "plain-py", std::fs::read(quiver_tests::guests::plain_python()).unwrap()),
+    ];
+    let wit = std::fs::read(quiver_tests::guests::plain_wit()).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    for (language, name, bytes) in components {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(folder.path().join(format!("{name}.wasm")), &bytes).unwrap();
+        std::fs::write(folder.path().join(format!("{name}.wit")), &wit).unwrap();
+        let host =
+            || Host::builder().plugins_dir(folder.path()).cache_dir(Some(cache.path().to_owned())).build().unwrap();
+        let listed = Stats::new(
+            (0..options.reps(20))
+                .map(|_| {
+                    let start = Instant::now();
+                    let host = host();
+                    let elapsed = start.elapsed();
+                    assert!(host.catalog().get(name).is_some(), "{name} is listed");
+                    assert_eq!(host.load_stats().compiled() + host.load_stats().cache_hits(), 0);
+                    elapsed
+                })
+                .collect(),
+        );
+        let input = r#"{"text": "two words\nand more"}"#;
+        let (first, warm) = crate::loading::call_timings(options, runtime, host, (name, "text_count", input), 2000);
+        writeln!(
+            report,
+            "| {language} | {} | {} | {} | {} / {} |",
+            bytes.len() / 1024,
+            ms(listed.median()),
+            ms(first.median()),
+            us(warm.median()),
+            us(warm.pct(0.99))
+        )
+        .unwrap();
+        eprintln!("measured {name}");
+    }
+    writeln!(report).unwrap();
+}
