@@ -250,7 +250,7 @@ fn validate(plugin: &Plugin, spec: &ActionSpec, input: &Value) -> Result<()> {
         return Err(Error::InputNotJson {
             plugin: plugin.name().to_owned(),
             action: spec.name.clone(),
-            reason: format!("got {}", json_type(input)),
+            reason: format!("got {}", crate::load::plain::values::kind_of(input)),
         });
     }
     let validator = spec
@@ -272,17 +272,6 @@ fn validate(plugin: &Plugin, spec: &ActionSpec, input: &Value) -> Result<()> {
 fn takes_no_arguments(schema: &Value) -> bool {
     schema.get("additionalProperties") == Some(&Value::Bool(false))
         && schema.get("properties").and_then(Value::as_object).is_none_or(serde_json::Map::is_empty)
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 impl Backend for WasmRuntime {

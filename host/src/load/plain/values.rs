@@ -248,7 +248,8 @@ fn at(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
 }
 
-fn kind_of(json: &Value) -> &'static str {
+/// What kind of JSON value `json` is, as an error names it ("a string").
+pub(crate) fn kind_of(json: &Value) -> &'static str {
     match json {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
