@@ -163,8 +163,7 @@ fn check_explains_a_rejection_in_one_line() {
 }
 
 /// `check` explains a component built for no host: compiled, linked, its
-/// actions named from its exports; and one exporting nothing callable,
-/// with each export's reason.
+/// actions named from its exports.
 #[test]
 fn check_explains_a_plain_component() {
     let cli = Cli::new();

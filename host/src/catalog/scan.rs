@@ -402,7 +402,10 @@ impl Catalog {
         // that version, not a new one. Its stamp stays the first one, so
         // each rescan reads such a file again.
         if let Some(known) = previous.and_then(|p| p.same_bytes(path, origin.digest()))
-            && settings.resolve(&known.stub().name, sidecar.as_ref()).is_ok_and(|s| &s == known.settings())
+            && settings
+                .resolve(&known.stub().name, sidecar.as_ref())
+                .map(|s| if known.exports().is_some() { Plugin::plain_settings(s) } else { s })
+                .is_ok_and(|s| &s == known.settings())
         {
             if keep_bytes && let Ok(bytes) = origin.bytes() {
                 known.origin().keep(bytes);

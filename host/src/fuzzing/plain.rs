@@ -93,7 +93,6 @@ fn every_type() -> Vec<Ty> {
     let mut types = scalars;
     types.extend([
         Ty::List(boxed(Ty::U8)),
-        Ty::FixedList(boxed(Ty::Char), 2),
         Ty::Tuple(vec![Ty::U64, Ty::String, Ty::Bool]),
         Ty::Option(boxed(Ty::U32)),
         Ty::Option(boxed(Ty::Option(boxed(Ty::U32)))),

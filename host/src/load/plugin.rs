@@ -95,14 +95,21 @@ impl Plugin {
         plain: Arc<Plain>,
         manifest: Manifest,
         origin: Origin,
-        mut settings: PluginSettings,
+        settings: PluginSettings,
     ) -> Result<Plugin> {
-        let config = settings.grants.config.entries().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
-        settings.grants.wasi.environment = config;
+        let settings = Plugin::plain_settings(settings);
         let stub = manifest
             .stub()
             .map_err(|reason| crate::error::Error::InvalidManifest { plugin: manifest.name.clone(), reason })?;
         Ok(Plugin { plain: Some(plain), ..Plugin::new(stub, origin, settings).with_manifest(manifest) })
+    }
+
+    /// `settings` as a plain component gets them: its `config` values
+    /// are its environment variables too.
+    pub(crate) fn plain_settings(mut settings: PluginSettings) -> PluginSettings {
+        let config = settings.grants.config.entries().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+        settings.grants.wasi.environment = config;
+        settings
     }
 
     /// What it exports, if it is a plain component.

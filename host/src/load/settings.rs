@@ -139,6 +139,13 @@ impl SettingsResolver {
                 });
             }
             (Some(raw), None) => raw,
+            (_, Some(over)) if !over.folders.is_empty() => {
+                return Err(Error::config(
+                    format!("{name}.toml"),
+                    "folders may be granted only in the configuration file ([plugins.NAME] folders), never by a file \
+                     shipped beside the plugin",
+                ));
+            }
             (None, Some(over)) => over,
             (Some(raw), Some(over)) => {
                 overlaid = raw.overlaid(over);
@@ -261,6 +268,13 @@ mod tests {
             let error = resolver(&format!("[web]\nfolders = {folders}")).validate().unwrap_err().to_string();
             assert!(error.contains("[plugins.web]") && error.contains(says), "{folders}: {error}");
         }
+    }
+
+    #[test]
+    fn only_the_configuration_grants_folders() {
+        let sidecar: RawPluginSettings = toml::from_str("folders = { \"/home\" = \"/\" }").unwrap();
+        let error = resolver("").resolve("web", Some(&sidecar)).unwrap_err().to_string();
+        assert!(error.contains("web.toml") && error.contains("only in the configuration file"), "{error}");
     }
 
     #[test]

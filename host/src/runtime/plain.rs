@@ -81,6 +81,9 @@ pub(crate) async fn invoke(
     let grants = &plugin.settings().grants;
     let action = function.action.as_str();
     let mut store = sandbox::store(engine, plugin.name(), grants, ceiling, deadline);
+    // What the guest may hand the host in one go: a few times the output
+    // limit (wasmtime's default is 128 MiB).
+    store.set_hostcall_fuel(grants.limits.output_bytes().saturating_mul(8).max(4 << 20));
     let left = deadline.saturating_duration_since(std::time::Instant::now());
     let guest = crate::telemetry::spans::guest(plugin.name(), action);
     let mut results = vec![Val::Bool(false); usize::from(function.result.is_some())];

@@ -31,12 +31,13 @@ pub mod values;
 use wasmtime::component::wit_parser::decoding::{DecodedWasm, decode};
 use wasmtime::component::wit_parser::{Function, FunctionKind, Resolve, WorldId, WorldItem, WorldKey};
 
+use std::cell::Cell;
 use std::path::Path;
 use std::sync::Arc;
 
 use self::schema::{Schema, Way};
 use self::types::{Reader, Ty};
-use crate::contract::{self, Access, Kind, MAX_ACTION_NAME, MAX_SUMMARY_CHARS, Shape, sanitize_cut};
+use crate::contract::{self, Access, Kind, MAX_ACTION_NAME, MAX_ACTIONS, MAX_SUMMARY_CHARS, Shape, sanitize_cut};
 use crate::error::{Error, Result};
 use crate::load::{Manifest, Origin};
 
@@ -70,6 +71,9 @@ pub struct Plain {
     pub functions: Vec<Func>,
     /// The exports not served, with why: `(export, reason)`.
     pub skipped: Vec<(String, String)>,
+    /// Whether it imports `wasi:http`: its functions may then change
+    /// things outside (an HTTP request), so they are `write`, not `read`.
+    pub reaches_out: bool,
 }
 
 /// Why a component is not a plain one.
@@ -87,7 +91,11 @@ impl Plain {
     /// Read what the component in `bytes` exports; `side` is the text of
     /// a `.wit` file shipped beside it, for its doc comments.
     pub fn derive(bytes: &[u8], side: Option<&str>) -> std::result::Result<Plain, NotPlain> {
-        let (resolve, world) = match decode(bytes) {
+        // wit-parser asserts some of what it reads: a panic there is an
+        // unreadable file, never the host's end.
+        let decoded = std::panic::catch_unwind(|| decode(bytes))
+            .map_err(|_| NotPlain::Unreadable("its type information is malformed".into()))?;
+        let (resolve, world) = match decoded {
             Ok(DecodedWasm::Component(resolve, world)) => (resolve, world),
             Ok(DecodedWasm::WitPackage(..)) => {
                 return Err(NotPlain::Unreadable("it is a WIT package, not a component".into()));
@@ -105,12 +113,12 @@ impl Plain {
                 }
             }
         });
-        Deriver { resolve: &resolve, side: side.as_ref() }.run(world)
+        Deriver { resolve: &resolve, side: side.as_ref(), total: Cell::new(0) }.run(world)
     }
 
-    /// The manifest of plugin `name`: one action per function, read
-    /// access (a plain component reaches nothing outside but what its
-    /// grants give, and says nothing of what it changes).
+    /// The manifest of plugin `name`: one action per function; `read`
+    /// access, or `write` when it imports `wasi:http` (a plain component
+    /// says nothing of what it changes; only HTTP reaches outside).
     pub fn manifest(&self, name: &str) -> Result<Manifest> {
         let actions = self
             .functions
@@ -120,7 +128,7 @@ impl Plain {
                 description: f.description.clone(),
                 input_schema: Schema::params(f.params.iter().map(|(n, t)| (n.as_str(), t, None))).to_value(),
                 output_schema: f.result.as_ref().map(|t| output(t).to_value()),
-                access: Access::Read,
+                access: if self.reaches_out { Access::Write } else { Access::Read },
             })
             .collect();
         let declared = quiver_contract::ManifestSection {
@@ -149,7 +157,7 @@ impl Plain {
 /// export's reason.
 pub(crate) fn load(origin: &Origin, bytes: &[u8]) -> Result<(String, Arc<Plain>, Manifest)> {
     let shown = origin.to_string();
-    let side = origin.path().and_then(|path| std::fs::read_to_string(path.with_extension("wit")).ok());
+    let side = origin.path().and_then(|path| side_wit(&path.with_extension("wit")));
     let plain = match Plain::derive(bytes, side.as_deref()) {
         Ok(plain) => plain,
         Err(NotPlain::Contract) => return Err(Error::MissingStub { origin: shown }),
@@ -174,6 +182,24 @@ pub(crate) fn load(origin: &Origin, bytes: &[u8]) -> Result<(String, Arc<Plain>,
     Ok((name, Arc::new(plain), manifest))
 }
 
+/// Longest `.wit` read beside a component.
+const MAX_SIDE_WIT: u64 = 1 << 20;
+
+/// The text of the `.wit` at `path`, if it is a regular file of at most
+/// [`MAX_SIDE_WIT`] bytes (a FIFO or `/dev/zero` behind the name is never
+/// read).
+fn side_wit(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_SIDE_WIT {
+        tracing::warn!(path = %path.display(), "the .wit beside a component is not a regular file of at most 1 MiB; not read");
+        return None;
+    }
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::fs::File::open(path).ok()?.take(MAX_SIDE_WIT).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
 /// The name a plain component is served under: its file's stem, in lower
 /// case with `_` and `.` made `-` (`Text_Tools.wasm` → `text-tools`), which
 /// must then follow the plugin name rule.
@@ -191,7 +217,7 @@ pub(crate) fn name_of(path: &Path) -> std::result::Result<String, String> {
 pub fn output(ty: &Ty) -> Schema {
     match ty {
         Ty::Result { ok: Some(ok), .. } => Schema::for_ty(ok, Way::Out),
-        Ty::Result { ok: None, .. } => Schema::for_ty(&Ty::Tuple(Vec::new()), Way::Out),
+        Ty::Result { ok: None, .. } => Schema::null(),
         other => Schema::for_ty(other, Way::Out),
     }
 }
@@ -199,14 +225,21 @@ pub fn output(ty: &Ty) -> Schema {
 struct Deriver<'a> {
     resolve: &'a Resolve,
     side: Option<&'a Resolve>,
+    /// Type nodes read so far, all functions together.
+    total: Cell<usize>,
 }
 
 impl Deriver<'_> {
     fn run(self, world: WorldId) -> std::result::Result<Plain, NotPlain> {
         let resolve = self.resolve;
         let world = resolve.worlds.get(world).ok_or_else(|| NotPlain::Unreadable("no world".into()))?;
-        let mut plain =
-            Plain { description: String::new(), version: String::new(), functions: Vec::new(), skipped: Vec::new() };
+        let mut plain = Plain {
+            description: String::new(),
+            version: String::new(),
+            functions: Vec::new(),
+            skipped: Vec::new(),
+            reaches_out: world.imports.keys().any(|k| self.key_name(k).starts_with("wasi:http/")),
+        };
         let mut interface_docs = Vec::new();
         for (key, item) in &world.exports {
             let export = self.key_name(key);
@@ -289,7 +322,11 @@ impl Deriver<'_> {
             plain.skipped.push((shown, why.into()));
             return;
         }
-        let (mut params, mut result) = match signature(self.resolve, f) {
+        if plain.functions.len() >= MAX_ACTIONS {
+            let why = format!("past the {MAX_ACTIONS} actions a plugin may have");
+            return plain.skipped.push((shown, why));
+        }
+        let (mut params, mut result) = match signature(self.resolve, f, &self.total) {
             Ok(signature) => signature,
             Err(why) => return plain.skipped.push((shown, why)),
         };
@@ -298,7 +335,7 @@ impl Deriver<'_> {
         // function with the same types, adds its doc comments (the
         // function's, and its records' fields and variants' cases).
         if let Some((side, declared)) = self.side_function(interface.map(|(e, _)| e.as_str()), &f.name) {
-            match signature(side, declared) {
+            match signature(side, declared, &self.total) {
                 Ok((p, r)) if same_signature((&p, &r), (&params, &result)) => {
                     (params, result) = (p, r);
                     docs = docs.or_else(|| types::docs(&declared.docs));
@@ -350,8 +387,8 @@ impl Deriver<'_> {
 type Typed = (Vec<(String, Ty)>, Option<Ty>);
 
 /// The parameters and result of `f`, read from `resolve`.
-fn signature(resolve: &Resolve, f: &Function) -> std::result::Result<Typed, String> {
-    let mut reader = Reader::new(resolve);
+fn signature(resolve: &Resolve, f: &Function, total: &Cell<usize>) -> std::result::Result<Typed, String> {
+    let mut reader = Reader::new(resolve, total);
     let params = f
         .params
         .iter()

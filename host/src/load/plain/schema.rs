@@ -12,7 +12,7 @@
 //! | `f32`, `f64` | number (an `f32` input within ±3.4028235e38); a result that is NaN or infinite is the string `"NaN"`, `"Infinity"` or `"-Infinity"` (JSON has no such numbers); an input must be finite |
 //! | `char` | a string of one character |
 //! | `string` | string |
-//! | `list<T>` (`list<u8>` too) | array; `list<T, N>` exactly `N` items |
+//! | `list<T>` (`list<u8>` too) | array |
 //! | `tuple<A, B>` | array of exactly those items |
 //! | `option<T>` | `T` or `null`; a parameter or field of this type may be left out; `option<option<T>>`'s inner value is `{"some": …}` |
 //! | `result<T, E>` | returned by a function: `T`, or a typed error holding `E`; elsewhere `{"ok": T}` or `{"err": E}` |
@@ -97,6 +97,11 @@ impl Schema {
         Schema { kind: Some(Kind::One(kind)), ..Schema::default() }
     }
 
+    /// The schema of `null` only.
+    pub fn null() -> Schema {
+        Schema::of("null")
+    }
+
     fn integer(min: impl Into<Number>, max: impl Into<Number>) -> Schema {
         Schema { minimum: Some(min.into()), maximum: Some(max.into()), ..Schema::of("integer") }
     }
@@ -144,12 +149,6 @@ impl Schema {
             Ty::Char => Schema { min_length: Some(1), max_length: Some(1), ..Schema::of("string") },
             Ty::String => Schema::of("string"),
             Ty::List(t) => Schema { items: Some(Items::Each(Box::new(Schema::for_ty(t, way)))), ..Schema::of("array") },
-            Ty::FixedList(t, n) => Schema {
-                items: Some(Items::Each(Box::new(Schema::for_ty(t, way)))),
-                min_items: Some(*n),
-                max_items: Some(*n),
-                ..Schema::of("array")
-            },
             Ty::Tuple(items) => {
                 let n = u32::try_from(items.len()).unwrap_or(u32::MAX);
                 Schema {

@@ -256,3 +256,41 @@ fn schemas_accept_what_lowers() {
     }
     assert_eq!(Schema::for_ty(&Ty::F64, Way::In).to_value(), json!({"type": "number"}));
 }
+
+#[test]
+fn budgets_hold_for_wide_types_and_many_functions() {
+    let cases: Vec<String> = (0..3_000).map(|i| format!("c{i}")).collect();
+    let wide = format!(
+        "package acme:wide@1.0.0; interface w {{ enum e {{ {} }} pick: func(x: e); ok: func(); }} world wide {{ export w; }}",
+        cases.join(", ")
+    );
+    let plain = Plain::derive(&component(&wide, "wide"), None).unwrap();
+    assert_eq!(plain.functions.iter().map(|f| f.action.as_str()).collect::<Vec<_>>(), ["w_ok"]);
+    assert!(plain.skipped[0].1.contains("more than 2000 parts"), "{:?}", plain.skipped);
+
+    let functions: Vec<String> = (0..300).map(|i| format!("call{i}: func();")).collect();
+    let many = format!("package acme:many@1.0.0; interface m {{ {} }} world w {{ export m; }}", functions.join(" "));
+    let plain = Plain::derive(&component(&many, "w"), None).unwrap();
+    assert_eq!(plain.functions.len(), crate::contract::MAX_ACTIONS);
+    assert_eq!(plain.skipped.len(), 300 - crate::contract::MAX_ACTIONS);
+    assert!(plain.skipped[0].1.contains("past the 256 actions"), "{:?}", plain.skipped[0]);
+    plain.manifest("many").unwrap().stub().unwrap();
+}
+
+#[test]
+fn a_component_that_imports_http_is_write() {
+    let wit = r#"package acme:net@1.0.0;
+        interface api { get: func(url: string) -> result<string, string>; }
+        world w { import wasi:http/outgoing-handler@0.2.0; export api; }
+        package wasi:http@0.2.0 { interface outgoing-handler { handle: func(); } }"#;
+    let manifest = Plain::derive(&component(wit, "w"), None).unwrap().manifest("net").unwrap();
+    assert_eq!(manifest.action("api_get").unwrap().access, Access::Write);
+    assert_eq!(native().manifest("plain").unwrap().action("text_count").unwrap().access, Access::Read);
+}
+
+#[test]
+fn integral_floats_lower_as_integers_within_the_type() {
+    assert_eq!(lower(&Ty::U64, &json!(1e19), "").unwrap(), Val::U64(10_000_000_000_000_000_000));
+    assert!(lower(&Ty::U64, &json!(1e20), "").is_err());
+    assert!(lower(&Ty::S8, &json!(-1e300), "").is_err());
+}

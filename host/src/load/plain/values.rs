@@ -15,15 +15,13 @@ pub fn lower(ty: &Ty, json: &Value, path: &str) -> Result<Val, String> {
     let wrong = |wanted: &str| format!("{}: expected {wanted}, got {}", at(path), kind_of(json));
     let int = |wanted: &str| -> Result<i128, String> {
         match json {
-            // `3.0` is an integer to JSON Schema too; beyond 2^53 a float
-            // is no longer exact, so only integer literals go that far.
+            // `3.0` and `1e19` are integers to JSON Schema too (the cast
+            // saturates; the type's range is checked after).
             Value::Number(n) => n
                 .as_i64()
                 .map(i128::from)
                 .or_else(|| n.as_u64().map(i128::from))
-                .or_else(|| {
-                    n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0).map(|f| f as i128)
-                })
+                .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i128))
                 .ok_or_else(|| wrong(wanted)),
             _ => Err(wrong(wanted)),
         }
@@ -61,13 +59,6 @@ pub fn lower(ty: &Ty, json: &Value, path: &str) -> Result<Val, String> {
         }
         Ty::String => Val::String(json.as_str().ok_or_else(|| wrong("a string"))?.to_owned()),
         Ty::List(t) => Val::List(items(t, json, path).ok_or_else(|| wrong("an array"))??),
-        Ty::FixedList(t, n) => {
-            let items = items(t, json, path).ok_or_else(|| wrong("an array"))??;
-            if items.len() != *n as usize {
-                return Err(format!("{}: expected {n} items, got {}", at(path), items.len()));
-            }
-            Val::FixedLengthList(items)
-        }
         Ty::Tuple(types) => {
             let array = json.as_array().ok_or_else(|| wrong("an array"))?;
             if array.len() != types.len() {
@@ -183,9 +174,7 @@ pub fn lift(ty: &Ty, val: &Val) -> Result<Value, String> {
         (Ty::F64, Val::Float64(f)) => float(*f),
         (Ty::Char, Val::Char(c)) => Value::String(c.to_string()),
         (Ty::String, Val::String(s)) => Value::String(s.clone()),
-        (Ty::List(t), Val::List(items)) | (Ty::FixedList(t, _), Val::FixedLengthList(items)) => {
-            Value::Array(items.iter().map(|v| lift(t, v)).collect::<Result<_, _>>()?)
-        }
+        (Ty::List(t), Val::List(items)) => Value::Array(items.iter().map(|v| lift(t, v)).collect::<Result<_, _>>()?),
         (Ty::Tuple(types), Val::Tuple(items)) if types.len() == items.len() => {
             Value::Array(types.iter().zip(items).map(|(t, v)| lift(t, v)).collect::<Result<_, _>>()?)
         }
