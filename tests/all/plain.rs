@@ -108,6 +108,17 @@ async fn reads_what_it_is_granted(name: &str, bytes: Vec<u8>) {
     };
     assert_eq!(env("GREETING").await.unwrap(), json!("hi"), "{name}");
     assert_eq!(env("HOME").await.unwrap(), json!(null), "{name}");
+
+    // Touched with its settings unchanged: the version served, not a new
+    // one (its `config` is served as its environment, which the rescan
+    // compares as served).
+    let (version, plugin) = (t.host.catalog().version(), t.host.catalog().get(name).cloned().unwrap());
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    let path = t.plugins.path().join(format!("{name}.wasm"));
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
+    t.host.reload().await.unwrap();
+    assert_eq!(t.host.catalog().version(), version, "{name}: a touched plain component is a new version");
+    assert!(std::sync::Arc::ptr_eq(t.host.catalog().get(name).unwrap(), &plugin), "{name}");
 }
 
 /// The Rust component (plain wit-bindgen): every type of the mapping

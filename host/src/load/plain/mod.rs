@@ -185,18 +185,21 @@ pub(crate) fn load(origin: &Origin, bytes: &[u8]) -> Result<(String, Arc<Plain>,
 /// Longest `.wit` read beside a component.
 const MAX_SIDE_WIT: u64 = 1 << 20;
 
-/// The text of the `.wit` at `path`, if it is a regular file of at most
-/// [`MAX_SIDE_WIT`] bytes (a FIFO or `/dev/zero` behind the name is never
-/// read).
+/// The text of the `.wit` at `path` (a link is followed), if it is a
+/// regular file of at most [`MAX_SIDE_WIT`] bytes. It is opened without
+/// blocking and checked once open, so a FIFO or a device behind the name,
+/// even one swapped in after a look, is never read.
 fn side_wit(path: &Path) -> Option<String> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).ok()?;
+    let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > MAX_SIDE_WIT {
         tracing::warn!(path = %path.display(), "the .wit beside a component is not a regular file of at most 1 MiB; not read");
         return None;
     }
-    use std::io::Read as _;
     let mut text = String::new();
-    std::fs::File::open(path).ok()?.take(MAX_SIDE_WIT).read_to_string(&mut text).ok()?;
+    file.take(MAX_SIDE_WIT).read_to_string(&mut text).ok()?;
     Some(text)
 }
 

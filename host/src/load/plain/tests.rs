@@ -294,3 +294,26 @@ fn integral_floats_lower_as_integers_within_the_type() {
     assert!(lower(&Ty::U64, &json!(1e20), "").is_err());
     assert!(lower(&Ty::S8, &json!(-1e300), "").is_err());
 }
+
+/// The `.wit` beside a component is read only as a regular file of at
+/// most 1 MiB, directly or through a link: a FIFO under that name would
+/// block the scan for ever, a huge file would be read whole.
+#[test]
+fn only_a_small_regular_file_is_read_as_the_wit_beside() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small.wit");
+    std::fs::write(&small, PLAIN).unwrap();
+    assert_eq!(side_wit(&small).as_deref(), Some(PLAIN));
+    let big = dir.path().join("big.wit");
+    std::fs::write(&big, format!("{PLAIN}{}", "/// padding\n".repeat(100_000))).unwrap();
+    assert_eq!(side_wit(&big), None, "a 1.2 MB .wit was read");
+    let fifo = dir.path().join("fifo.wit");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success(), "mkfifo");
+    assert_eq!(side_wit(&fifo), None, "a FIFO was opened");
+    let link = dir.path().join("link.wit");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    assert_eq!(side_wit(&link), None, "a link to a FIFO was opened");
+    let link = dir.path().join("small-link.wit");
+    std::os::unix::fs::symlink(&small, &link).unwrap();
+    assert_eq!(side_wit(&link).as_deref(), Some(PLAIN), "a link to a regular file (a mounted ConfigMap) is read");
+}

@@ -52,12 +52,17 @@ struct State {
 struct Pool {
     state: Mutex<State>,
     work: Condvar,
+    /// Threads alive at most.
+    max: usize,
 }
 
-static POOL: Pool =
-    Pool { state: Mutex::new(State { queue: VecDeque::new(), threads: 0, idle: 0 }), work: Condvar::new() };
+static POOL: Pool = Pool::new(MAX_THREADS);
 
 impl Pool {
+    const fn new(max: usize) -> Self {
+        Pool { state: Mutex::new(State { queue: VecDeque::new(), threads: 0, idle: 0 }), work: Condvar::new(), max }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -69,7 +74,7 @@ impl Pool {
             self.work.notify_one();
             return Ok(());
         }
-        if state.threads >= MAX_THREADS {
+        if state.threads >= self.max {
             return Ok(());
         }
         state.threads += 1;
@@ -122,20 +127,26 @@ impl Pool {
 /// in the caller's tracing span; `Err` if no thread could start or `work`
 /// panicked.
 pub(crate) async fn on_own_stack<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
-    let (answer, answered) = tokio::sync::oneshot::channel();
-    let span = tracing::Span::current();
-    POOL.submit(Box::new(move || {
-        // A caller that gave up while the job waited (its call timed out)
-        // needs no answer: the statement is not run.
-        if answer.is_closed() {
-            return Box::new(|| ()) as Deliver;
-        }
-        let done = span.in_scope(work);
-        Box::new(move || {
-            let _ = answer.send(done);
-        })
-    }))?;
-    answered.await.map_err(|_| "the statement's thread failed".to_owned())
+    POOL.run(work).await
+}
+
+impl Pool {
+    async fn run<T: Send + 'static>(&'static self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let span = tracing::Span::current();
+        self.submit(Box::new(move || {
+            // A caller that gave up while the job waited (its call timed out)
+            // needs no answer: the statement is not run.
+            if answer.is_closed() {
+                return Box::new(|| ()) as Deliver;
+            }
+            let done = span.in_scope(work);
+            Box::new(move || {
+                let _ = answer.send(done);
+            })
+        }))?;
+        answered.await.map_err(|_| "the statement's thread failed".to_owned())
+    }
 }
 
 #[cfg(test)]
@@ -162,6 +173,33 @@ mod tests {
         assert_eq!(failed.unwrap_err(), "the statement's thread failed");
         assert_eq!(on_own_stack(|| 7).await, Ok(7), "the pool serves after a panic");
         assert!(POOL.lock().threads <= MAX_THREADS);
+    }
+
+    /// A job whose caller gave up while it waited for a thread (the call
+    /// timed out) is dropped unrun: a statement nobody waits for never
+    /// reaches the database.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_job_whose_caller_gave_up_is_not_run() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static ONE: Pool = Pool::new(1);
+        let (started, running) = tokio::sync::oneshot::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let busy = tokio::spawn(ONE.run(move || {
+            started.send(()).unwrap();
+            released.recv().unwrap();
+        }));
+        running.await.unwrap();
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = ran.clone();
+        let waited =
+            tokio::time::timeout(Duration::from_millis(50), ONE.run(move || flag.store(true, Ordering::SeqCst)));
+        assert!(waited.await.is_err(), "the only thread is busy: the job waits");
+        release.send(()).unwrap();
+        busy.await.unwrap().unwrap();
+        // Jobs are taken in order: once this one ran, the abandoned one was taken.
+        assert_eq!(ONE.run(|| 1).await, Ok(1));
+        assert!(!ran.load(Ordering::SeqCst), "the abandoned job ran");
     }
 
     async fn futures_ids(n: usize) -> Vec<std::thread::ThreadId> {
