@@ -161,6 +161,21 @@ def plain():
             write("plain_values", bytes([pick]) + value.encode())
 
 
+def policies():
+    # Policy files beside a component (Wassette's format), the ones the
+    # tests write among them, and the shapes the reader refuses.
+    write("policy", "version: \"1.0\"\ndescription: notes\npermissions:\n  storage:\n    allow:\n"
+          "      - uri: \"fs:///data/**\"\n        access: [\"read\", \"write\"]\n    deny:\n"
+          "      - uri: \"fs:///etc/**\"\n  network:\n    allow:\n      - host: \"api.github.com\"\n"
+          "      - host: \"*.example.com\"\n      - cidr: \"10.0.0.0/8\"\n  environment:\n    allow:\n"
+          "      - key: \"API_KEY\"\n  runtime:\n    docker: {}\n")
+    write("policy", "permissions:\n  storage:\n    allow:\n      - uri: fs://workspace/**\n"
+          "      - uri: \"fs:///bidi/\\u202Eevil\"\n  environment:\n    allow:\n      - { key: OK, extra: 1 }\n")
+    write("policy", "a: &x [1]\nb: *x\n")
+    write("policy", "---\na: 1\n---\nb: 2\n")
+    write("policy", "permissions: {storage: {allow: [{uri: 'fs:///a', access: [read]}]}, network: {allow: 5}}\n")
+
+
 def sql():
     sources = read("host/src/sandbox/sql/policy/tests.rs") + read("tests/all/databases/mod.rs") + read("tests/all/databases/escapes.rs")
     statements = set()
@@ -388,6 +403,7 @@ if __name__ == "__main__":
     skills()
     sections()
     plain()
+    policies()
     sql()
     trace_context()
     guard()

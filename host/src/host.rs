@@ -453,8 +453,10 @@ impl Host {
     }
 
     /// Fully validate the plugin file at `path` (stub, world, compile,
-    /// `describe()`, manifest against stub) without adding it to the catalog.
-    pub async fn check(&self, path: &Path) -> Result<Manifest> {
+    /// `describe()`, manifest against stub) without adding it to the
+    /// catalog; for a component served as it is, also what it does not
+    /// serve and what its policy file asks for.
+    pub async fn check(&self, path: &Path) -> Result<Checked> {
         let max_bytes = self.inner.reloader.folders().max_plugin_bytes.unwrap_or(crate::load::MAX_PLUGIN_BYTES);
         let origin = Origin::file(path, None, max_bytes)?;
         let bytes = origin.bytes()?;
@@ -472,7 +474,9 @@ impl Host {
             }
             Err(error) => return Err(error),
         };
-        Ok(self.inner.runtime.prepare(&plugin).await?.manifest.clone())
+        let manifest = self.inner.runtime.prepare(&plugin).await?.manifest.clone();
+        let (skipped, requests) = (crate::catalog::skipped_of(&plugin), crate::catalog::requests_of(&plugin));
+        Ok(Checked { manifest, skipped, requests })
     }
 
     /// The component at `path` with its `quiver:stub` and `quiver:manifest`
@@ -561,4 +565,16 @@ pub struct Packaged {
     /// Whether the bytes differ from the input (false: it already carried
     /// this very stub).
     pub changed: bool,
+}
+
+/// What [`Host::check`] found in a plugin file.
+#[derive(Debug)]
+pub struct Checked {
+    /// Its checked manifest.
+    pub manifest: Manifest,
+    /// For a component served as it is: its exports not served, with why.
+    pub skipped: Vec<crate::catalog::SkippedExport>,
+    /// For a component that ships a policy file: what it asks for, next
+    /// to what the configuration grants.
+    pub requests: Option<crate::load::RequestsStatus>,
 }

@@ -55,7 +55,7 @@ pub mod upstream;
 pub use catalog::{Catalog, ToolEntry, ToolRecord};
 pub use config::Config;
 pub use error::{Error, ErrorKind, GuestErrorKind, Result, UpstreamFault};
-pub use host::{Host, HostBuilder, Packaged};
+pub use host::{Checked, Host, HostBuilder, Packaged};
 pub use load::{Manifest, Plugin, Stub};
 pub use reload::watch::Watcher;
 pub use session::{CallOutcome, Listing, Session, SessionState, Turn};

@@ -176,6 +176,35 @@ fn check_explains_a_plain_component() {
         "{}",
         stdout(&out)
     );
+    assert!(!stdout(&out).contains("requests"), "no policy file, no requests: {}", stdout(&out));
+
+    // A policy file beside it is a request, shown next to what the
+    // configuration grants, with the setting that would grant the rest.
+    let policy = "permissions:\n  storage:\n    allow:\n      - uri: \"fs:///data/**\"\n        access: [read, write]\n\
+                  \x20 environment:\n    allow:\n      - key: GREETING\n      - key: API_KEY\n  network:\n    deny: []\n";
+    std::fs::write(file.with_extension("policy.yaml"), policy).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let config = cli.plugins.path().join("quiver.toml");
+    let granted = format!(
+        "[plugins.plain-rust]\nfolders = {{ \"/data\" = {:?} }}\nconfig = {{ GREETING = \"hi\" }}\n",
+        data.path()
+    );
+    std::fs::write(&config, granted).unwrap();
+    let out = cli.run(&["--config", config.to_str().unwrap(), "check", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let report = stdout(&out);
+    let lines: Vec<&str> = report.lines().skip(1).collect();
+    assert_eq!(
+        lines,
+        [
+            "requests (plain-rust.policy.yaml: a request, never a grant; only the configuration grants):",
+            "  storage /data (read and write; folders are only ever read): granted: /data",
+            "  environment GREETING: granted: GREETING",
+            "  environment API_KEY: not granted (fix: [plugins.plain-rust] config = { API_KEY = \"…\" })",
+            "  not read: permissions.network.deny",
+        ],
+        "{report}"
+    );
 }
 
 /// `check` names `quiver package` for a component without a stub, and

@@ -56,6 +56,11 @@ fn plain_types_corpus_replays() {
 }
 
 #[test]
+fn policy_corpus_replays() {
+    replay("policy", quiver::fuzzing::policy);
+}
+
+#[test]
 fn plain_values_corpus_replays() {
     replay("plain_values", quiver::fuzzing::plain_values);
 }

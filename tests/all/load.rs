@@ -169,8 +169,9 @@ async fn listing_and_prompting_compile_nothing() {
 #[tokio::test]
 async fn check_validates_a_file_fully() {
     let t = TestHost::builder().build();
-    let manifest = t.host.check(fixtures::MISBEHAVE.as_ref()).await.unwrap();
-    assert_eq!(manifest.name, "misbehave");
+    let checked = t.host.check(fixtures::MISBEHAVE.as_ref()).await.unwrap();
+    assert_eq!(checked.manifest.name, "misbehave");
+    assert!(checked.skipped.is_empty() && checked.requests.is_none(), "{checked:?}");
     let kinds: Vec<ErrorKind> = futures_kinds(&t.host, &["liar", "no-stub", "wrong-world", "sneaky"]).await;
     assert_eq!(kinds, [ErrorKind::StubMismatch, ErrorKind::MissingStub, ErrorKind::WrongWorld, ErrorKind::WrongWorld]);
     let error = t.host.check(fixtures::LIAR.as_ref()).await.unwrap_err();

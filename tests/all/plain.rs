@@ -86,8 +86,13 @@ async fn reads_what_it_is_granted(name: &str, bytes: Vec<u8>) {
         "[plugins.{name}]\nfolders = {{ \"/data\" = {:?} }}\nconfig = {{ GREETING = \"hi\" }}",
         data.path().display().to_string()
     );
+    // Listed storage, network, environment, whatever the file's order.
+    let policy = "permissions:\n  network:\n    allow:\n      - host: api.github.com\n  storage:\n    allow:\n\
+                  \x20     - uri: fs:///data/**\n        access: [read]\n      - uri: fs:///etc\n  environment:\n\
+                  \x20   allow:\n      - key: GREETING\n      - key: HOME\n";
     let t = TestHost::builder()
         .file(&format!("{name}.wasm"), bytes)
+        .file(&format!("{name}.policy.yaml"), policy.as_bytes().to_vec())
         .cache_dir(guests::shared_cache())
         .config(&config)
         .build();
@@ -108,6 +113,30 @@ async fn reads_what_it_is_granted(name: &str, bytes: Vec<u8>) {
     };
     assert_eq!(env("GREETING").await.unwrap(), json!("hi"), "{name}");
     assert_eq!(env("HOME").await.unwrap(), json!(null), "{name}");
+
+    // Its policy file asks for the folder, a variable and a host: the
+    // status shows what the configuration grants of each, and nothing
+    // more is granted for the asking (the host is not reached: the
+    // component does not import wasi:http).
+    let status = t.host.status();
+    let plugin = status.plugins.iter().find(|p| p.name == name).unwrap();
+    let requests = plugin.requests.as_ref().unwrap_or_else(|| panic!("{name}: no requests in the status"));
+    let shown: Vec<(String, &str, Vec<String>)> =
+        requests.asks.iter().map(|a| (a.kind.to_string(), a.what.as_str(), a.granted.clone())).collect();
+    assert_eq!(
+        shown,
+        [
+            ("storage".to_owned(), "/data", vec!["/data".to_owned()]),
+            ("storage".to_owned(), "/etc", vec![]),
+            ("network".to_owned(), "api.github.com", vec![]),
+            ("environment".to_owned(), "GREETING", vec!["GREETING".to_owned()]),
+            ("environment".to_owned(), "HOME", vec![]),
+        ],
+        "{name}"
+    );
+    let error = read("/etc/hostname").await.unwrap_err();
+    assert_eq!(guest_error(&error).map(|(k, _)| k), Some(GuestErrorKind::Failed), "{name}: asked is not granted");
+    assert_eq!(env("HOME").await.unwrap(), json!(null), "{name}: asked is not granted");
 
     // Touched with its settings unchanged: the version served, not a new
     // one (its `config` is served as its environment, which the rescan

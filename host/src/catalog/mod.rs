@@ -32,4 +32,5 @@ pub use scan::{ConnectorSource, DatabaseSource, Embedded, Sources};
 pub use shown::printable;
 pub use skill::Skill;
 pub use snapshot::{Catalog, Rejection, Stale};
-pub use status::{PluginStatus, RejectedStatus, ServerStatus, Status};
+pub use status::{PluginStatus, RejectedStatus, ServerStatus, SkippedExport, Status};
+pub(crate) use status::{requests_of, skipped_of};

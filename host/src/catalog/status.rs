@@ -6,6 +6,8 @@ use serde::Serialize;
 use super::mcp::ServerState;
 use super::shown::shown;
 use super::snapshot::Catalog;
+use crate::load::Plugin;
+use crate::load::plain::request::RequestsStatus;
 use crate::sandbox::sql::Privileges;
 
 /// What the host serves and what it refused.
@@ -58,6 +60,23 @@ pub struct PluginStatus {
     /// behind the SQL policy).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub privileges: Option<Privileges>,
+    /// For a component served as it is (no stub): its exports not
+    /// served, with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedExport>,
+    /// For a component that ships a policy file: what it asks for, next
+    /// to what the configuration grants (a request is never a grant).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<RequestsStatus>,
+}
+
+/// An export of a component that is not served as a tool.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SkippedExport {
+    /// The export (`interface#function`, or the function's name).
+    pub export: String,
+    /// Why it is not served.
+    pub reason: String,
 }
 
 /// A file or section that is not served.
@@ -110,6 +129,8 @@ impl Catalog {
                             .or_else(|| p.settings().grants.sql.database().map(|d| d.settings().access))
                             .map(|a| a.to_string()),
                         privileges: p.settings().grants.sql.database().map(|d| d.privileges()),
+                        skipped: skipped_of(p),
+                        requests: requests_of(p),
                     }
                 })
                 .collect(),
@@ -132,4 +153,17 @@ impl Catalog {
                 .collect(),
         }
     }
+}
+
+/// The exports of a component served as it is that are not served.
+pub(crate) fn skipped_of(plugin: &Plugin) -> Vec<SkippedExport> {
+    let skipped = plugin.exports().map(|plain| plain.skipped.as_slice()).unwrap_or_default();
+    skipped.iter().map(|(export, reason)| SkippedExport { export: shown(export), reason: shown(reason) }).collect()
+}
+
+/// What the policy file of a component served as it is asks for, next to
+/// what its settings grant.
+pub(crate) fn requests_of(plugin: &Plugin) -> Option<RequestsStatus> {
+    let plain = plugin.exports()?;
+    Some(plain.requests.as_ref()?.status(&plugin.settings().grants, plain.reaches_out))
 }

@@ -21,6 +21,6 @@ pub use self::auth::{ACCESS_TOKEN_KEY, AUDIENCE, ISSUER, KID, access_token, jwks
 pub use self::faces::{envelope, stdio};
 pub use self::guard::guard;
 pub use self::parsers::{config, manifest, mcp_tools, openapi, skill, stub, token_count};
-pub use self::plain::{plain_types, plain_values};
+pub use self::plain::{plain_types, plain_values, policy};
 pub use self::sql::{HIDDEN, SqlHarness, schema, sql};
 pub use self::trace::trace_context;

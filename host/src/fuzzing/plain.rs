@@ -106,3 +106,21 @@ fn every_type() -> Vec<Ty> {
     ]);
     types
 }
+
+/// A policy file beside a component (`load::plain::request`): read as far
+/// as it may be, never a panic; whatever it says, every text kept is
+/// what the sanitiser leaves as it is, the lists stay within their caps,
+/// and with nothing granted nothing shows as granted.
+pub fn policy(data: &[u8]) {
+    use crate::contract::{Shape, sanitize};
+    use crate::load::plain::request::{MAX_REQUESTS, MAX_UNREAD, Requests};
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let read = Requests::parse(text);
+    assert!(read.asks.len() <= MAX_REQUESTS && read.unread.len() <= MAX_UNREAD + 1, "{read:?}");
+    let status = read.status(&crate::sandbox::Grants::default(), true);
+    let texts = status.asks.iter().map(|a| &a.what).chain(&status.unread).chain(&status.problem);
+    for text in texts {
+        assert_eq!(sanitize(text, Shape::Line), text.as_str(), "a text kept as it cannot be shown");
+    }
+    assert!(status.asks.iter().all(|a| a.granted.is_empty()), "granted with no grant: {status:?}");
+}

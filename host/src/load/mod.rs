@@ -28,6 +28,7 @@ pub(crate) use manifest::violations;
 pub use manifest::{ActionSchema, ActionSpec, Manifest, SharedSchema};
 pub use nulls::drop_null_optionals;
 pub use origin::{FileStamp, MAX_PLUGIN_BYTES, Origin};
+pub use plain::request::{AskKind, AskStatus, RequestsStatus};
 pub(crate) use plugin::Pre;
 pub use plugin::{Plugin, Prepared};
 pub use settings::{PluginSettings, RawPluginSettings, SettingsResolver};

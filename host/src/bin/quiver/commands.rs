@@ -368,7 +368,8 @@ async fn tokens(host: &Host, agent: Option<&str>, json: bool) -> Result<ExitCode
 
 async fn check(host: &Host, file: &std::path::Path) -> Result<ExitCode> {
     match host.check(file).await {
-        Ok(manifest) => {
+        Ok(checked) => {
+            let manifest = &checked.manifest;
             let count = count(manifest.actions.len(), "action");
             println!(
                 "ok: {} {} ({}), {count}: {}",
@@ -377,6 +378,12 @@ async fn check(host: &Host, file: &std::path::Path) -> Result<ExitCode> {
                 manifest.kind,
                 manifest.actions.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")
             );
+            for skipped in &checked.skipped {
+                println!("not served: `{}`: {}", skipped.export, skipped.reason);
+            }
+            if let Some(requests) = &checked.requests {
+                print_requests(&manifest.name, requests);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
@@ -386,6 +393,44 @@ async fn check(host: &Host, file: &std::path::Path) -> Result<ExitCode> {
             }
             Ok(ExitCode::FAILURE)
         }
+    }
+}
+
+/// What a component's policy file asks for, each line saying whether the
+/// configuration grants it and, if not, the setting that would.
+fn print_requests(name: &str, requests: &quiver::load::RequestsStatus) {
+    println!("requests ({}: a request, never a grant; only the configuration grants):", requests.file);
+    if let Some(problem) = &requests.problem {
+        println!("  unreadable: {problem}");
+    }
+    for ask in &requests.asks {
+        let what = match (ask.kind, ask.write) {
+            (quiver::load::AskKind::Storage, true) => {
+                format!("{} (read and write; folders are only ever read)", ask.what)
+            }
+            _ => ask.what.clone(),
+        };
+        let answer = if !ask.granted.is_empty() {
+            format!("granted: {}", ask.granted.join(", "))
+        } else {
+            match ask.kind {
+                quiver::load::AskKind::Storage => {
+                    format!("not granted (fix: [plugins.{name}] folders = {{ \"{}\" = \"<folder>\" }})", ask.what)
+                }
+                quiver::load::AskKind::Network => format!(
+                    "not granted (fix: [plugins.{name}] allow_http = [\"https://{}\"]; only a component that imports \
+                     wasi:http can use it)",
+                    ask.what.trim_start_matches("*.")
+                ),
+                quiver::load::AskKind::Environment => {
+                    format!("not granted (fix: [plugins.{name}] config = {{ {} = \"…\" }})", ask.what)
+                }
+            }
+        };
+        println!("  {} {what}: {answer}", ask.kind);
+    }
+    for unread in &requests.unread {
+        println!("  not read: {unread}");
     }
 }
 

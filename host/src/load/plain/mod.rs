@@ -24,6 +24,7 @@
 //! A component that exports Quiver's contract is not plain: it needs its
 //! stub, as before.
 
+pub mod request;
 pub mod schema;
 pub mod types;
 pub mod values;
@@ -35,6 +36,7 @@ use std::cell::Cell;
 use std::path::Path;
 use std::sync::Arc;
 
+use self::request::{MAX_POLICY_BYTES, Requests};
 use self::schema::{Schema, Way};
 use self::types::{Reader, Ty};
 use crate::contract::{self, Access, Kind, MAX_ACTION_NAME, MAX_ACTIONS, MAX_SUMMARY_CHARS, Shape, sanitize_cut};
@@ -74,6 +76,9 @@ pub struct Plain {
     /// Whether it imports `wasi:http`: its functions may then change
     /// things outside (an HTTP request), so they are `write`, not `read`.
     pub reaches_out: bool,
+    /// What its policy file (`NAME.policy.yaml` beside it) asks for, if
+    /// it ships one: a request shown to the operator, never a grant.
+    pub requests: Option<Requests>,
 }
 
 /// Why a component is not a plain one.
@@ -157,8 +162,8 @@ impl Plain {
 /// export's reason.
 pub(crate) fn load(origin: &Origin, bytes: &[u8]) -> Result<(String, Arc<Plain>, Manifest)> {
     let shown = origin.to_string();
-    let side = origin.path().and_then(|path| side_wit(&path.with_extension("wit")));
-    let plain = match Plain::derive(bytes, side.as_deref()) {
+    let side = origin.path().and_then(|path| side_text(&path.with_extension("wit"), MAX_SIDE_WIT));
+    let mut plain = match Plain::derive(bytes, side.as_deref()) {
         Ok(plain) => plain,
         Err(NotPlain::Contract) => return Err(Error::MissingStub { origin: shown }),
         Err(NotPlain::Unreadable(reason)) => {
@@ -178,6 +183,12 @@ pub(crate) fn load(origin: &Origin, bytes: &[u8]) -> Result<(String, Arc<Plain>,
     for (export, why) in &plain.skipped {
         tracing::info!(plugin = %name, %export, reason = %why, "export not served");
     }
+    if let Some(path) = origin.path().map(|p| p.with_extension("policy.yaml"))
+        && let Some(text) = side_text(&path, MAX_POLICY_BYTES)
+    {
+        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        plain.requests = Some(Requests { file: sanitize_cut(&file, Shape::Line, 256), ..Requests::parse(&text) });
+    }
     let manifest = plain.manifest(&name)?;
     Ok((name, Arc::new(plain), manifest))
 }
@@ -185,21 +196,21 @@ pub(crate) fn load(origin: &Origin, bytes: &[u8]) -> Result<(String, Arc<Plain>,
 /// Longest `.wit` read beside a component.
 const MAX_SIDE_WIT: u64 = 1 << 20;
 
-/// The text of the `.wit` at `path` (a link is followed), if it is a
-/// regular file of at most [`MAX_SIDE_WIT`] bytes. It is opened without
-/// blocking and checked once open, so a FIFO or a device behind the name,
-/// even one swapped in after a look, is never read.
-fn side_wit(path: &Path) -> Option<String> {
+/// The text of the file at `path` beside a component (a link is
+/// followed), if it is a regular file of at most `max` bytes. It is opened
+/// without blocking and checked once open, so a FIFO or a device behind
+/// the name, even one swapped in after a look, is never read.
+fn side_text(path: &Path, max: u64) -> Option<String> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).ok()?;
     let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_SIDE_WIT {
-        tracing::warn!(path = %path.display(), "the .wit beside a component is not a regular file of at most 1 MiB; not read");
+    if !meta.is_file() || meta.len() > max {
+        tracing::warn!(path = %path.display(), max, "a file beside a component is not a regular file of at most `max` bytes; not read");
         return None;
     }
     let mut text = String::new();
-    file.take(MAX_SIDE_WIT).read_to_string(&mut text).ok()?;
+    file.take(max).read_to_string(&mut text).ok()?;
     Some(text)
 }
 
@@ -242,6 +253,7 @@ impl Deriver<'_> {
             functions: Vec::new(),
             skipped: Vec::new(),
             reaches_out: world.imports.keys().any(|k| self.key_name(k).starts_with("wasi:http/")),
+            requests: None,
         };
         let mut interface_docs = Vec::new();
         for (key, item) in &world.exports {

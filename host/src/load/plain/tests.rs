@@ -303,17 +303,21 @@ fn only_a_small_regular_file_is_read_as_the_wit_beside() {
     let dir = tempfile::tempdir().unwrap();
     let small = dir.path().join("small.wit");
     std::fs::write(&small, PLAIN).unwrap();
-    assert_eq!(side_wit(&small).as_deref(), Some(PLAIN));
+    assert_eq!(side_text(&small, MAX_SIDE_WIT).as_deref(), Some(PLAIN));
     let big = dir.path().join("big.wit");
     std::fs::write(&big, format!("{PLAIN}{}", "/// padding\n".repeat(100_000))).unwrap();
-    assert_eq!(side_wit(&big), None, "a 1.2 MB .wit was read");
+    assert_eq!(side_text(&big, MAX_SIDE_WIT), None, "a 1.2 MB .wit was read");
     let fifo = dir.path().join("fifo.wit");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success(), "mkfifo");
-    assert_eq!(side_wit(&fifo), None, "a FIFO was opened");
+    assert_eq!(side_text(&fifo, MAX_SIDE_WIT), None, "a FIFO was opened");
     let link = dir.path().join("link.wit");
     std::os::unix::fs::symlink(&fifo, &link).unwrap();
-    assert_eq!(side_wit(&link), None, "a link to a FIFO was opened");
+    assert_eq!(side_text(&link, MAX_SIDE_WIT), None, "a link to a FIFO was opened");
     let link = dir.path().join("small-link.wit");
     std::os::unix::fs::symlink(&small, &link).unwrap();
-    assert_eq!(side_wit(&link).as_deref(), Some(PLAIN), "a link to a regular file (a mounted ConfigMap) is read");
+    assert_eq!(
+        side_text(&link, MAX_SIDE_WIT).as_deref(),
+        Some(PLAIN),
+        "a link to a regular file (a mounted ConfigMap) is read"
+    );
 }
