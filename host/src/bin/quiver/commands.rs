@@ -417,10 +417,15 @@ fn print_requests(name: &str, requests: &quiver::load::RequestsStatus) {
                 quiver::load::AskKind::Storage => {
                     format!("not granted (fix: [plugins.{name}] folders = {{ \"{}\" = \"<folder>\" }})", ask.what)
                 }
+                quiver::load::AskKind::Network if ask.what.starts_with("*.") => format!(
+                    "not granted (fix: list each host under {} it may reach in [plugins.{name}] allow_http; only a \
+                     component that imports wasi:http can use it)",
+                    ask.what.trim_start_matches("*.")
+                ),
                 quiver::load::AskKind::Network => format!(
                     "not granted (fix: [plugins.{name}] allow_http = [\"https://{}\"]; only a component that imports \
                      wasi:http can use it)",
-                    ask.what.trim_start_matches("*.")
+                    ask.what
                 ),
                 quiver::load::AskKind::Environment => {
                     format!("not granted (fix: [plugins.{name}] config = {{ {} = \"…\" }})", ask.what)

@@ -196,17 +196,30 @@ pub(crate) fn load(origin: &Origin, bytes: &[u8]) -> Result<(String, Arc<Plain>,
 /// Longest `.wit` read beside a component.
 const MAX_SIDE_WIT: u64 = 1 << 20;
 
-/// The text of the file at `path` beside a component (a link is
-/// followed), if it is a regular file of at most `max` bytes. It is opened
-/// without blocking and checked once open, so a FIFO or a device behind
-/// the name, even one swapped in after a look, is never read.
+/// The text of the file at `path` beside a component, if it is a regular
+/// file of at most `max` bytes inside the component's folder. A link is
+/// followed only to a file in that folder or below it (a mounted
+/// ConfigMap's `..data`), never out of it: a shipped link to
+/// `/proc/self/environ` would otherwise put the host's own secrets into
+/// what the file is shown as. It is opened without blocking and checked
+/// once open, so a FIFO or a device behind the name is never read.
 fn side_text(path: &Path, max: u64) -> Option<String> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).ok()?;
+    let shown = crate::catalog::printable(&path.display().to_string());
+    let target = std::fs::canonicalize(path).ok()?;
+    let folder = path
+        .parent()
+        .and_then(|p| std::fs::canonicalize(if p.as_os_str().is_empty() { Path::new(".") } else { p }).ok())?;
+    if !target.starts_with(&folder) {
+        tracing::warn!(path = %shown, "a file beside a component links out of its folder; not read");
+        return None;
+    }
+    let flags = libc::O_NONBLOCK | libc::O_NOCTTY;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(&target).ok()?;
     let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > max {
-        tracing::warn!(path = %path.display(), max, "a file beside a component is not a regular file of at most `max` bytes; not read");
+        tracing::warn!(path = %shown, max, "a file beside a component is not a regular file of at most `max` bytes; not read");
         return None;
     }
     let mut text = String::new();

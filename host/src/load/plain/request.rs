@@ -23,7 +23,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::{Deserialize, IgnoredAny};
 
-use crate::contract::{Shape, sanitize, sanitize_cut};
+use crate::contract::{Shape, sanitize_cut};
 use crate::sandbox::Grants;
 
 /// Largest policy file read.
@@ -130,6 +130,9 @@ impl Requests {
     /// Read the policy file `text` (see the module for the subset).
     pub fn parse(text: &str) -> Requests {
         let mut options = serde_saphyr::Options::default();
+        // An error names where, never what: the text could be anything a
+        // link made it (the reader refuses links out of the folder too).
+        options.with_snippet = false;
         let mut budget = serde_saphyr::Budget::default();
         budget.max_depth = 16;
         budget.max_nodes = 20_000;
@@ -140,8 +143,10 @@ impl Requests {
         let file: PolicyFile = match serde_saphyr::from_str_with_options(text, options) {
             Ok(file) => file,
             Err(e) => {
-                let problem = format!("not a policy file: {e}");
-                return Requests { problem: Some(sanitize_cut(&problem, Shape::Line, 300)), ..Requests::default() };
+                let at =
+                    e.location().map(|l| format!(" (line {}, column {})", l.line(), l.column())).unwrap_or_default();
+                let problem = format!("not YAML of a policy file's shape{at}");
+                return Requests { problem: Some(problem), ..Requests::default() };
             }
         };
         let _ = (file.version, file.description);
@@ -253,12 +258,18 @@ impl Requests {
 fn storage(rule: &StorageRule) -> Result<Ask, &'static str> {
     let path = rule.uri.strip_prefix("fs://").ok_or("a storage `uri` starts with `fs://`")?;
     let path = path.strip_suffix("/**").or_else(|| path.strip_suffix("/*")).unwrap_or(path);
+    // `fs:///**` asks for everything: the root, shown as such.
+    let path = if path.is_empty() { "/" } else { path };
     let path = if path.len() > 1 { path.trim_end_matches('/') } else { path };
     if !path.starts_with('/') || path.split('/').any(|part| part == "..") {
         return Err("a storage path is absolute with no `..` (the component sees no working folder)");
     }
-    if sanitize(path, Shape::Line) != path || path.len() > MAX_TEXT {
-        return Err("a storage path has characters that cannot be shown or runs past 256 bytes");
+    // Letters, digits and `/._-~+@` only: a path is shown, and quoted in
+    // the setting `quiver check` suggests, where a quote or a brace would
+    // write a grant of its own.
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "/._-~+@".contains(c);
+    if !path.chars().all(allowed) || path.len() > MAX_TEXT {
+        return Err("a storage path is letters, digits and `/._-~+@`, at most 256 bytes");
     }
     let mut write = false;
     for access in &rule.access {
@@ -372,6 +383,7 @@ impl std::fmt::Display for AskKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::sanitize;
     use crate::sandbox::WasiGrant;
     use crate::sandbox::http::HttpGrant;
 
@@ -438,6 +450,8 @@ permissions:
       - uri: "fs:///ok"
         access: ["execute"]
       - uri: "fs:///bidi/\u202Eevil"
+      - uri: 'fs:///x" = "/", "/y'
+      - uri: "fs:///**"
   network:
     allow:
       - host: "evil.com/path"
@@ -450,8 +464,18 @@ permissions:
       - { key: "OK", extra: 1 }
 "#;
         let read = Requests::parse(text);
-        assert_eq!(read.asks, [Ask::Network { host: "example.org".into() }], "{:?}", read.unread);
-        assert_eq!(read.unread.len(), 10, "{:?}", read.unread);
+        let asks = [Ask::Storage { path: "/".into(), write: false }, Ask::Network { host: "example.org".into() }];
+        assert_eq!(read.asks, asks, "{:?}", read.unread);
+        // A quote would write a grant of its own into the suggested setting.
+        assert!(
+            read.unread.contains(
+                &"permissions.storage.allow[5]: a storage path is letters, digits and `/._-~+@`, at most 256 bytes"
+                    .to_owned()
+            ),
+            "{:?}",
+            read.unread
+        );
+        assert_eq!(read.unread.len(), 11, "{:?}", read.unread);
         assert!(read.unread.iter().all(|u| sanitize(u, Shape::Line) == u.as_str()), "{:?}", read.unread);
     }
 
@@ -466,9 +490,16 @@ permissions:
             "permissions:\n  storage:\n    allow: 5",
         ] {
             let read = Requests::parse(text);
-            assert!(read.problem.is_some(), "{text:?}: {read:?}");
+            assert!(
+                read.problem.as_deref().is_some_and(|p| p.starts_with("not YAML of a policy file's shape")),
+                "{text:?}: {read:?}"
+            );
             assert!(read.asks.is_empty());
         }
+        // An error says where, never what the file holds (it may be
+        // anything: a secret, a host's own file).
+        let read = Requests::parse("permissions: \"API_TOKEN=s3cr3t\"\n");
+        assert!(!read.problem.as_deref().unwrap().contains("s3cr3t"), "{read:?}");
         // Many unread keys are counted, not listed.
         let many: String = (0..500).map(|i| format!("k{i}: 1\n")).collect();
         let read = Requests::parse(&many);

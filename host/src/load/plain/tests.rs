@@ -320,4 +320,15 @@ fn only_a_small_regular_file_is_read_as_the_wit_beside() {
         Some(PLAIN),
         "a link to a regular file (a mounted ConfigMap) is read"
     );
+    // A link out of the folder is never followed: a shipped link to the
+    // host's own files would show them.
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.wit");
+    std::fs::write(&secret, PLAIN).unwrap();
+    let link = dir.path().join("out.wit");
+    std::os::unix::fs::symlink(&secret, &link).unwrap();
+    assert_eq!(side_text(&link, MAX_SIDE_WIT), None, "a link out of the folder was followed");
+    let link = dir.path().join("environ.wit");
+    std::os::unix::fs::symlink("/proc/self/environ", &link).unwrap();
+    assert_eq!(side_text(&link, MAX_SIDE_WIT), None, "/proc/self/environ was read");
 }
