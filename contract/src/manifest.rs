@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Access, Kind};
+use crate::kinds::{Access, Kind};
 
 /// The format of the `quiver:manifest` section this contract defines.
 pub const MANIFEST_FORMAT: u32 = 1;

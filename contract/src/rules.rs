@@ -1,7 +1,7 @@
 //! Naming rules and one-line descriptions. Each `*_problem` function says
 //! why a value breaks its rule, in words an author can act on, or `None`.
 
-use crate::{MAX_ACTION_NAME, MAX_CATEGORY, MAX_PLUGIN_NAME, MAX_SUMMARY_CHARS};
+use crate::limits::{MAX_ACTION_NAME, MAX_CATEGORY, MAX_PLUGIN_NAME, MAX_SUMMARY_CHARS, NAME_SEPARATOR};
 
 /// Why `name` is not a valid plugin name (`[a-z][a-z0-9-]*`, at most
 /// [`MAX_PLUGIN_NAME`] characters, no `--`, no trailing `-`).
@@ -26,7 +26,7 @@ pub fn action_name_problem(name: &str) -> Option<String> {
     let ok = (1..=MAX_ACTION_NAME).contains(&name.len())
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && !name.contains(crate::NAME_SEPARATOR);
+        && !name.contains(NAME_SEPARATOR);
     (!ok).then(|| {
         format!(
             "action name `{}` must be 1-{MAX_ACTION_NAME} characters of a-z, 0-9 and single `_`, starting with a \

@@ -4,8 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::kinds::{Access, Kind};
+use crate::limits::MAX_ACTIONS;
 use crate::rules::{action_name_problem, category_problem, plugin_name_problem, summary_problem, version_problem};
-use crate::{Access, CONTRACT, Kind, MAX_ACTIONS, STUB_FORMAT, contract_compatible};
+use crate::version::{CONTRACT, STUB_FORMAT, contract_compatible};
 
 /// Tier-1 metadata of a plugin: enough to list it, not enough to call it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
