@@ -5,7 +5,7 @@
 //! each, for `minilm.py` to re-rank offline.
 //!
 //! ```text
-//! cargo run -p quiver --example rerank_candidates -- target/rerank/rows.jsonl
+//! cargo run -p quiver --features study --example rerank_candidates -- target/rerank/rows.jsonl
 //! ```
 
 use std::io::Write;

