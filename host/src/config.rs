@@ -57,6 +57,10 @@ use crate::error::{Error, Result};
 use crate::load::openapi::{Api, Selection};
 use crate::load::{ConnectorSettings, PluginSettings, RawConnector, RawPluginSettings, SettingsResolver};
 use crate::sandbox::limits::{EngineSettings, Limits};
+
+/// Most instance slots of either kind (running calls, kept instances): the
+/// pool reserves address space for each.
+const MAX_SLOTS: u32 = 4096;
 use crate::sandbox::sql::{DatabaseSettings, RawDatabase};
 use crate::telemetry::{MetricsSettings, TelemetrySettings};
 use crate::upstream::{self, RawServer, ServerSpec};
@@ -214,6 +218,12 @@ impl Config {
     pub fn validate(&self) -> Result<()> {
         if self.engine.max_concurrency == 0 {
             return Err(Error::config("[engine]", "max_concurrency must be at least 1"));
+        }
+        if self.engine.max_concurrency > MAX_SLOTS || self.engine.max_kept_instances > MAX_SLOTS {
+            return Err(Error::config(
+                "[engine]",
+                format!("max_concurrency and max_kept_instances are at most {MAX_SLOTS}"),
+            ));
         }
         if self.max_plugin_mb == Some(0) {
             return Err(Error::config("max_plugin_mb", "must be at least 1"));
@@ -373,6 +383,8 @@ mod tests {
         assert!(error.to_string().contains("[plugins.web]"), "{error}");
         let error = Config::parse("[engine]\nmax_concurrency = 0", Path::new(".")).unwrap_err();
         assert!(error.to_string().contains("[engine]"), "{error}");
+        let error = Config::parse("[engine]\nmax_kept_instances = 100000", Path::new(".")).unwrap_err();
+        assert!(error.to_string().contains("at most 4096"), "{error}");
         assert!(Config::parse("unknown = 1", Path::new(".")).is_err());
     }
 }

@@ -458,7 +458,7 @@ impl Host {
     /// serve and what its policy file asks for.
     pub async fn check(&self, path: &Path) -> Result<Checked> {
         let max_bytes = self.inner.reloader.folders().max_plugin_bytes.unwrap_or(crate::load::MAX_PLUGIN_BYTES);
-        let origin = Origin::file(path, None, max_bytes)?;
+        let origin = Origin::file(path, crate::load::Beside::default(), max_bytes)?;
         let bytes = origin.bytes()?;
         let resolver = self.inner.reloader.settings();
         let plugin = match stub::read(&bytes, &origin.to_string()) {
@@ -489,7 +489,7 @@ impl Host {
     /// so comes back unchanged (`changed: false`).
     pub async fn package(&self, path: &Path) -> Result<Packaged> {
         let max_bytes = self.inner.reloader.folders().max_plugin_bytes.unwrap_or(crate::load::MAX_PLUGIN_BYTES);
-        let origin = Origin::file(path, None, max_bytes)?;
+        let origin = Origin::file(path, crate::load::Beside::default(), max_bytes)?;
         let bytes = origin.bytes()?;
         let text = origin.to_string();
         let existing = match stub::read(&bytes, &text) {

@@ -172,7 +172,7 @@ fn check_explains_a_plain_component() {
     let out = cli.run(&["check", file.to_str().unwrap()]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     assert!(
-        stdout(&out).starts_with("ok: plain-rust 0.1.0 (tool), 11 actions: hello, text_count, text_recase"),
+        stdout(&out).starts_with("ok: plain-rust 0.1.0 (tool), 12 actions: hello, text_count, text_recase"),
         "{}",
         stdout(&out)
     );
@@ -198,7 +198,7 @@ fn check_explains_a_plain_component() {
         lines,
         [
             "requests (plain-rust.policy.yaml: a request, never a grant; only the configuration grants):",
-            "  storage /data (read and write; folders are only ever read): granted: /data",
+            "  storage /data (read and write; folders are only ever read): granted for reading only: /data",
             "  environment GREETING: granted: GREETING",
             "  environment API_KEY: not granted (fix: [plugins.plain-rust] config = { API_KEY = \"…\" })",
             "  not read: permissions.network.deny",

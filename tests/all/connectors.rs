@@ -210,6 +210,29 @@ async fn large_answers_are_cut_to_the_budget_with_a_note() {
     assert_eq!(page.as_array().unwrap().len(), 3);
 }
 
+/// Where the operator keeps a connector's instances per caller, a store
+/// that sent a request is still never kept: the request, or its response
+/// body, may still be running on a task of its own after the call ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_sent_a_request_is_never_kept() {
+    let server = JsonServer::start(&json!({ "books": [{ "id": 1, "title": "One" }] }), TOKEN);
+    let secrets = tempfile::tempdir().unwrap();
+    let token = secret_file(&secrets, "token", TOKEN);
+    let config = format!(
+        "[plugins.fixture-connector]\ninstances = \"per-caller\"\n\
+         [connectors.books]\nplugin = \"fixture-connector\"\nbase_url = \"{}\"\n\
+         auth = {{ kind = \"bearer\", token_file = \"{token}\" }}",
+        server.url
+    );
+    let t = TestHost::builder().fixture("connector").config(&config).build();
+    for _ in 0..2 {
+        let answer = call(&t, "books", "read", json!({ "path": "/books/1" })).await.unwrap();
+        assert_eq!(answer["status"], 200);
+    }
+    let stats = t.host.load_stats();
+    assert_eq!((stats.instantiated(), stats.reused()), (2, 0));
+}
+
 /// An audit file that cannot be written never fails a call: the record
 /// is still kept in memory (`Host::audit`, `GET /v1/audit`), with the
 /// credential redacted wherever it appears in the parameters.

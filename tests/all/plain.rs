@@ -75,6 +75,38 @@ async fn serves_text_and_probe(t: &TestHost, name: &str) {
     // No environment granted.
     let home = t.host.call(name, "probe_env_var", r#"{"name": "HOME"}"#).await.unwrap();
     assert_eq!(home, json!(null), "{name}");
+    // Each call runs in a fresh instance.
+    for _ in 0..2 {
+        assert_eq!(t.host.call(name, "probe_calls", "{}").await.unwrap(), json!(1), "{name}");
+    }
+}
+
+/// `instances = "per-caller"`: a caller's calls run in one instance (what
+/// the component keeps in memory is seen by that caller's later calls),
+/// another caller's in another; the function's own error ends a call
+/// cleanly and keeps the instance.
+async fn keeps_an_instance_per_caller(name: &str, bytes: Vec<u8>) {
+    let wit = std::fs::read(guests::plain_wit()).unwrap();
+    let t = TestHost::builder()
+        .file(&format!("{name}.wasm"), bytes)
+        .file(&format!("{name}.wit"), wit)
+        .cache_dir(guests::shared_cache())
+        .config(&format!("[plugins.{name}]\ninstances = \"per-caller\""))
+        .build();
+    let calls = |caller: quiver::invoke::Caller| {
+        let host = &t.host;
+        async move { host.call_as(&caller, name, "probe_calls", json!({})).await.unwrap().result.unwrap().into_json() }
+    };
+    let operator = quiver::invoke::Caller::operator;
+    let agent = || quiver::invoke::Caller { agent: Some("a".into()), ..quiver::invoke::Caller::operator() };
+    assert_eq!([calls(operator()).await, calls(operator()).await], [json!(1), json!(2)], "{name}");
+    assert_eq!(calls(agent()).await, json!(1), "{name}: another caller, another instance");
+    let long = format!(r#"{{"text": "{}", "times": 200}}"#, "x".repeat(100));
+    let error = t.host.call(name, "text_repeat", &long).await.unwrap_err();
+    assert!(guest_error(&error).is_some(), "{name}: {error}");
+    assert_eq!([calls(operator()).await, calls(agent()).await], [json!(3), json!(2)], "{name}");
+    let stats = t.host.load_stats();
+    assert_eq!((stats.instantiated(), stats.reused()), (2, 4), "{name}");
 }
 
 /// The grants a plain component can be given: a folder it reads (never
@@ -189,6 +221,26 @@ pub(crate) async fn plain_rust() {
     assert_eq!(t.host.load_stats().compiled() + t.host.load_stats().cache_hits(), 1);
 
     reads_what_it_is_granted("granted", std::fs::read(fixtures::PLAIN_RUST).unwrap()).await;
+    keeps_an_instance_per_caller("kept", std::fs::read(fixtures::PLAIN_RUST).unwrap()).await;
+
+    // A changed `.wit` beside the same component is read again on the
+    // next scan: its docs are the descriptions.
+    let t = host_with("docs", std::fs::read(fixtures::PLAIN_RUST).unwrap());
+    let wit = std::fs::read_to_string(guests::plain_wit()).unwrap();
+    let reworded = wit.replace("Count the words, lines and characters of a text.", "Count what a text holds.");
+    std::fs::write(t.plugins.path().join("docs.wit"), reworded).unwrap();
+    t.host.reload().await.unwrap();
+    let count = t.host.session(None).unwrap().definition("docs__text_count").await.unwrap();
+    assert_eq!(count.description, "Count what a text holds.");
+
+    // A policy file that is there but is not read is shown as such.
+    let odd = TestHost::builder()
+        .file("odd.wasm", std::fs::read(fixtures::PLAIN_RUST).unwrap())
+        .file("odd.policy.yaml", vec![0xff, 0xfe])
+        .build();
+    let status = odd.host.status();
+    let requests = status.plugins.iter().find(|p| p.name == "odd").and_then(|p| p.requests.clone());
+    assert_eq!(requests.and_then(|r| r.problem).as_deref(), Some("it is not UTF-8 text"));
 
     // Without its `.wit`, the names describe it.
     let bare = TestHost::builder().file("bare.wasm", std::fs::read(fixtures::PLAIN_RUST).unwrap()).build();
@@ -205,6 +257,7 @@ pub(crate) async fn plain_rust() {
 async fn a_javascript_component_is_served_as_it_is() {
     let t = host_with("plain-js", std::fs::read(guests::plain_js()).unwrap());
     serves_text_and_probe(&t, "plain-js").await;
+    keeps_an_instance_per_caller("kept-js", std::fs::read(guests::plain_js()).unwrap()).await;
 }
 
 /// The Python component (componentize-py): its build-time `init` hook is
@@ -217,4 +270,5 @@ async fn a_python_component_is_served_as_it_is() {
         t.host.catalog().get("plain-py").unwrap().stub().action_names().map(str::to_owned).collect();
     assert!(!actions.iter().any(|a| a.contains("init")), "{actions:?}");
     reads_what_it_is_granted("granted-py", std::fs::read(guests::plain_python()).unwrap()).await;
+    keeps_an_instance_per_caller("kept-py", std::fs::read(guests::plain_python()).unwrap()).await;
 }

@@ -126,6 +126,48 @@ async fn no_state_survives_a_call() {
     }
 }
 
+/// `instances = "per-caller"` (the operator's opt-in): a caller's calls
+/// share an instance, and what one leaves in memory the next sees; another
+/// agent or another access level is another caller; a call that panicked,
+/// ran out of time or hit its memory cap leaves no instance behind.
+#[tokio::test]
+async fn a_callers_calls_share_an_instance_only_when_the_operator_says_so() {
+    use quiver::invoke::Caller;
+    use serde_json::json;
+    let t = misbehave::host("[plugins.misbehave]\ninstances = \"per-caller\"\ntimeout_ms = 1000\nmemory_mb = 8");
+    let remember = |caller: Caller, text: &str| {
+        let (host, input) = (&t.host, json!({ "text": text }));
+        async move { host.call_as(&caller, "misbehave", "remember", input).await.unwrap().result.unwrap().into_json() }
+    };
+    let agent = |name: &str| Caller { agent: Some(name.into()), ..Caller::operator() };
+    let reader = Caller {
+        access: std::sync::Arc::new([("misbehave".to_owned(), quiver::contract::Access::Read)].into()),
+        ..Caller::operator()
+    };
+    assert_eq!(remember(Caller::operator(), "mine").await, json!([1, ""]));
+    assert_eq!(remember(Caller::operator(), "again").await, json!([2, "mine"]), "its last call's memory");
+    assert_eq!(remember(agent("b"), "theirs").await, json!([1, ""]), "another agent never sees it");
+    assert_eq!(remember(reader.clone(), "read").await, json!([1, ""]), "nor another access level");
+    assert_eq!(remember(agent("b"), "more").await, json!([2, "theirs"]));
+    // Each call has a deadline of its own: a call later than the first
+    // call's whole time limit, which runs across several of the engine's
+    // ticks (each checks the deadline), still ends well.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let spam = t.host.call_as(&agent("b"), "misbehave", "spam", json!({ "n": 20000 })).await.unwrap();
+    assert_eq!(spam.result.unwrap().into_json(), json!(20000));
+    assert_eq!(remember(agent("b"), "later").await, json!([3, "more"]));
+
+    for (action, input) in [("panic", r#"{"text": "boom"}"#), ("spin", "{}"), ("alloc", r#"{"n": 64}"#)] {
+        remember(Caller::operator(), "before").await;
+        t.host.call("misbehave", action, input).await.unwrap_err();
+        assert_eq!(remember(Caller::operator(), "after").await, json!([1, ""]), "{action} left its instance");
+    }
+    // Three instances for the three callers, one more after each failure;
+    // every other call ran in a kept one.
+    let stats = t.host.load_stats();
+    assert_eq!((stats.instantiated(), stats.reused()), (6, 10));
+}
+
 #[tokio::test]
 async fn an_infinite_loop_hits_the_deadline() {
     let t = misbehave::host("[plugins.misbehave]\ntimeout_ms = 300");

@@ -26,15 +26,16 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         report,
         "The examples `examples/python-stats` and `examples/js-url`, built from source and packaged \
          (`quiver package`: stub and manifest sections), beside the bundled Rust `text` plugin. Columns as \
-         in the loading table; core instances: the core modules one call instantiates.\n"
+         in the loading table; core instances: the core modules one call instantiates; kept per caller: \
+         warm calls with `instances = \"per-caller\"`, each in the instance the same caller's last call left.\n"
     )
     .unwrap();
     writeln!(
         report,
-        "| language | plugin | size (KiB) | core instances | stub read (µs) | cold compile (ms) | `.cwasm` load (ms) | first call, cache warm (ms) | warm call p50 / p99 (µs) |"
+        "| language | plugin | size (KiB) | core instances | stub read (µs) | cold compile (ms) | `.cwasm` load (ms) | first call, cache warm (ms) | warm call p50 / p99 (µs) | kept per caller p50 / p99 (µs) |"
     )
     .unwrap();
-    writeln!(report, "|---|---|---:|---:|---:|---:|---:|---:|---:|").unwrap();
+    writeln!(report, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
 
     let packager = Host::builder().cache_dir(None).build().unwrap();
     let package = |path: &std::path::Path| runtime.block_on(packager.package(path)).unwrap().bytes;
@@ -66,9 +67,16 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         let host =
             || Host::builder().embedded(file_name, bytes).cache_dir(Some(cache_dir.path().to_owned())).build().unwrap();
         let (first, warm) = crate::loading::call_timings(options, runtime, host, (plugin, action, input), 2000);
+        let kept_host = || {
+            let config = format!("[plugins.{plugin}]\ninstances = \"per-caller\"");
+            let config = quiver::Config::parse(&config, cache_dir.path()).unwrap();
+            let builder = Host::builder().config(config).embedded(file_name, bytes);
+            builder.cache_dir(Some(cache_dir.path().to_owned())).build().unwrap()
+        };
+        let (_, kept) = crate::loading::call_timings(options, runtime, kept_host, (plugin, action, input), 2000);
         writeln!(
             report,
-            "| {language} | {plugin} | {} | {} | {} | {} | {} | {} | {} / {} |",
+            "| {language} | {plugin} | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |",
             bytes.len() / 1024,
             core_instances(bytes),
             us(stub_read.median()),
@@ -76,7 +84,9 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
             ms(cached.median()),
             ms(first.median()),
             us(warm.median()),
-            us(warm.pct(0.99))
+            us(warm.pct(0.99)),
+            us(kept.median()),
+            us(kept.pct(0.99))
         )
         .unwrap();
         eprintln!("measured {plugin}");

@@ -19,7 +19,7 @@ use crate::contract::{Kind, NAME_SEPARATOR};
 use crate::error::{Error, Result};
 use crate::load::openapi::OpenApiConnector;
 use crate::load::plain;
-use crate::load::{ConnectorSettings, FileStamp, Origin, Plugin, RawPluginSettings, SettingsResolver, stub};
+use crate::load::{Beside, ConnectorSettings, FileStamp, Origin, Plugin, RawPluginSettings, SettingsResolver, stub};
 use crate::sandbox::config::ConfigGrant;
 use crate::sandbox::sql::{Database, SqlGrant};
 
@@ -377,23 +377,23 @@ impl Catalog {
     ) {
         let origin = path.display().to_string();
         let sidecar_path = path.with_extension("toml");
-        let sidecar = FileStamp::of(&sidecar_path).ok();
+        let beside = Beside::of(path);
         let stamp = match FileStamp::of(path) {
             Ok(stamp) => stamp,
             Err(error) => return self.refuse(origin, error),
         };
         // The same file version as before keeps its plugin (and what it
         // compiled); a watched host reads the bytes it lacks into it.
-        if let Some(known) = previous.and_then(|p| p.version_of(path, stamp, sidecar))
+        if let Some(known) = previous.and_then(|p| p.version_of(path, stamp, beside))
             && (!keep_bytes || known.is_loaded() || known.keep_bytes())
         {
             return self.insert(known, true);
         }
-        let origin = match Origin::file(path, sidecar, max_bytes) {
+        let origin = match Origin::file(path, beside, max_bytes) {
             Ok(origin) => origin,
             Err(error) => return self.refuse(origin, error),
         };
-        let sidecar = match sidecar.map(|_| RawPluginSettings::load(&sidecar_path)).transpose() {
+        let sidecar = match beside.settings.map(|_| RawPluginSettings::load(&sidecar_path)).transpose() {
             Ok(sidecar) => sidecar,
             Err(error) => return self.refuse(path.display().to_string(), error),
         };
@@ -402,6 +402,10 @@ impl Catalog {
         // that version, not a new one. Its stamp stays the first one, so
         // each rescan reads such a file again.
         if let Some(known) = previous.and_then(|p| p.same_bytes(path, origin.digest()))
+            // A component without a stub is also what its `.wit` and
+            // policy file beside it say: one of them changed, read it again.
+            && (known.exports().is_none()
+                || known.origin().beside().is_some_and(|b| (b.wit, b.policy) == (beside.wit, beside.policy)))
             && settings
                 .resolve(&known.stub().name, sidecar.as_ref())
                 .map(|s| if known.exports().is_some() { Plugin::plain_settings(s) } else { s })
@@ -427,12 +431,12 @@ impl Catalog {
     /// `path` when it had these stamps: entries are keyed by origin and
     /// instance, and the file is the plugin, never one of the connector
     /// instances that share its origin.
-    fn version_of(&self, path: &Path, stamp: FileStamp, sidecar: Option<FileStamp>) -> Option<Arc<Plugin>> {
+    fn version_of(&self, path: &Path, stamp: FileStamp, beside: Beside) -> Option<Arc<Plugin>> {
         let candidates = self.stale.values().filter_map(|s| s.candidate.as_ref());
         self.plugins
             .values()
             .chain(candidates)
-            .find(|p| !p.is_instance() && p.origin().is_file_version(path, stamp, sidecar))
+            .find(|p| !p.is_instance() && p.origin().is_file_version(path, stamp, beside))
             .cloned()
     }
 

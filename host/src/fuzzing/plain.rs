@@ -110,7 +110,9 @@ fn every_type() -> Vec<Ty> {
 /// A policy file beside a component (`load::plain::request`): read as far
 /// as it may be, never a panic; whatever it says, every text kept is
 /// what the sanitiser leaves as it is, the lists stay within their caps,
-/// and with nothing granted nothing shows as granted.
+/// with nothing granted nothing shows as granted, and with a folder, a
+/// host and a variable granted only they show, each only for what holds
+/// the ask, and never as all of a write or a wildcard.
 pub fn policy(data: &[u8]) {
     use crate::contract::{Shape, sanitize};
     use crate::load::plain::request::{MAX_REQUESTS, MAX_UNREAD, Requests};
@@ -123,4 +125,31 @@ pub fn policy(data: &[u8]) {
         assert_eq!(sanitize(text, Shape::Line), text.as_str(), "a text kept as it cannot be shown");
     }
     assert!(status.asks.iter().all(|a| a.granted.is_empty()), "granted with no grant: {status:?}");
+
+    use crate::load::AskKind;
+    use crate::sandbox::http::HttpGrant;
+    use crate::sandbox::{Grants, WasiGrant};
+    let grants = Grants {
+        wasi: WasiGrant {
+            folders: vec![("/srv/data".into(), "/data".into())],
+            environment: vec![("GREETING".into(), "hi".into())],
+        },
+        http: HttpGrant::parse(&["https://api.example.com".into()]).expect("a valid origin"),
+        ..Grants::default()
+    };
+    for ask in read.status(&grants, true).asks {
+        let only = match ask.kind {
+            AskKind::Storage => "/data",
+            AskKind::Network => "https://api.example.com:443",
+            AskKind::Environment => "GREETING",
+        };
+        assert!(ask.granted.iter().all(|g| g == only), "{ask:?}");
+        let holds = match ask.kind {
+            AskKind::Storage => ask.what == "/data" || ask.what.starts_with("/data/"),
+            AskKind::Network => ask.what.eq_ignore_ascii_case("api.example.com") || ask.what.starts_with("*."),
+            AskKind::Environment => ask.what == "GREETING",
+        };
+        assert!(ask.granted.is_empty() || holds, "granted for what it does not hold: {ask:?}");
+        assert!(!ask.complete || (!ask.granted.is_empty() && !ask.write && !ask.what.starts_with("*.")), "{ask:?}");
+    }
 }

@@ -69,6 +69,7 @@ impl telemetry::Source for Readable {
             compiles: stats.compiled(),
             cache_hits: stats.cache_hits(),
             instantiations: stats.instantiated(),
+            reused_instances: stats.reused(),
             reloads: host.inner.reloader.reloads(),
             revision: catalog.revision(),
             plugins: catalog.plugins().count() as u64,

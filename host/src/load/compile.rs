@@ -40,6 +40,7 @@ pub struct LoadStats {
     cache_hits: AtomicU64,
     initialized: AtomicU64,
     instantiated: AtomicU64,
+    reused: AtomicU64,
 }
 
 impl LoadStats {
@@ -59,9 +60,16 @@ impl LoadStats {
         self.initialized.load(Ordering::Relaxed)
     }
 
-    /// Instances made for guest calls (one per call).
+    /// Instances made for guest calls (one per call, but for calls that
+    /// ran in a kept instance).
     pub fn instantiated(&self) -> u64 {
         self.instantiated.load(Ordering::Relaxed)
+    }
+
+    /// Guest calls that ran in the instance the same caller's last call
+    /// left (plugins with `instances = "per-caller"`).
+    pub fn reused(&self) -> u64 {
+        self.reused.load(Ordering::Relaxed)
     }
 
     pub(crate) fn count_initialized(&self) {
@@ -70,6 +78,10 @@ impl LoadStats {
 
     pub(crate) fn count_instantiated(&self) {
         self.instantiated.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_reused(&self) {
+        self.reused.fetch_add(1, Ordering::Relaxed);
     }
 }
 

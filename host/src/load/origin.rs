@@ -20,6 +20,28 @@ pub struct FileStamp {
     pub inode: u64,
 }
 
+/// The stamps of the files read beside a plugin file, each if it is there:
+/// its settings (`NAME.toml`) and, for a component without a stub, its
+/// types' docs (`NAME.wit`) and its policy file (`NAME.policy.yaml`). A
+/// change to any of them is a new version of the plugin.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Beside {
+    /// `NAME.toml`.
+    pub settings: Option<FileStamp>,
+    /// `NAME.wit`.
+    pub wit: Option<FileStamp>,
+    /// `NAME.policy.yaml`.
+    pub policy: Option<FileStamp>,
+}
+
+impl Beside {
+    /// The stamps of the files beside the plugin file at `path` now.
+    pub fn of(path: &Path) -> Beside {
+        let stamp = |extension: &str| FileStamp::of(&path.with_extension(extension)).ok();
+        Beside { settings: stamp("toml"), wit: stamp("wit"), policy: stamp("policy.yaml") }
+    }
+}
+
 impl FileStamp {
     /// The current stamp of the file at `path`.
     pub fn of(path: &Path) -> Result<FileStamp> {
@@ -53,8 +75,8 @@ pub enum Origin {
         path: PathBuf,
         /// Its stamp when read.
         stamp: FileStamp,
-        /// The stamp of its settings file (`NAME.toml` beside it), if any.
-        sidecar: Option<FileStamp>,
+        /// The stamps of the files beside it when read.
+        beside: Beside,
         /// The SHA-256 of its bytes as read: what identifies this version
         /// (a file rewritten with the same bytes is the same version).
         digest: [u8; 32],
@@ -83,10 +105,10 @@ impl Origin {
     /// Read the file at `path` whole, keeping its bytes: a regular file of
     /// at most `max_bytes`. A file that changes while it is read (a writer
     /// still copying) is an error; the next scan tries again.
-    pub fn file(path: &Path, sidecar: Option<FileStamp>, max_bytes: u64) -> Result<Origin> {
+    pub fn file(path: &Path, beside: Beside, max_bytes: u64) -> Result<Origin> {
         let (stamp, bytes) = read_stable(path, max_bytes)?;
         let digest = digest(&bytes);
-        Ok(Origin::File { path: path.to_owned(), stamp, sidecar, digest, bytes: OnceLock::from(bytes) })
+        Ok(Origin::File { path: path.to_owned(), stamp, beside, digest, bytes: OnceLock::from(bytes) })
     }
 
     /// Its bytes: the kept ones, else the file read again (an error if its
@@ -132,8 +154,8 @@ impl Origin {
     /// The same origin, without its kept bytes.
     pub fn without_bytes(self) -> Origin {
         match self {
-            Origin::File { path, stamp, sidecar, digest, .. } => {
-                Origin::File { path, stamp, sidecar, digest, bytes: OnceLock::new() }
+            Origin::File { path, stamp, beside, digest, .. } => {
+                Origin::File { path, stamp, beside, digest, bytes: OnceLock::new() }
             }
             embedded => embedded,
         }
@@ -153,12 +175,12 @@ impl Origin {
     }
 
     /// Whether `self` and `other` are the same file (or embedded plugin),
-    /// with the same bytes and the same settings file.
+    /// with the same bytes and the same files beside it.
     pub fn same_as(&self, other: &Origin) -> bool {
         match (self, other) {
             (
-                Origin::File { path: a, digest: da, sidecar: ca, .. },
-                Origin::File { path: b, digest: db, sidecar: cb, .. },
+                Origin::File { path: a, digest: da, beside: ca, .. },
+                Origin::File { path: b, digest: db, beside: cb, .. },
             ) => a == b && da == db && ca == cb,
             (Origin::Embedded { file_name: a, .. }, Origin::Embedded { file_name: b, .. }) => a == b,
             _ => false,
@@ -166,8 +188,16 @@ impl Origin {
     }
 
     /// Whether it is the file at `path` with these stamps.
-    pub fn is_file_version(&self, path: &Path, stamp: FileStamp, sidecar: Option<FileStamp>) -> bool {
-        matches!(self, Origin::File { path: p, stamp: s, sidecar: c, .. } if p == path && *s == stamp && *c == sidecar)
+    pub fn is_file_version(&self, path: &Path, stamp: FileStamp, beside: Beside) -> bool {
+        matches!(self, Origin::File { path: p, stamp: s, beside: b, .. } if p == path && *s == stamp && *b == beside)
+    }
+
+    /// The stamps of the files beside it when it was read, for a file.
+    pub fn beside(&self) -> Option<Beside> {
+        match self {
+            Origin::File { beside, .. } => Some(*beside),
+            Origin::Embedded { .. } => None,
+        }
     }
 }
 

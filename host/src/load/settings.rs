@@ -40,6 +40,27 @@ pub struct RawPluginSettings {
     pub folders: BTreeMap<String, PathBuf>,
     /// Compile it when it is added or replaced, not on first use.
     pub preload: Option<bool>,
+    /// Whether its calls each run in a fresh instance (the default) or a
+    /// caller's calls share one: see [`Instances`]. Only the
+    /// configuration file sets it, never a file shipped with the plugin.
+    pub instances: Option<Instances>,
+}
+
+/// How a plugin's calls get their instance.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Instances {
+    /// Each call runs in a fresh instance: nothing persists between calls.
+    #[default]
+    PerCall,
+    /// A call that ended cleanly leaves its instance for the next call of
+    /// the same caller (agent profile, token principal and access level)
+    /// to the same version of the plugin: what the plugin keeps in memory
+    /// is seen by that caller's later calls, never by another caller's. For
+    /// plugins whose instantiation costs more than their work (Python,
+    /// JavaScript). A trap, timeout, memory overrun or HTTP request drops
+    /// the instance (see `runtime::kept`).
+    PerCaller,
 }
 
 /// A `config` table: text values, with numbers and booleans written as
@@ -84,6 +105,7 @@ impl RawPluginSettings {
             allow_http: if over.allow_http.is_empty() { self.allow_http.clone() } else { over.allow_http.clone() },
             folders: if over.folders.is_empty() { self.folders.clone() } else { over.folders.clone() },
             preload: over.preload.or(self.preload),
+            instances: over.instances.or(self.instances),
         }
     }
 }
@@ -95,6 +117,8 @@ pub struct PluginSettings {
     pub grants: Grants,
     /// Whether to compile it as soon as it is added or replaced.
     pub preload: bool,
+    /// Whether its calls run in fresh instances or a caller's share one.
+    pub instances: Instances,
     /// The highest access any caller may use on it (a connector
     /// instance's `access`); `None`: its actions' own levels only.
     pub access: Option<crate::contract::Access>,
@@ -131,12 +155,7 @@ impl SettingsResolver {
         let overlaid;
         let raw = match (self.plugins.get(name), sidecar) {
             (None, None) => {
-                return Ok(PluginSettings {
-                    grants: self.grants_of_defaults(),
-                    preload: false,
-                    access: None,
-                    answer_budget: None,
-                });
+                return Ok(PluginSettings { grants: self.grants_of_defaults(), ..PluginSettings::default() });
             }
             (Some(raw), None) => raw,
             (_, Some(over)) if !over.folders.is_empty() => {
@@ -144,6 +163,13 @@ impl SettingsResolver {
                     format!("{name}.toml"),
                     "folders may be granted only in the configuration file ([plugins.NAME] folders), never by a file \
                      shipped beside the plugin",
+                ));
+            }
+            (_, Some(over)) if over.instances.is_some() => {
+                return Err(Error::config(
+                    format!("{name}.toml"),
+                    "whether calls share an instance is set only in the configuration file ([plugins.NAME] \
+                     instances), never by a file shipped beside the plugin",
                 ));
             }
             (None, Some(over)) => over,
@@ -171,7 +197,13 @@ impl SettingsResolver {
             .collect::<Result<_>>()?;
         let wasi = WasiGrant { folders, environment: Vec::new() };
         let grants = Grants { limits, config: ConfigGrant::new(raw.config.clone()), http, wasi, ..Grants::default() };
-        Ok(PluginSettings { grants, preload: raw.preload.unwrap_or(false), access: None, answer_budget: None })
+        Ok(PluginSettings {
+            grants,
+            preload: raw.preload.unwrap_or(false),
+            instances: raw.instances.unwrap_or_default(),
+            access: None,
+            answer_budget: None,
+        })
     }
 
     fn grants_of_defaults(&self) -> Grants {
@@ -271,10 +303,19 @@ mod tests {
     }
 
     #[test]
-    fn only_the_configuration_grants_folders() {
-        let sidecar: RawPluginSettings = toml::from_str("folders = { \"/home\" = \"/\" }").unwrap();
-        let error = resolver("").resolve("web", Some(&sidecar)).unwrap_err().to_string();
-        assert!(error.contains("web.toml") && error.contains("only in the configuration file"), "{error}");
+    fn only_the_configuration_grants_folders_or_shared_instances() {
+        for setting in ["folders = { \"/home\" = \"/\" }", "instances = \"per-caller\""] {
+            let sidecar: RawPluginSettings = toml::from_str(setting).unwrap();
+            let error = resolver("").resolve("web", Some(&sidecar)).unwrap_err().to_string();
+            assert!(error.contains("web.toml") && error.contains("only in the configuration file"), "{error}");
+        }
+        let web = resolver("[web]\ninstances = \"per-caller\"").resolve("web", None).unwrap();
+        assert_eq!(
+            (web.instances, resolver("").resolve("web", None).unwrap().instances),
+            (Instances::PerCaller, Instances::PerCall)
+        );
+        let error = toml::from_str::<BTreeMap<String, RawPluginSettings>>("[web]\ninstances = \"shared\"").unwrap_err();
+        assert!(error.to_string().contains("per-call"), "{error}");
     }
 
     #[test]

@@ -4,10 +4,13 @@
 //! Each call instantiates the plugin from its `InstancePre` (microseconds
 //! with the pooling allocator), runs one export under an epoch deadline and
 //! a memory cap, and drops the store. A trap, timeout or OOM ends that store
-//! only; nothing is shared between calls.
+//! only; nothing is shared between calls — unless the operator opted the
+//! plugin into instances kept per caller ([`kept`](super::kept)), where a
+//! clean call hands its store on to the same caller's next call.
 
-use wasmtime::{Engine, Trap};
+use wasmtime::{Engine, Store, Trap};
 
+use super::kept::{Live, Warm};
 use crate::contract::tool::ToolPre;
 use crate::contract::{Access, Shape, guest_error, sanitize, sanitize_cut};
 use crate::error::{Error, Result};
@@ -38,38 +41,89 @@ pub(crate) async fn describe(engine: &Engine, pre: &ToolPre<GuestState>, plugin:
     Manifest::from_wit(manifest, plugin.name())
 }
 
-/// Run `invoke(action, input)` in a fresh instance by `deadline` (the
-/// call's, which a wait for a slot has used up in part); `input` was
-/// validated. Also the statuses of the HTTP responses the call received,
-/// whatever its outcome.
+/// What one guest call leaves behind: its result, the statuses of the
+/// HTTP responses it received and what else it did, whatever its outcome;
+/// and, when it ended cleanly, its store and instance, which the next
+/// call of the same caller may run in (see [`kept`](super::kept)).
+pub(crate) struct Ran {
+    pub(crate) result: Result<serde_json::Value>,
+    pub(crate) statuses: Vec<u16>,
+    pub(crate) usage: crate::telemetry::Usage,
+    pub(crate) warm: Option<Warm>,
+}
+
+impl Ran {
+    /// A call that failed before it reached the guest.
+    pub(crate) fn refused(error: Error) -> Ran {
+        Ran { result: Err(error), statuses: Vec::new(), usage: Default::default(), warm: None }
+    }
+}
+
+/// The store a call runs in: `warm`'s (ready for this call) when it holds
+/// an instance `live` accepts, else a fresh one under the plugin's grants.
+pub(super) fn store_for<I>(
+    engine: &Engine,
+    plugin: &Plugin,
+    ceiling: Access,
+    deadline: std::time::Instant,
+    warm: Option<Warm>,
+    live: impl FnOnce(Live) -> Option<I>,
+) -> (Store<GuestState>, Option<I>) {
+    let grants = &plugin.settings().grants;
+    if let Some(Warm { mut store, live: kept }) = warm
+        && let Some(instance) = live(kept)
+    {
+        sandbox::rearm(&mut store, grants, deadline);
+        return (store, Some(instance));
+    }
+    (sandbox::store(engine, plugin.name(), grants, ceiling, deadline), None)
+}
+
+/// Run `invoke(action, input)` by `deadline` (the call's, which a wait for
+/// a slot has used up in part) in `warm`'s instance, else in a fresh one;
+/// `input` was validated.
 pub(crate) async fn invoke(
     engine: &Engine,
     pre: &ToolPre<GuestState>,
     plugin: &Plugin,
     (action, input): (&str, &str),
-    ceiling: Access,
-    deadline: std::time::Instant,
-) -> (Result<serde_json::Value>, Vec<u16>, crate::telemetry::Usage) {
-    let grants = &plugin.settings().grants;
-    let mut store = sandbox::store(engine, plugin.name(), grants, ceiling, deadline);
+    (ceiling, deadline): (Access, std::time::Instant),
+    warm: Option<Warm>,
+) -> Ran {
+    let contract = |live| match live {
+        Live::Contract(tool) => Some(tool),
+        Live::Plain(_) => None,
+    };
+    let (mut store, kept) = store_for(engine, plugin, ceiling, deadline, warm, contract);
     let left = deadline.saturating_duration_since(std::time::Instant::now());
     let guest = crate::telemetry::spans::guest(plugin.name(), action);
     let outcome = tokio::time::timeout(left + WALL_GRACE, async {
-        let instantiating = crate::telemetry::spans::instantiate(plugin.name());
-        let instance = tracing::Instrument::instrument(pre.instantiate_async(&mut store), instantiating).await?;
+        let instance = match kept {
+            Some(instance) => instance,
+            None => {
+                let instantiating = crate::telemetry::spans::instantiate(plugin.name());
+                tracing::Instrument::instrument(pre.instantiate_async(&mut store), instantiating).await?
+            }
+        };
         let calling = instance.quiver_plugin_plugin().call_invoke(&mut store, action, input);
-        tracing::Instrument::instrument(calling, guest.clone()).await
+        let answer = tracing::Instrument::instrument(calling, guest.clone()).await?;
+        wasmtime::Result::Ok((answer, instance))
     })
     .await;
     let mut ending = store.data_mut().finish();
 
     let statuses = std::mem::take(&mut ending.http_statuses);
     let usage = ending.usage;
-    let result = output(settle(ending, plugin, action, outcome), plugin, action);
+    let clean = ending.reusable;
+    let (answer, warm) = match settle(ending, plugin, action, outcome) {
+        Ok((answer, instance)) => (Ok(answer), clean.then(|| Warm { store, live: Live::Contract(instance) })),
+        Err(error) => (Err(error), None),
+    };
+    let result = output(answer, plugin, action);
     if let Err(error) = &result {
         crate::telemetry::spans::failed(&guest, &format!("{:?}", error.kind()));
     }
-    (result, statuses, usage)
+    Ran { result, statuses, usage, warm }
 }
 
 /// The guest's answer to `invoke` as our result: its typed error, or its

@@ -1,6 +1,7 @@
 //! One call of a plain component's function: the model's JSON lowered to
 //! component values by the function's WIT types, the export called
-//! dynamically in a fresh store under the plugin's grants, and its result
+//! dynamically in a fresh store under the plugin's grants (or the one its
+//! caller's last call left, see [`kept`](super::kept)), and its result
 //! lifted back to JSON. A `result`'s error is the call's typed error
 //! (`failed`, with the error value as its message).
 
@@ -8,14 +9,15 @@ use serde_json::Value;
 use wasmtime::Engine;
 use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Val};
 
-use super::call::{MAX_ERROR_BYTES, guest_text, settle};
+use super::call::{MAX_ERROR_BYTES, Ran, guest_text, settle, store_for};
+use super::kept::{Live, Warm};
 use crate::contract::Access;
 use crate::error::{Error, GuestErrorKind, Result};
 use crate::load::Plugin;
 use crate::load::plain::types::Ty;
 use crate::load::plain::values::{lift, lower, payload};
 use crate::load::plain::{Func, Plain};
-use crate::sandbox::{self, GuestState};
+use crate::sandbox::GuestState;
 
 /// The index of each action's export in `component`, resolved once when
 /// the plugin is prepared; a function its types declare but the component
@@ -67,20 +69,24 @@ pub(crate) fn arguments(plugin: &Plugin, function: &Func, input: &Value) -> Resu
         .collect()
 }
 
-/// Call `function` (export `index`) of `plugin` with `args`, by `deadline`.
-/// Also the statuses of the HTTP responses the call received.
+/// Call `function` (export `index`) of `plugin` with `args`, by
+/// `deadline`, in `warm`'s instance, else in a fresh one.
 pub(crate) async fn invoke(
     engine: &Engine,
     pre: &InstancePre<GuestState>,
     index: &ComponentExportIndex,
     plugin: &Plugin,
     (function, args): (&Func, Vec<Val>),
-    ceiling: Access,
-    deadline: std::time::Instant,
-) -> (Result<Value>, Vec<u16>, crate::telemetry::Usage) {
+    (ceiling, deadline): (Access, std::time::Instant),
+    warm: Option<Warm>,
+) -> Ran {
     let grants = &plugin.settings().grants;
     let action = function.action.as_str();
-    let mut store = sandbox::store(engine, plugin.name(), grants, ceiling, deadline);
+    let plain = |live| match live {
+        Live::Plain(instance) => Some(instance),
+        Live::Contract(_) => None,
+    };
+    let (mut store, kept) = store_for(engine, plugin, ceiling, deadline, warm, plain);
     // What the guest may hand the host in one go: a few times the output
     // limit (wasmtime's default is 128 MiB).
     store.set_hostcall_fuel(grants.limits.output_bytes().saturating_mul(8).max(4 << 20));
@@ -88,22 +94,34 @@ pub(crate) async fn invoke(
     let guest = crate::telemetry::spans::guest(plugin.name(), action);
     let mut results = vec![Val::Bool(false); usize::from(function.result.is_some())];
     let outcome = tokio::time::timeout(left + super::call::WALL_GRACE, async {
-        let instantiating = crate::telemetry::spans::instantiate(plugin.name());
-        let instance = tracing::Instrument::instrument(pre.instantiate_async(&mut store), instantiating).await?;
+        let instance = match kept {
+            Some(instance) => instance,
+            None => {
+                let instantiating = crate::telemetry::spans::instantiate(plugin.name());
+                tracing::Instrument::instrument(pre.instantiate_async(&mut store), instantiating).await?
+            }
+        };
         let func = instance
             .get_func(&mut store, index)
             .ok_or_else(|| wasmtime::format_err!("the component has no function `{}`", function.export.function))?;
-        tracing::Instrument::instrument(func.call_async(&mut store, &args, &mut results), guest.clone()).await
+        tracing::Instrument::instrument(func.call_async(&mut store, &args, &mut results), guest.clone()).await?;
+        wasmtime::Result::Ok(instance)
     })
     .await;
     let mut ending = store.data_mut().finish();
     let statuses = std::mem::take(&mut ending.http_statuses);
     let usage = ending.usage;
-    let result = settle(ending, plugin, action, outcome).and_then(|()| output(plugin, function, results.first()));
+    let clean = ending.reusable;
+    let (result, warm) = match settle(ending, plugin, action, outcome) {
+        Ok(instance) => {
+            (output(plugin, function, results.first()), clean.then(|| Warm { store, live: Live::Plain(instance) }))
+        }
+        Err(error) => (Err(error), None),
+    };
     if let Err(error) = &result {
         crate::telemetry::spans::failed(&guest, &format!("{:?}", error.kind()));
     }
-    (result, statuses, usage)
+    Ran { result, statuses, usage, warm }
 }
 
 /// The function's result as our answer: its value as JSON within the

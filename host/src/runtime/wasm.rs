@@ -10,13 +10,16 @@ use wasmtime::Engine;
 use crate::catalog::{Catalog, ToolRecord};
 use crate::contract::Access;
 use crate::error::{Error, Result};
-use crate::invoke::{Answer, Backend, BoxFuture, Call, Facts, Output};
+use crate::invoke::{Answer, Backend, BoxFuture, Call, Caller, Facts, Output};
 use crate::load::cache::ArtifactCache;
 use crate::load::compile::Compiler;
-use crate::load::{ActionSpec, LoadStats, Manifest, Plugin, Pre, Prepared};
+use crate::load::{ActionSpec, Instances, LoadStats, Manifest, Plugin, Pre, Prepared};
 use crate::sandbox::Linkers;
 use crate::sandbox::limits::{self, EngineSettings};
 use crate::telemetry::Usage;
+
+use super::call::Ran;
+use super::kept::{Key, Shelf, Tenant, Warm};
 
 /// Runs plugins: one engine, its linkers, its compile cache and its pool
 /// of instance slots, shared by every catalog version.
@@ -32,6 +35,8 @@ pub struct WasmRuntime {
     /// Calls waiting for a permit now, and the most that may.
     waiting: std::sync::atomic::AtomicUsize,
     max_queue: usize,
+    /// Instances clean calls left, for plugins kept per caller.
+    shelf: Shelf<Warm>,
 }
 
 impl WasmRuntime {
@@ -51,6 +56,7 @@ impl WasmRuntime {
             permits,
             waiting: Default::default(),
             max_queue: settings.max_queue as usize,
+            shelf: Shelf::new(settings.max_kept_instances as usize, super::kept::KEPT_IDLE),
         })
     }
 
@@ -148,18 +154,23 @@ impl WasmRuntime {
         self.permits.acquire().await.map_err(|_| Error::internal("runtime", "the host is shutting down"))
     }
 
-    /// Run `action` of `plugin` with `input`, after checking it against
-    /// the action's schema; `ceiling` is the caller's highest access to
-    /// what the plugin reaches. Also the statuses of the HTTP responses
-    /// the call received and what else it did through its capabilities,
-    /// whatever its outcome.
+    /// Run `action` of `plugin` with `input` for `caller`, after checking
+    /// it against the action's schema; `ceiling` is the caller's highest
+    /// access to what the plugin reaches. Also the statuses of the HTTP
+    /// responses the call received and what else it did through its
+    /// capabilities, whatever its outcome.
     pub async fn invoke(
         &self,
         plugin: &Plugin,
         action: &str,
         input: &Value,
-        ceiling: Access,
+        (caller, ceiling): (&Caller, Access),
     ) -> (Result<Value>, Vec<u16>, Usage) {
+        let Ran { result, statuses, usage, .. } = self.run(plugin, action, input, (caller, ceiling)).await;
+        (result, statuses, usage)
+    }
+
+    async fn run(&self, plugin: &Plugin, action: &str, input: &Value, (caller, ceiling): (&Caller, Access)) -> Ran {
         let started = async {
             let prepared = self.prepare(plugin).await?;
             let spec = prepared.manifest.action(action).ok_or_else(|| Error::UnknownAction {
@@ -186,30 +197,50 @@ impl WasmRuntime {
         };
         let (prepared, input, deadline, _permit) = match started.await {
             Ok(ready) => ready,
-            Err(error) => return (Err(error), Vec::new(), Usage::default()),
+            Err(error) => return Ran::refused(error),
         };
-        self.compiler.stats.count_instantiated();
-        match &prepared.pre {
-            Pre::Contract(pre) => {
-                let input = input.to_string();
-                super::call::invoke(&self.engine, pre, plugin, (action, &input), ceiling, deadline).await
-            }
+        // What the call runs: the contract's `invoke`, or a plain
+        // component's export with its arguments lowered (refused here,
+        // before any instance is taken, when they do not fit).
+        let target = match &prepared.pre {
+            Pre::Contract(pre) => Target::Contract(pre),
             Pre::Plain { pre, exports } => {
                 let found = plugin
                     .exports()
                     .and_then(|p| p.function(action))
                     .zip(exports.iter().find(|(name, _)| name == action).map(|(_, index)| index));
                 let Some((function, index)) = found else {
-                    let error = Error::internal("runtime", format!("no export behind the action `{action}`"));
-                    return (Err(error), Vec::new(), Usage::default());
+                    return Ran::refused(Error::internal("runtime", format!("no export behind the action `{action}`")));
                 };
-                let args = match super::plain::arguments(plugin, function, &input) {
-                    Ok(args) => args,
-                    Err(error) => return (Err(error), Vec::new(), Usage::default()),
-                };
-                super::plain::invoke(&self.engine, pre, index, plugin, (function, args), ceiling, deadline).await
+                match super::plain::arguments(plugin, function, &input) {
+                    Ok(args) => Target::Plain { pre, index, call: (function, args) },
+                    Err(error) => return Ran::refused(error),
+                }
             }
+        };
+        // A plugin kept per caller runs in the instance this caller's last
+        // clean call left, if there is one.
+        self.shelf.sweep();
+        let kept = (plugin.settings().instances == Instances::PerCaller)
+            .then(|| Key::new(&prepared, plugin.settings(), Tenant::of(caller, ceiling)));
+        let warm = kept.as_ref().and_then(|key| self.shelf.take(key));
+        match warm {
+            Some(_) => self.compiler.stats.count_reused(),
+            None => self.compiler.stats.count_instantiated(),
         }
+        let mut ran = match target {
+            Target::Contract(pre) => {
+                let input = input.to_string();
+                super::call::invoke(&self.engine, pre, plugin, (action, &input), (ceiling, deadline), warm).await
+            }
+            Target::Plain { pre, index, call } => {
+                super::plain::invoke(&self.engine, pre, index, plugin, call, (ceiling, deadline), warm).await
+            }
+        };
+        if let (Some(key), Some(warm)) = (kept, ran.warm.take()) {
+            self.shelf.keep(key, warm);
+        }
+        ran
     }
 
     /// A free instance slot, waited for until `deadline` at most, in a
@@ -241,6 +272,18 @@ impl WasmRuntime {
             ))),
         }
     }
+}
+
+/// What one call runs, resolved before an instance is taken for it.
+enum Target<'a> {
+    /// The contract's `invoke`.
+    Contract(&'a crate::contract::tool::ToolPre<crate::sandbox::GuestState>),
+    /// A plain component's export, with its arguments lowered.
+    Plain {
+        pre: &'a wasmtime::component::InstancePre<crate::sandbox::GuestState>,
+        index: &'a wasmtime::component::ComponentExportIndex,
+        call: (&'a crate::load::plain::Func, Vec<wasmtime::component::Val>),
+    },
 }
 
 /// Check `input` against the input schema of `spec`: a JSON object, and
@@ -312,7 +355,7 @@ impl Backend for WasmRuntime {
                 return Answer { result: Err(error), facts };
             };
             let (result, statuses, usage) =
-                self.invoke(plugin, &tool.action, &call.input, call.caller.ceiling_for(tool)).await;
+                self.invoke(plugin, &tool.action, &call.input, (call.caller, call.caller.ceiling_for(tool))).await;
             facts.http_statuses = statuses;
             facts.usage = usage;
             Answer { result: result.map(Output::Json), facts }

@@ -78,11 +78,15 @@ pub struct EngineSettings {
     pub pooling: bool,
     /// Largest memory any plugin may be configured with, in MiB.
     pub max_memory_mb: u64,
+    /// Instances kept between calls for plugins whose calls share one per
+    /// caller (`instances = "per-caller"`), in pool slots on top of
+    /// `max_concurrency`; past it the one kept longest ago is dropped.
+    pub max_kept_instances: u32,
 }
 
 impl Default for EngineSettings {
     fn default() -> Self {
-        Self { max_concurrency: 64, max_queue: 256, pooling: true, max_memory_mb: 1024 }
+        Self { max_concurrency: 64, max_queue: 256, pooling: true, max_memory_mb: 1024, max_kept_instances: 16 }
     }
 }
 
@@ -101,7 +105,9 @@ pub fn engine(settings: &EngineSettings) -> wasmtime::Result<Engine> {
     config.memory_init_cow(true);
     config.max_wasm_stack(1 << 20);
     if settings.pooling {
-        let n = settings.max_concurrency.max(1);
+        // Slots for the calls running at once, and for the instances kept
+        // between calls (which hold theirs while idle).
+        let n = settings.max_concurrency.max(1).saturating_add(settings.max_kept_instances);
         let mut pool = PoolingAllocationConfig::new();
         // A Rust component has a main module plus small adapter shims; a
         // Python or JavaScript one links its interpreter's modules too.

@@ -160,6 +160,12 @@ impl LogState {
         self.lock().finish()
     }
 
+    /// A fresh `budget` for the next call of a kept instance (after
+    /// [`finish`](Self::finish)).
+    pub(crate) fn rearm(&self, budget: usize) {
+        self.lock().remaining = budget;
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, GuestLog> {
         // A panic while the lock is held cannot leave the log inconsistent
         // in a way that matters: take it back.

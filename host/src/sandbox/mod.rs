@@ -35,5 +35,5 @@ pub(crate) mod wasi;
 
 pub use grants::Grants;
 pub(crate) use linkers::Linkers;
-pub(crate) use store::{Ending, GuestState, store};
+pub(crate) use store::{Ending, GuestState, rearm, store};
 pub use wasi::WasiGrant;

@@ -30,6 +30,8 @@ pub(crate) struct GuestState {
     http: HttpState,
     pub(crate) sql: SqlState,
     limiter: Limiter,
+    /// When this call's time is up (epoch interruption checks it).
+    deadline: Instant,
 }
 
 /// How a call ended, as far as the sandbox saw it.
@@ -43,6 +45,10 @@ pub(crate) struct Ending {
     pub(crate) http_statuses: Vec<u16>,
     /// What else it did through its capabilities.
     pub(crate) usage: Usage,
+    /// Whether the store may serve another call of the same caller: no
+    /// memory grew past the cap, and no HTTP request was ever sent (one
+    /// may still be running on its own task).
+    pub(crate) reusable: bool,
 }
 
 impl GuestState {
@@ -59,7 +65,18 @@ impl GuestState {
             http: HttpState::new(&grants.http),
             sql: SqlState::new(plugin, &grants.sql, ceiling, deadline),
             limiter: Limiter::new(&grants.limits),
+            deadline,
         }
+    }
+
+    /// Ready this state, which served a call that ended cleanly, for the
+    /// next call under the same grants: fresh budgets and tallies, and
+    /// `deadline`. What the guest holds (its memory, its resources) stays.
+    fn rearm(&mut self, grants: &Grants, deadline: Instant) {
+        self.log.rearm(grants.limits.log_bytes());
+        self.sql.rearm(deadline);
+        self.limiter = Limiter::new(&grants.limits);
+        self.deadline = deadline;
     }
 
     /// Flush the guest's log and say how the call ended. Call once.
@@ -71,6 +88,7 @@ impl GuestState {
             memory_hit: self.limiter.memory_hit,
             http_statuses,
             usage: Usage { egress_refused, sql_statements: sql.statements, sql_refused: sql.refused },
+            reusable: !self.limiter.memory_hit && !self.http.sent(),
         }
     }
 }
@@ -88,10 +106,18 @@ pub(crate) fn store(
     let mut store = Store::new(engine, GuestState::new(plugin, grants, ceiling, deadline));
     store.limiter(|state| &mut state.limiter);
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |_| {
-        Ok(if Instant::now() >= deadline { UpdateDeadline::Interrupt } else { UpdateDeadline::Yield(1) })
+    store.epoch_deadline_callback(|store| {
+        let over = Instant::now() >= store.data().deadline;
+        Ok(if over { UpdateDeadline::Interrupt } else { UpdateDeadline::Yield(1) })
     });
     store
+}
+
+/// `store`, kept from a call of the same caller that ended cleanly
+/// (see [`kept`](crate::runtime)), ready for the next one by `deadline`.
+pub(crate) fn rearm(store: &mut Store<GuestState>, grants: &Grants, deadline: Instant) {
+    store.data_mut().rearm(grants, deadline);
+    store.set_epoch_deadline(1);
 }
 
 impl WasiView for GuestState {

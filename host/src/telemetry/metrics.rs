@@ -290,8 +290,12 @@ pub struct Readings {
     pub compiles: u64,
     /// Components loaded from the compile cache since start.
     pub cache_hits: u64,
-    /// Instances made for calls since start (one per guest call).
+    /// Instances made for calls since start (one per guest call, but for
+    /// calls that ran in a kept instance).
     pub instantiations: u64,
+    /// Guest calls since start that ran in the instance the same caller's
+    /// last call left (plugins with `instances = "per-caller"`).
+    pub reused_instances: u64,
     /// Rescans of the plugin folders and configured sources since start.
     pub reloads: u64,
     /// Catalog snapshots published since start (reloads, status changes).
@@ -365,6 +369,7 @@ impl Collector for StateCollector {
         counter("quiver_compiles", "Components compiled by Cranelift", r.compiles)?;
         counter("quiver_compile_cache_hits", "Components loaded from the compile cache", r.cache_hits)?;
         counter("quiver_instantiations", "Instances made for guest calls", r.instantiations)?;
+        counter("quiver_instance_reuses", "Guest calls run in an instance kept for their caller", r.reused_instances)?;
         counter("quiver_reloads", "Rescans of the plugin folders and configured sources", r.reloads)?;
         counter("quiver_catalog_publications", "Catalog snapshots published (reloads, status changes)", r.revision)?;
         counter("quiver_audit_write_failures", "Audit records the file did not take", r.audit_write_failures)?;
@@ -438,6 +443,7 @@ mod tests {
         metrics.read_from(Fixed(Readings {
             compiles: 3,
             instantiations: 5,
+            reused_instances: 7,
             upstreams: vec![UpstreamReading {
                 name: "time".into(),
                 starts: 2,
@@ -469,6 +475,7 @@ mod tests {
         );
         has("quiver_compiles_total 3");
         has("quiver_instantiations_total 5");
+        has("quiver_instance_reuses_total 7");
         has("quiver_tier1_tokens 420");
         has("quiver_full_tokens 9000");
         has("quiver_full_tokens_unknown_tools 1");

@@ -10,6 +10,9 @@
 
 const LIMIT = 10000;
 
+// Calls this instance has served.
+let calls = 0;
+
 export const text = {
   count(text) {
     const words = text.split(/\s+/).filter((w) => w !== "").length;
@@ -41,5 +44,10 @@ export const probe = {
   // Nor does it expose the environment to JavaScript: no variable is set.
   envVar(name) {
     return undefined;
+  },
+
+  calls() {
+    calls += 1;
+    return calls;
   },
 };

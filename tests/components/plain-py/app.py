@@ -17,6 +17,9 @@ from wit_world.exports import text
 
 LIMIT = 10_000
 
+# Calls this instance has served.
+CALLS = 0
+
 
 class Text(exports.Text):
     def count(self, text_: str) -> text.Counts:
@@ -43,3 +46,8 @@ class Probe(exports.Probe):
 
     def env_var(self, name: str) -> str | None:
         return os.environ.get(name)
+
+    def calls(self) -> int:
+        global CALLS
+        CALLS += 1
+        return CALLS

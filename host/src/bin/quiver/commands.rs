@@ -410,8 +410,12 @@ fn print_requests(name: &str, requests: &quiver::load::RequestsStatus) {
             }
             _ => ask.what.clone(),
         };
-        let answer = if !ask.granted.is_empty() {
+        let answer = if ask.complete {
             format!("granted: {}", ask.granted.join(", "))
+        } else if ask.write && !ask.granted.is_empty() {
+            format!("granted for reading only: {}", ask.granted.join(", "))
+        } else if !ask.granted.is_empty() {
+            format!("granted only for: {} (list each other host it may reach)", ask.granted.join(", "))
         } else {
             match ask.kind {
                 quiver::load::AskKind::Storage => {

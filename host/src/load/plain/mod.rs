@@ -162,7 +162,7 @@ impl Plain {
 /// export's reason.
 pub(crate) fn load(origin: &Origin, bytes: &[u8]) -> Result<(String, Arc<Plain>, Manifest)> {
     let shown = origin.to_string();
-    let side = origin.path().and_then(|path| side_text(&path.with_extension("wit"), MAX_SIDE_WIT));
+    let side = origin.path().and_then(|path| side_text_logged(&path.with_extension("wit"), MAX_SIDE_WIT));
     let mut plain = match Plain::derive(bytes, side.as_deref()) {
         Ok(plain) => plain,
         Err(NotPlain::Contract) => return Err(Error::MissingStub { origin: shown }),
@@ -183,11 +183,16 @@ pub(crate) fn load(origin: &Origin, bytes: &[u8]) -> Result<(String, Arc<Plain>,
     for (export, why) in &plain.skipped {
         tracing::info!(plugin = %name, %export, reason = %why, "export not served");
     }
-    if let Some(path) = origin.path().map(|p| p.with_extension("policy.yaml"))
-        && let Some(text) = side_text(&path, MAX_POLICY_BYTES)
-    {
+    if let Some(path) = origin.path().map(|p| p.with_extension("policy.yaml")) {
         let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        plain.requests = Some(Requests { file: sanitize_cut(&file, Shape::Line, 256), ..Requests::parse(&text) });
+        let file = sanitize_cut(&file, Shape::Line, 256);
+        // A policy file that is there but not read is shown as such: the
+        // operator learns the component asked for something.
+        plain.requests = match side_text(&path, MAX_POLICY_BYTES) {
+            Ok(None) => None,
+            Ok(Some(text)) => Some(Requests { file, ..Requests::parse(&text) }),
+            Err(problem) => Some(Requests { file, problem: Some(problem), ..Requests::default() }),
+        };
     }
     let manifest = plain.manifest(&name)?;
     Ok((name, Arc::new(plain), manifest))
@@ -203,28 +208,42 @@ const MAX_SIDE_WIT: u64 = 1 << 20;
 /// `/proc/self/environ` would otherwise put the host's own secrets into
 /// what the file is shown as. It is opened without blocking and checked
 /// once open, so a FIFO or a device behind the name is never read.
-fn side_text(path: &Path, max: u64) -> Option<String> {
+fn side_text(path: &Path, max: u64) -> std::result::Result<Option<String>, String> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
-    let shown = crate::catalog::printable(&path.display().to_string());
-    let target = std::fs::canonicalize(path).ok()?;
+    let Ok(target) = std::fs::canonicalize(path) else { return Ok(None) };
     let folder = path
         .parent()
-        .and_then(|p| std::fs::canonicalize(if p.as_os_str().is_empty() { Path::new(".") } else { p }).ok())?;
-    if !target.starts_with(&folder) {
-        tracing::warn!(path = %shown, "a file beside a component links out of its folder; not read");
-        return None;
+        .and_then(|p| std::fs::canonicalize(if p.as_os_str().is_empty() { Path::new(".") } else { p }).ok());
+    if !folder.is_some_and(|folder| target.starts_with(folder)) {
+        return Err("it links out of the component's folder".into());
     }
     let flags = libc::O_NONBLOCK | libc::O_NOCTTY;
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(&target).ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > max {
-        tracing::warn!(path = %shown, max, "a file beside a component is not a regular file of at most `max` bytes; not read");
-        return None;
+    let unreadable = |e: std::io::Error| format!("it cannot be read: {}", e.kind());
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(&target).map_err(unreadable)?;
+    let meta = file.metadata().map_err(unreadable)?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    if meta.len() > max {
+        return Err(format!("it is larger than {} KiB", max / 1024));
     }
     let mut text = String::new();
-    file.take(max).read_to_string(&mut text).ok()?;
-    Some(text)
+    match file.take(max).read_to_string(&mut text) {
+        Ok(_) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err("it is not UTF-8 text".into()),
+        Err(e) => Err(unreadable(e)),
+    }
+}
+
+/// [`side_text`], with a file that is there but is not read logged (the
+/// reason, never the content).
+fn side_text_logged(path: &Path, max: u64) -> Option<String> {
+    side_text(path, max).unwrap_or_else(|reason| {
+        let shown = crate::catalog::printable(&path.display().to_string());
+        tracing::warn!(path = %shown, %reason, "a file beside a component is not read");
+        None
+    })
 }
 
 /// The name a plain component is served under: its file's stem, in lower

@@ -212,42 +212,23 @@ impl Requests {
     fn against(&self, grants: &Grants, http: bool) -> Vec<AskStatus> {
         self.asks
             .iter()
-            .map(|ask| match ask {
-                Ask::Storage { path, write } => AskStatus {
-                    kind: AskKind::Storage,
-                    what: path.clone(),
-                    write: *write,
-                    granted: grants
-                        .wasi
-                        .folders
-                        .iter()
-                        .map(|(_, guest)| guest)
-                        .filter(|guest| within(path, guest))
-                        .cloned()
-                        .collect(),
-                },
-                Ask::Network { host } => AskStatus {
-                    kind: AskKind::Network,
-                    what: host.clone(),
-                    write: false,
-                    granted: if http {
-                        grants
-                            .http
-                            .allowed()
-                            .iter()
-                            .filter(|a| host_matches(host, a.host()))
-                            .map(|a| a.to_string())
-                            .collect()
-                    } else {
-                        Vec::new()
-                    },
-                },
-                Ask::Environment { key } => AskStatus {
-                    kind: AskKind::Environment,
-                    what: key.clone(),
-                    write: false,
-                    granted: grants.wasi.environment.iter().filter(|(k, _)| k == key).map(|(k, _)| k.clone()).collect(),
-                },
+            .map(|ask| {
+                let (kind, what, write, granted): (_, _, _, Vec<String>) = match ask {
+                    Ask::Storage { path, write } => {
+                        let folders = grants.wasi.folders.iter().map(|(_, guest)| guest);
+                        (AskKind::Storage, path, *write, folders.filter(|guest| within(path, guest)).cloned().collect())
+                    }
+                    Ask::Network { host } => {
+                        let allowed = grants.http.allowed().iter().filter(|a| http && host_matches(host, a.host()));
+                        (AskKind::Network, host, false, allowed.map(|a| a.to_string()).collect())
+                    }
+                    Ask::Environment { key } => {
+                        let set = grants.wasi.environment.iter().filter(|(k, _)| k == key);
+                        (AskKind::Environment, key, false, set.map(|(k, _)| k.clone()).collect())
+                    }
+                };
+                let complete = !granted.is_empty() && !write && !what.starts_with("*.");
+                AskStatus { kind, what: what.clone(), write, granted, complete }
             })
             .collect()
     }
@@ -356,6 +337,10 @@ pub struct AskStatus {
     /// path (as the component sees it), the HTTP destinations, the
     /// variable. Empty: not granted.
     pub granted: Vec<String>,
+    /// Whether that is all it asks for. Not when it asks to write (a
+    /// folder is only ever read), nor for a wildcard host (`allow_http`
+    /// names hosts, so some subdomain is always left out).
+    pub complete: bool,
 }
 
 /// What kind of thing is asked for.
@@ -512,7 +497,7 @@ permissions:
         let read = Requests::parse(WASSETTE);
         let grants = Grants {
             wasi: WasiGrant {
-                folders: vec![("/srv/data".into(), "/data".into())],
+                folders: vec![("/srv/data".into(), "/data".into()), ("/srv/scratch".into(), "/scratch".into())],
                 environment: vec![("GREETING".into(), "hi".into())],
             },
             http: HttpGrant::parse(&["https://api.github.com".into(), "https://docs.example.com".into()]).unwrap(),
@@ -525,7 +510,7 @@ permissions:
             granted(&with_http),
             [
                 vec!["/data".to_owned()],
-                vec![],
+                vec!["/scratch".to_owned()],
                 vec!["https://api.github.com:443".to_owned()],
                 vec!["https://docs.example.com:443".to_owned()],
                 vec![],
@@ -533,6 +518,10 @@ permissions:
             ]
         );
         assert!(with_http.asks[1].write);
+        // Read access to a folder asked to be written, and one subdomain of
+        // a wildcard, are not all that was asked for.
+        let complete: Vec<bool> = with_http.asks.iter().map(|a| a.complete).collect();
+        assert_eq!(complete, [true, false, true, false, false, true]);
         // A component that does not import wasi:http has no use for a destination.
         let without = read.status(&grants, false);
         assert!(without.asks[2].granted.is_empty() && without.asks[3].granted.is_empty());

@@ -42,6 +42,7 @@ fn every_function_becomes_an_action_named_by_its_interface() {
             "text_repeat",
             "probe_read_file",
             "probe_env_var",
+            "probe_calls",
             "shapes_area",
             "shapes_style_names",
             "shapes_checksum",
@@ -123,7 +124,7 @@ fn schemas_follow_the_type_mapping() {
     let area = manifest.action("shapes_area").unwrap();
     assert_eq!(area.output_schema.as_ref().unwrap().value().into_owned(), json!({"type": ["number", "string"]}));
     let stub = manifest.stub().unwrap();
-    assert_eq!(stub.actions.len(), 11);
+    assert_eq!(stub.actions.len(), 12);
 }
 
 #[test]
@@ -303,21 +304,25 @@ fn only_a_small_regular_file_is_read_as_the_wit_beside() {
     let dir = tempfile::tempdir().unwrap();
     let small = dir.path().join("small.wit");
     std::fs::write(&small, PLAIN).unwrap();
-    assert_eq!(side_text(&small, MAX_SIDE_WIT).as_deref(), Some(PLAIN));
+    assert_eq!(side_text(&small, MAX_SIDE_WIT), Ok(Some(PLAIN.to_owned())));
+    assert_eq!(side_text(&dir.path().join("none.wit"), MAX_SIDE_WIT), Ok(None), "no file is no text");
     let big = dir.path().join("big.wit");
     std::fs::write(&big, format!("{PLAIN}{}", "/// padding\n".repeat(100_000))).unwrap();
-    assert_eq!(side_text(&big, MAX_SIDE_WIT), None, "a 1.2 MB .wit was read");
+    assert_eq!(side_text(&big, MAX_SIDE_WIT), Err("it is larger than 1024 KiB".into()), "a 1.2 MB .wit was read");
+    let binary = dir.path().join("binary.wit");
+    std::fs::write(&binary, b"\xff\xfe").unwrap();
+    assert_eq!(side_text(&binary, MAX_SIDE_WIT), Err("it is not UTF-8 text".into()));
     let fifo = dir.path().join("fifo.wit");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success(), "mkfifo");
-    assert_eq!(side_text(&fifo, MAX_SIDE_WIT), None, "a FIFO was opened");
+    assert_eq!(side_text(&fifo, MAX_SIDE_WIT), Err("it is not a regular file".into()), "a FIFO was opened");
     let link = dir.path().join("link.wit");
     std::os::unix::fs::symlink(&fifo, &link).unwrap();
-    assert_eq!(side_text(&link, MAX_SIDE_WIT), None, "a link to a FIFO was opened");
+    assert!(side_text(&link, MAX_SIDE_WIT).is_err(), "a link to a FIFO was opened");
     let link = dir.path().join("small-link.wit");
     std::os::unix::fs::symlink(&small, &link).unwrap();
     assert_eq!(
-        side_text(&link, MAX_SIDE_WIT).as_deref(),
-        Some(PLAIN),
+        side_text(&link, MAX_SIDE_WIT),
+        Ok(Some(PLAIN.to_owned())),
         "a link to a regular file (a mounted ConfigMap) is read"
     );
     // A link out of the folder is never followed: a shipped link to the
@@ -327,8 +332,9 @@ fn only_a_small_regular_file_is_read_as_the_wit_beside() {
     std::fs::write(&secret, PLAIN).unwrap();
     let link = dir.path().join("out.wit");
     std::os::unix::fs::symlink(&secret, &link).unwrap();
-    assert_eq!(side_text(&link, MAX_SIDE_WIT), None, "a link out of the folder was followed");
+    let out = Err("it links out of the component's folder".to_owned());
+    assert_eq!(side_text(&link, MAX_SIDE_WIT), out, "a link out of the folder was followed");
     let link = dir.path().join("environ.wit");
     std::os::unix::fs::symlink("/proc/self/environ", &link).unwrap();
-    assert_eq!(side_text(&link, MAX_SIDE_WIT), None, "/proc/self/environ was read");
+    assert_eq!(side_text(&link, MAX_SIDE_WIT), out, "/proc/self/environ was read");
 }

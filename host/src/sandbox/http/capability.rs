@@ -58,8 +58,20 @@ pub(crate) struct HttpState {
 
 impl HttpState {
     pub(crate) fn new(grant: &HttpGrant) -> HttpState {
-        let policy = HttpPolicy { grant: grant.clone(), resolver: Arc::new(SystemResolver), tally: Tally::default() };
+        let policy = HttpPolicy {
+            grant: grant.clone(),
+            resolver: Arc::new(SystemResolver),
+            tally: Tally::default(),
+            sent: false,
+        };
         HttpState { ctx: WasiHttpCtx::new(), policy }
+    }
+
+    /// Whether a request was ever sent (or refused) through this store: its
+    /// request or response body may still be running on its own task, so
+    /// such a store is never kept for another call.
+    pub(crate) fn sent(&self) -> bool {
+        self.policy.sent
     }
 
     /// The statuses of the responses this call received, in order
@@ -81,6 +93,8 @@ pub(crate) struct HttpPolicy {
     grant: HttpGrant,
     resolver: Arc<dyn Resolve>,
     tally: Tally,
+    /// Whether a request went through [`send_request`](WasiHttpHooks::send_request).
+    sent: bool,
 }
 
 type SendFuture =
@@ -99,6 +113,7 @@ impl WasiHttpHooks for HttpPolicy {
         fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> SendFuture {
         drop(fut);
+        self.sent = true;
         // The rest of what a guest sets must be on the allow-list (wasi-http
         // applies the filter above to responses too, so it holds only what
         // the host owns). What the host owns and finds here, wasi-http set

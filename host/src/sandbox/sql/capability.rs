@@ -63,6 +63,12 @@ impl SqlState {
         SqlState { plugin, grant: grant.clone(), ceiling, deadline, tally: Tally::default() }
     }
 
+    /// The next call of a kept instance: its `deadline`, a fresh tally.
+    pub(crate) fn rearm(&mut self, deadline: Instant) {
+        self.deadline = deadline;
+        self.tally = Tally::default();
+    }
+
     /// What this call's statements met so far.
     pub(crate) fn tally(&self) -> Tally {
         self.tally
