@@ -497,6 +497,17 @@ impl Host {
             Err(Error::MissingStub { .. } | Error::InvalidStub { .. }) => None,
             Err(other) => return Err(other),
         };
+        // A component with no Quiver contract is served as it is: its stub
+        // and schemas come from its types, and there is nothing to write.
+        if existing.is_none() {
+            match crate::load::plain::load(&origin, &bytes) {
+                Ok((_, _, manifest)) => {
+                    return Ok(Packaged { bytes: bytes.to_vec(), manifest, changed: false, plain: true });
+                }
+                Err(Error::MissingStub { .. }) => {}
+                Err(other) => return Err(other),
+            }
+        }
         let placeholder = crate::contract::Stub::new("unpackaged", "0.0.0", crate::contract::Kind::Tool, "");
         let settings = self.inner.reloader.settings().resolve(&placeholder.name, None)?;
         let plugin = Plugin::new(existing.clone().unwrap_or(placeholder), origin, settings);
@@ -516,7 +527,7 @@ impl Host {
         };
         let (manifest, packaged) = self.inner.runtime.describe_unpackaged(&plugin, package).await?;
         let changed = packaged != bytes;
-        Ok(Packaged { bytes: packaged, manifest, changed })
+        Ok(Packaged { bytes: packaged, manifest, changed, plain: false })
     }
 
     /// Rank every tool and skill for `query`, as `search_tools` does, for
@@ -565,6 +576,9 @@ pub struct Packaged {
     /// Whether the bytes differ from the input (false: it already carried
     /// this very stub).
     pub changed: bool,
+    /// Whether it is a component with no Quiver contract, served as it is
+    /// (its stub and schemas derived from its types): nothing is written.
+    pub plain: bool,
 }
 
 /// What [`Host::check`] found in a plugin file.

@@ -207,6 +207,23 @@ fn check_explains_a_plain_component() {
     );
 }
 
+/// `package` leaves a component with no Quiver contract as it is, and
+/// says why (it once failed with a fix for Quiver's own SDK).
+#[test]
+fn package_leaves_a_plain_component_as_it_is() {
+    let cli = Cli::new();
+    let file = cli.plugins.path().join("plain-rust.wasm");
+    std::fs::copy(fixtures::PLAIN_RUST, &file).unwrap();
+    let out = cli.run(&["package", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).starts_with("ok: plain-rust 0.1.0 (tool), 12 actions: a component with no Quiver contract"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), std::fs::read(fixtures::PLAIN_RUST).unwrap(), "nothing written");
+}
+
 /// `check` names `quiver package` for a component without a stub, and
 /// `package` writes the stub (in place), after which `check` passes and a
 /// second `package` changes nothing.

@@ -480,6 +480,13 @@ async fn package(host: &Host, file: &std::path::Path, output: Option<&std::path:
     let output = output.unwrap_or(file);
     let m = &packaged.manifest;
     let what = format!("{} {} ({}), {}", m.name, printable(&m.version), m.kind, count(m.actions.len(), "action"));
+    if packaged.plain {
+        println!(
+            "ok: {what}: a component with no Quiver contract, served as it is (its stub and schemas are derived \
+             from its types when its folder is read); nothing to write"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     if !packaged.changed && output == file {
         println!("ok: {what}: already packaged");
         return Ok(ExitCode::SUCCESS);
