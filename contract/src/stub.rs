@@ -29,6 +29,12 @@ pub struct Stub {
     pub categories: Vec<String>,
     /// The actions, in the author's order.
     pub actions: Vec<StubAction>,
+    /// Whether it is a component with no Quiver contract, served as it
+    /// is: each action is one of its exported functions, and the host
+    /// checks this stub against its types, not against `describe()`.
+    /// `quiver package` writes it for such a component; absent means false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plain: bool,
 }
 
 /// One action as the stub lists it.
@@ -54,6 +60,7 @@ impl Stub {
             description: description.to_owned(),
             categories: Vec::new(),
             actions: Vec::new(),
+            plain: false,
         }
     }
 
@@ -85,6 +92,9 @@ impl Stub {
         }
         if let Some(p) = summary_problem(&format!("plugin `{}`", self.name), &self.description) {
             return Err(p);
+        }
+        if self.plain && self.kind != Kind::Tool {
+            return Err(format!("a component served as it is is a tool, not a {}", self.kind));
         }
         for c in &self.categories {
             if let Some(p) = category_problem(c) {
@@ -138,8 +148,22 @@ mod tests {
     }
 
     #[test]
+    fn only_a_plain_stub_says_so() {
+        let json = String::from_utf8(calc().to_json()).unwrap();
+        assert!(!json.contains("plain"), "{json}");
+        let plain = Stub { plain: true, ..calc() };
+        let json = plain.to_json();
+        assert!(String::from_utf8_lossy(&json).contains(r#""plain":true"#));
+        assert!(Stub::from_json(&json).unwrap().plain);
+    }
+
+    #[test]
     fn every_rule_is_checked() {
-        let broken: [fn(&mut Stub); 9] = [
+        let broken: [fn(&mut Stub); 10] = [
+            |s| {
+                s.plain = true;
+                s.kind = Kind::Database;
+            },
             |s| s.version = "1.0\u{1b}[2J".into(),
             |s| s.actions[0].summary = "Evaluate\u{1b}[31m".into(),
             |s| s.format = 2,

@@ -461,10 +461,11 @@ impl Host {
         let origin = Origin::file(path, crate::load::Beside::default(), max_bytes)?;
         let bytes = origin.bytes()?;
         let resolver = self.inner.reloader.settings();
-        let plugin = match stub::read(&bytes, &origin.to_string()) {
-            Ok(stub) => {
+        // Its `quiver:manifest` section, if packaged, is checked too.
+        let plugin = match stub::read_sections(&bytes, &origin.to_string()) {
+            Ok((stub, declared)) => {
                 let settings = resolver.resolve(&stub.name, None)?;
-                Plugin::new(stub, origin, settings)
+                Plugin::new(stub, origin, settings).with_declared(declared)
             }
             // A component with no stub and no contract: as a scan reads it.
             Err(Error::MissingStub { .. }) => {
@@ -486,7 +487,9 @@ impl Host {
     /// plugin Tier 1 lists, and whose schemas are served, without compiling
     /// it. A stub that already agrees with `describe()` (as the host checks
     /// at first load: an SDK plugin's) stays; a component already packaged
-    /// so comes back unchanged (`changed: false`).
+    /// so comes back unchanged (`changed: false`). A component with no
+    /// Quiver contract gets the stub and manifest derived from its types
+    /// (nothing runs), marked as served as it is.
     pub async fn package(&self, path: &Path) -> Result<Packaged> {
         let max_bytes = self.inner.reloader.folders().max_plugin_bytes.unwrap_or(crate::load::MAX_PLUGIN_BYTES);
         let origin = Origin::file(path, crate::load::Beside::default(), max_bytes)?;
@@ -497,14 +500,19 @@ impl Host {
             Err(Error::MissingStub { .. } | Error::InvalidStub { .. }) => None,
             Err(other) => return Err(other),
         };
-        // A component with no Quiver contract is served as it is: its stub
-        // and schemas come from its types, and there is nothing to write.
-        if existing.is_none() {
+        // A component with no Quiver contract (or one packaged as such):
+        // its stub and schemas come from its types (docs from the `.wit`
+        // beside it), nothing runs, and its name is its file's.
+        if existing.as_ref().is_none_or(|stub| stub.plain) {
             match crate::load::plain::load(&origin, &bytes) {
                 Ok((_, _, manifest)) => {
-                    return Ok(Packaged { bytes: bytes.to_vec(), manifest, changed: false, plain: true });
+                    let stub = crate::load::plain::stub_of(&manifest)?;
+                    let packaged = crate::load::package::with_sections(&bytes, Some(&stub), &manifest.to_section())
+                        .map_err(|reason| Error::InvalidStub { origin: text.clone(), reason })?;
+                    let changed = packaged != bytes;
+                    return Ok(Packaged { bytes: packaged, manifest, changed, plain: true });
                 }
-                Err(Error::MissingStub { .. }) => {}
+                Err(Error::MissingStub { .. }) if existing.is_none() => {}
                 Err(other) => return Err(other),
             }
         }
@@ -576,8 +584,9 @@ pub struct Packaged {
     /// Whether the bytes differ from the input (false: it already carried
     /// this very stub).
     pub changed: bool,
-    /// Whether it is a component with no Quiver contract, served as it is
-    /// (its stub and schemas derived from its types): nothing is written.
+    /// Whether it is a component with no Quiver contract, served as it is:
+    /// its stub and schemas were derived from its types, not from a
+    /// `describe()`.
     pub plain: bool,
 }
 

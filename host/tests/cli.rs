@@ -207,21 +207,28 @@ fn check_explains_a_plain_component() {
     );
 }
 
-/// `package` leaves a component with no Quiver contract as it is, and
-/// says why (it once failed with a fix for Quiver's own SDK).
+/// `package` writes the stub and manifest of a component with no Quiver
+/// contract from its types (it once failed with a fix for Quiver's own
+/// SDK, then wrote nothing); `check` then passes on the packaged file, and
+/// a second `package` changes nothing.
 #[test]
-fn package_leaves_a_plain_component_as_it_is() {
+fn package_writes_a_plain_components_stub_from_its_types() {
     let cli = Cli::new();
     let file = cli.plugins.path().join("plain-rust.wasm");
     std::fs::copy(fixtures::PLAIN_RUST, &file).unwrap();
-    let out = cli.run(&["package", file.to_str().unwrap()]);
+    let file = file.to_str().unwrap();
+    let out = cli.run(&["package", file]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
-    assert!(
-        stdout(&out).starts_with("ok: plain-rust 0.1.0 (tool), 12 actions: a component with no Quiver contract"),
-        "{}",
-        stdout(&out)
-    );
-    assert_eq!(std::fs::read(&file).unwrap(), std::fs::read(fixtures::PLAIN_RUST).unwrap(), "nothing written");
+    let what = "plain-rust 0.1.0 (tool), 12 actions, from its types (a component with no Quiver contract)";
+    assert_eq!(stdout(&out), format!("packaged: {what} -> {file}\n"));
+    let packaged = std::fs::read(file).unwrap();
+    let stub = quiver::load::stub::read(&packaged, file).unwrap();
+    assert!(stub.plain && stub.action("text_count").is_some(), "{stub:?}");
+    let out = cli.run(&["check", file]);
+    assert!(stdout(&out).starts_with("ok: plain-rust 0.1.0 (tool), 12 actions: "), "{}", stdout(&out));
+    let out = cli.run(&["package", file]);
+    assert_eq!(stdout(&out), format!("ok: {what}: already packaged\n"));
+    assert_eq!(std::fs::read(file).unwrap(), packaged);
 }
 
 /// `check` names `quiver package` for a component without a stub, and

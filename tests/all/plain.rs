@@ -81,6 +81,27 @@ async fn serves_text_and_probe(t: &TestHost, name: &str) {
     }
 }
 
+/// `bytes` packaged as `NAME.wasm` with the package's `.wit` beside it
+/// (what `quiver package` does): its stub and manifest written from its
+/// types, its docs included.
+async fn packaged(name: &str, bytes: Vec<u8>) -> Vec<u8> {
+    let t = host_with(name, bytes);
+    let packaged = t.host.package(&t.plugins.path().join(format!("{name}.wasm"))).await.unwrap();
+    assert!(packaged.plain && packaged.changed, "{name}");
+    let stub = quiver::load::stub::read(&packaged.bytes, name).unwrap();
+    assert!(stub.plain, "{name}: the stub says it is served as it is");
+    packaged.bytes
+}
+
+/// A packaged component served without its `.wit`: listed from its stub
+/// and described from its manifest section (the docs packaging wrote,
+/// which the names alone would not give), then called as before.
+async fn serves_packaged(name: &str, bytes: Vec<u8>) {
+    let packed = packaged(name, bytes).await;
+    let t = TestHost::builder().file(&format!("{name}.wasm"), packed).cache_dir(guests::shared_cache()).build();
+    serves_text_and_probe(&t, name).await;
+}
+
 /// `instances = "per-caller"`: a caller's calls run in one instance (what
 /// the component keeps in memory is seen by that caller's later calls),
 /// another caller's in another; the function's own error ends a call
@@ -221,6 +242,8 @@ pub(crate) async fn plain_rust() {
     assert_eq!(t.host.load_stats().compiled() + t.host.load_stats().cache_hits(), 1);
 
     reads_what_it_is_granted("granted", std::fs::read(fixtures::PLAIN_RUST).unwrap()).await;
+    serves_packaged("packed", std::fs::read(fixtures::PLAIN_RUST).unwrap()).await;
+    a_packaged_manifest_must_say_what_the_types_say().await;
     keeps_an_instance_per_caller("kept", std::fs::read(fixtures::PLAIN_RUST).unwrap()).await;
 
     // A changed `.wit` beside the same component is read again on the
@@ -252,11 +275,55 @@ pub(crate) async fn plain_rust() {
     );
 }
 
+/// A packaged component's manifest section is served before anything is
+/// compiled; at the first call it is checked against the types: other
+/// words are served (the docs of a `.wit` no longer beside it), other
+/// schemas are refused with the fix.
+async fn a_packaged_manifest_must_say_what_the_types_say() {
+    let packed = packaged("edited", std::fs::read(fixtures::PLAIN_RUST).unwrap()).await;
+    let (_, section) = quiver::load::stub::read_sections(&packed, "edited.wasm").unwrap();
+    let manifest: serde_json::Value = serde_json::from_slice(section.unwrap()).unwrap();
+    let edited = |edit: fn(&mut serde_json::Value)| {
+        let mut manifest = manifest.clone();
+        let actions = manifest["actions"].as_array_mut().unwrap();
+        edit(actions.iter_mut().find(|a| a["name"] == "text_repeat").unwrap());
+        let section = serde_json::to_vec(&manifest).unwrap();
+        let bytes = quiver::load::package::with_sections(&packed, None, &section).unwrap();
+        TestHost::builder().file("edited.wasm", bytes).cache_dir(guests::shared_cache()).build()
+    };
+    let t = edited(|action| {
+        let description = action["description"].as_str().unwrap().to_owned();
+        action["description"] = json!(format!("{description}\n\nReworded after packaging."));
+    });
+    let definition = t.host.session(None).unwrap().definition("edited__text_repeat").await.unwrap();
+    assert!(definition.description.ends_with("Reworded after packaging."), "{}", definition.description);
+    let joined = t.host.call("edited", "text_repeat", r#"{"text": "ab", "times": 2, "separator": "-"}"#).await;
+    assert_eq!(joined.unwrap(), json!("ab-ab"), "other words are served");
+
+    let t = edited(|action| action["input_schema"]["properties"]["times"]["maximum"] = json!(1000));
+    let definition = t.host.session(None).unwrap().definition("edited__text_repeat").await.unwrap();
+    assert_eq!(definition.input_schema["properties"]["times"]["maximum"], json!(1000), "served before compiling");
+    let error = t.host.call("edited", "text_repeat", r#"{"text": "ab", "times": 2}"#).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::StubMismatch, "{error}");
+    assert!(error.to_string().contains("package it again"), "{error}");
+
+    // A component with Quiver's contract whose stub says it is plain.
+    let mut stub = quiver::load::stub::read(&packed, "edited.wasm").unwrap();
+    stub.name = "contract".into();
+    let contract = std::fs::read(fixtures::NO_STUB).unwrap();
+    let bytes = quiver::load::package::with_sections(&contract, Some(&stub), section.unwrap()).unwrap();
+    let t = TestHost::builder().file("contract.wasm", bytes).cache_dir(guests::shared_cache()).build();
+    let error = t.host.call("contract", "text_count", r#"{"text": "a"}"#).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::StubMismatch, "{error}");
+    assert!(error.to_string().contains("exports Quiver's contract"), "{error}");
+}
+
 /// The JavaScript component (componentize-js, no imports at all).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_javascript_component_is_served_as_it_is() {
     let t = host_with("plain-js", std::fs::read(guests::plain_js()).unwrap());
     serves_text_and_probe(&t, "plain-js").await;
+    serves_packaged("packed-js", std::fs::read(guests::plain_js()).unwrap()).await;
     keeps_an_instance_per_caller("kept-js", std::fs::read(guests::plain_js()).unwrap()).await;
 }
 
@@ -270,5 +337,6 @@ async fn a_python_component_is_served_as_it_is() {
         t.host.catalog().get("plain-py").unwrap().stub().action_names().map(str::to_owned).collect();
     assert!(!actions.iter().any(|a| a.contains("init")), "{actions:?}");
     reads_what_it_is_granted("granted-py", std::fs::read(guests::plain_python()).unwrap()).await;
+    serves_packaged("packed-py", std::fs::read(guests::plain_python()).unwrap()).await;
     keeps_an_instance_per_caller("kept-py", std::fs::read(guests::plain_python()).unwrap()).await;
 }

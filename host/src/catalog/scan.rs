@@ -404,11 +404,11 @@ impl Catalog {
         if let Some(known) = previous.and_then(|p| p.same_bytes(path, origin.digest()))
             // A component without a stub is also what its `.wit` and
             // policy file beside it say: one of them changed, read it again.
-            && (known.exports().is_none()
+            && (!known.is_plain()
                 || known.origin().beside().is_some_and(|b| (b.wit, b.policy) == (beside.wit, beside.policy)))
             && settings
                 .resolve(&known.stub().name, sidecar.as_ref())
-                .map(|s| if known.exports().is_some() { Plugin::plain_settings(s) } else { s })
+                .map(|s| if known.is_plain() { Plugin::plain_settings(s) } else { s })
                 .is_ok_and(|s| &s == known.settings())
         {
             if keep_bytes && let Ok(bytes) = origin.bytes() {

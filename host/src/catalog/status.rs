@@ -164,6 +164,8 @@ pub(crate) fn skipped_of(plugin: &Plugin) -> Vec<SkippedExport> {
 /// What the policy file of a component served as it is asks for, next to
 /// what its settings grant.
 pub(crate) fn requests_of(plugin: &Plugin) -> Option<RequestsStatus> {
-    let plain = plugin.exports()?;
-    Some(plain.requests.as_ref()?.status(&plugin.settings().grants, plain.reaches_out))
+    // A plain component's actions are `write` exactly when it imports
+    // `wasi:http` (see `Plain::manifest`).
+    let http = plugin.stub().actions.iter().any(|a| a.access == crate::contract::Access::Write);
+    Some(plugin.requests()?.status(&plugin.settings().grants, http))
 }

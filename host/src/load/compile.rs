@@ -236,7 +236,7 @@ impl Compiler {
         // The file must still be the version scanned: the same stub, or for
         // a plain component (no stub) the same bytes.
         let changed = || -> Result<bool> {
-            Ok(match (plugin.exports(), plugin.origin().digest()) {
+            Ok(match (plugin.derived(), plugin.origin().digest()) {
                 (Some(_), Some(digest)) => super::origin::digest(&bytes) != *digest,
                 _ => super::stub::read(&bytes, &plugin.origin().to_string())? != *plugin.stub(),
             })

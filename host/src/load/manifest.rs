@@ -243,6 +243,22 @@ impl Manifest {
         self.to_section() == other.to_section()
     }
 
+    /// Whether `other` declares what this manifest declares but for the
+    /// words: the same name, version and kind, and the same actions in the
+    /// same order with the same access and schemas, every `description`
+    /// aside (a plain component's docs may come from a `.wit` that was
+    /// beside it when it was packaged, and is no longer).
+    pub(crate) fn same_shape(&self, other: &Manifest) -> bool {
+        let schema = |s: &ActionSchema| without_docs(&s.value());
+        (&self.name, &self.version, self.kind) == (&other.name, &other.version, other.kind)
+            && self.actions.len() == other.actions.len()
+            && self.actions.iter().zip(&other.actions).all(|(a, b)| {
+                (&a.name, a.access) == (&b.name, b.access)
+                    && schema(&a.input_schema) == schema(&b.input_schema)
+                    && a.output_schema.as_ref().map(schema) == b.output_schema.as_ref().map(schema)
+            })
+    }
+
     /// Check a manifest the host wrote itself (a plain component's, from
     /// its types) by the contract's rules.
     pub(crate) fn from_declared(declared: DeclaredManifest, plugin: &str) -> Result<Manifest> {
@@ -356,6 +372,29 @@ impl Manifest {
     }
 }
 
+/// `schema` without the `description` of it and of every schema inside it
+/// (in the keywords a plain component's schemas use; a property called
+/// `description` stays).
+fn without_docs(schema: &Value) -> Value {
+    let Value::Object(object) = schema else { return schema.clone() };
+    let mut out = serde_json::Map::new();
+    for (key, value) in object {
+        let value = match (key.as_str(), value) {
+            ("description", Value::String(_)) => continue,
+            ("properties", Value::Object(properties)) => {
+                Value::Object(properties.iter().map(|(name, s)| (name.clone(), without_docs(s))).collect())
+            }
+            ("items" | "additionalProperties", s @ Value::Object(_)) => without_docs(s),
+            ("prefixItems" | "anyOf" | "oneOf" | "allOf", Value::Array(schemas)) => {
+                Value::Array(schemas.iter().map(without_docs).collect())
+            }
+            (_, other) => other.clone(),
+        };
+        out.insert(key.clone(), value);
+    }
+    Value::Object(out)
+}
+
 /// `schema` without its `pattern` and `patternProperties` keywords (where
 /// their values are what those keywords take, not property schemas).
 fn drop_patterns(schema: &mut Value) {
@@ -439,4 +478,32 @@ fn violation(error: &jsonschema::ValidationError<'_>) -> String {
 fn one_of(instance: &Value, values: &[Value]) -> String {
     let listed: Vec<String> = values.iter().map(Value::to_string).collect();
     format!("{instance} is not one of the allowed values: {}", listed.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_aside_means_descriptions_only() {
+        let schema = serde_json::json!({
+            "type": "object", "description": "Outer.",
+            "properties": {
+                "description": {"type": "string", "description": "A property called description."},
+                "items": {"type": "array", "items": {"type": "integer", "description": "Each."}},
+                "pick": {"oneOf": [{"const": "a", "description": "A."}, {"enum": ["description"]}]},
+            },
+            "required": ["description"],
+        });
+        let bare = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "description": {"type": "string"},
+                "items": {"type": "array", "items": {"type": "integer"}},
+                "pick": {"oneOf": [{"const": "a"}, {"enum": ["description"]}]},
+            },
+            "required": ["description"],
+        });
+        assert_eq!(without_docs(&schema), bare);
+    }
 }

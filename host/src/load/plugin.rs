@@ -7,6 +7,7 @@ use tokio::sync::OnceCell;
 use super::manifest::Manifest;
 use super::origin::{self, Origin};
 use super::plain::Plain;
+use super::plain::request::Requests;
 use super::settings::PluginSettings;
 use super::stub::{self, Stub};
 use crate::contract::tool::ToolPre;
@@ -28,9 +29,9 @@ pub struct Plugin {
     described: Option<Manifest>,
     /// Its `quiver:manifest` section, if it has one (see [`Declared`]).
     declared: Option<Declared>,
-    /// What it exports, when it is a plain component (no stub: its stub
-    /// and manifest were derived from its types).
-    plain: Option<Arc<Plain>>,
+    /// What the host knows of it when it is a component with no Quiver
+    /// contract, served as it is (its stub says so).
+    plain: Option<PlainParts>,
     prepared: OnceCell<Result<Arc<Prepared>>>,
 }
 
@@ -41,6 +42,16 @@ pub struct Plugin {
 struct Declared {
     section: Arc<[u8]>,
     parsed: std::sync::OnceLock<Option<Manifest>>,
+}
+
+/// What the scan knows of a component served as it is.
+struct PlainParts {
+    /// What it exports, when the scan derived it from its types (a
+    /// component with no stub); a packaged one's is derived when it is
+    /// prepared, and held by its [`Pre::Plain`].
+    derived: Option<Arc<Plain>>,
+    /// What its policy file beside it asks for, read by the scan.
+    requests: Option<Requests>,
 }
 
 /// A compiled, linked and checked plugin version, ready to instantiate.
@@ -55,10 +66,11 @@ pub(crate) enum Pre {
     /// Through Quiver's contract: `invoke(action, input)`.
     Contract(ToolPre<GuestState>),
     /// A plain component: each action is an exported function, found by
-    /// its index (resolved once, here).
+    /// its index (resolved once, here), with the types `plain` says.
     Plain {
         pre: wasmtime::component::InstancePre<GuestState>,
         exports: Vec<(String, wasmtime::component::ComponentExportIndex)>,
+        plain: Arc<Plain>,
     },
 }
 
@@ -73,8 +85,18 @@ impl std::fmt::Debug for Plugin {
 }
 
 impl Plugin {
-    /// A plugin with a stub already read from its bytes.
+    /// A plugin with a stub already read from its bytes. A stub that
+    /// says the component is served as it is (`quiver package` wrote it)
+    /// makes a plain component, as [`plain`](Self::plain) does, whose
+    /// types are read when it is prepared.
     pub fn new(stub: Stub, origin: Origin, settings: PluginSettings) -> Plugin {
+        let (plain, settings) = match stub.plain {
+            true => {
+                let requests = super::plain::requests_beside(&origin);
+                (Some(PlainParts { derived: None, requests }), Plugin::plain_settings(settings))
+            }
+            false => (None, settings),
+        };
         Plugin {
             stub,
             instance: None,
@@ -82,26 +104,25 @@ impl Plugin {
             settings,
             described: None,
             declared: None,
-            plain: None,
+            plain,
             prepared: OnceCell::new(),
         }
     }
 
-    /// A plain component (see [`Plain`]): its stub and manifest are the
-    /// ones derived from its types, and its `config` values are its
-    /// environment variables (the interface such a component reads
-    /// settings through).
+    /// A plain component (see [`Plain`]) the scan read whole: its stub
+    /// and manifest are the ones derived from its types, and its `config`
+    /// values are its environment variables (the interface such a
+    /// component reads settings through).
     pub(crate) fn plain(
         plain: Arc<Plain>,
         manifest: Manifest,
         origin: Origin,
         settings: PluginSettings,
     ) -> Result<Plugin> {
-        let settings = Plugin::plain_settings(settings);
-        let stub = manifest
-            .stub()
-            .map_err(|reason| crate::error::Error::InvalidManifest { plugin: manifest.name.clone(), reason })?;
-        Ok(Plugin { plain: Some(plain), ..Plugin::new(stub, origin, settings).with_manifest(manifest) })
+        let stub = super::plain::stub_of(&manifest)?;
+        let plugin = Plugin::new(stub, origin, settings).with_manifest(manifest);
+        let requests = plugin.plain.and_then(|p| p.requests);
+        Ok(Plugin { plain: Some(PlainParts { derived: Some(plain), requests }), ..plugin })
     }
 
     /// `settings` as a plain component gets them: its `config` values
@@ -112,9 +133,33 @@ impl Plugin {
         settings
     }
 
-    /// What it exports, if it is a plain component.
+    /// Whether it is a component with no Quiver contract, served as it is.
+    pub fn is_plain(&self) -> bool {
+        self.plain.is_some()
+    }
+
+    /// What it exports, if it is a plain component whose types have been
+    /// read: by the scan, or (a packaged one) when it was prepared.
     pub(crate) fn exports(&self) -> Option<&Arc<Plain>> {
-        self.plain.as_ref()
+        let parts = self.plain.as_ref()?;
+        parts.derived.as_ref().or(match self.prepared.get() {
+            Some(Ok(prepared)) => match &prepared.pre {
+                Pre::Plain { plain, .. } => Some(plain),
+                Pre::Contract(_) => None,
+            },
+            _ => None,
+        })
+    }
+
+    /// What the scan derived from its types, for a plain component with no
+    /// stub of its own.
+    pub(crate) fn derived(&self) -> Option<&Arc<Plain>> {
+        self.plain.as_ref()?.derived.as_ref()
+    }
+
+    /// What the policy file beside a plain component asks for.
+    pub(crate) fn requests(&self) -> Option<&Requests> {
+        self.plain.as_ref()?.requests.as_ref()
     }
 
     /// The component with `stub` served under another `name`, with its own
@@ -231,7 +276,7 @@ impl Plugin {
         let Ok(bytes) = origin::read_unchanged(path, digest) else { return false };
         // A plain component has no stub: its bytes, which `read_unchanged`
         // checked by digest, are its identity.
-        let same = match &self.plain {
+        let same = match self.derived() {
             Some(_) => true,
             None => stub::read(&bytes, &self.origin.to_string()).is_ok_and(|stub| stub == self.stub),
         };

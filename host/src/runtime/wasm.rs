@@ -74,10 +74,11 @@ impl WasmRuntime {
     async fn prepare_uncached(&self, plugin: &Plugin) -> Result<Arc<Prepared>> {
         let component = self.compiler.compile(plugin).await?;
         let origin = plugin.origin().to_string();
-        if let (Some(plain), Some(manifest)) = (plugin.exports(), plugin.described()) {
+        if plugin.is_plain() {
+            let (plain, manifest) = crate::load::plain::prepared(plugin)?;
             let pre = self.linkers.plain_pre(&self.engine, &component, plugin.name(), &origin)?;
-            let exports = super::plain::exports(&component, plain, plugin)?;
-            return Ok(Arc::new(Prepared { pre: Pre::Plain { pre, exports }, manifest: manifest.clone() }));
+            let exports = super::plain::exports(&component, &plain, plugin)?;
+            return Ok(Arc::new(Prepared { pre: Pre::Plain { pre, exports, plain }, manifest }));
         }
         let kind = plugin.stub().kind;
         let pre = self.linkers.instantiate_pre(&self.engine, &component, kind, plugin.name(), &origin)?;
@@ -204,11 +205,9 @@ impl WasmRuntime {
         // before any instance is taken, when they do not fit).
         let target = match &prepared.pre {
             Pre::Contract(pre) => Target::Contract(pre),
-            Pre::Plain { pre, exports } => {
-                let found = plugin
-                    .exports()
-                    .and_then(|p| p.function(action))
-                    .zip(exports.iter().find(|(name, _)| name == action).map(|(_, index)| index));
+            Pre::Plain { pre, exports, plain } => {
+                let found =
+                    plain.function(action).zip(exports.iter().find(|(name, _)| name == action).map(|(_, index)| index));
                 let Some((function, index)) = found else {
                     return Ran::refused(Error::internal("runtime", format!("no export behind the action `{action}`")));
                 };

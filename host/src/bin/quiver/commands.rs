@@ -466,7 +466,10 @@ fn check_all(host: &Host) -> Result<ExitCode> {
 
 async fn package(host: &Host, file: &std::path::Path, output: Option<&std::path::Path>) -> Result<ExitCode> {
     // Compiling a large component takes seconds: say what is going on.
-    eprintln!("packaging {}: compiling it and running its describe() in the sandbox…", file.display());
+    eprintln!(
+        "packaging {}: reading its types, or compiling it and running its describe() in the sandbox…",
+        file.display()
+    );
     let packaged = match host.package(file).await {
         Ok(packaged) => packaged,
         Err(error) => {
@@ -480,13 +483,12 @@ async fn package(host: &Host, file: &std::path::Path, output: Option<&std::path:
     let output = output.unwrap_or(file);
     let m = &packaged.manifest;
     let what = format!("{} {} ({}), {}", m.name, printable(&m.version), m.kind, count(m.actions.len(), "action"));
-    if packaged.plain {
-        println!(
-            "ok: {what}: a component with no Quiver contract, served as it is (its stub and schemas are derived \
-             from its types when its folder is read); nothing to write"
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
+    // A component with no Quiver contract: what was written came from its
+    // types, not from a describe().
+    let what = match packaged.plain {
+        true => format!("{what}, from its types (a component with no Quiver contract)"),
+        false => what,
+    };
     if !packaged.changed && output == file {
         println!("ok: {what}: already packaged");
         return Ok(ExitCode::SUCCESS);

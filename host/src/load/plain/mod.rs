@@ -41,7 +41,7 @@ use self::schema::{Schema, Way};
 use self::types::{Reader, Ty};
 use crate::contract::{self, Access, Kind, MAX_ACTION_NAME, MAX_ACTIONS, MAX_SUMMARY_CHARS, Shape, sanitize_cut};
 use crate::error::{Error, Result};
-use crate::load::{Manifest, Origin};
+use crate::load::{Manifest, Origin, Plugin};
 
 /// Where a function is exported: the interface's export name, if any,
 /// and the function's WIT name.
@@ -76,9 +76,6 @@ pub struct Plain {
     /// Whether it imports `wasi:http`: its functions may then change
     /// things outside (an HTTP request), so they are `write`, not `read`.
     pub reaches_out: bool,
-    /// What its policy file (`NAME.policy.yaml` beside it) asks for, if
-    /// it ships one: a request shown to the operator, never a grant.
-    pub requests: Option<Requests>,
 }
 
 /// Why a component is not a plain one.
@@ -163,19 +160,7 @@ impl Plain {
 pub(crate) fn load(origin: &Origin, bytes: &[u8]) -> Result<(String, Arc<Plain>, Manifest)> {
     let shown = origin.to_string();
     let side = origin.path().and_then(|path| side_text_logged(&path.with_extension("wit"), MAX_SIDE_WIT));
-    let mut plain = match Plain::derive(bytes, side.as_deref()) {
-        Ok(plain) => plain,
-        Err(NotPlain::Contract) => return Err(Error::MissingStub { origin: shown }),
-        Err(NotPlain::Unreadable(reason)) => {
-            let reasons = format!("its types cannot be read: {}", sanitize_cut(&reason, Shape::Line, 300));
-            return Err(Error::NothingToServe { origin: shown, reasons });
-        }
-        Err(NotPlain::Nothing(skipped)) => {
-            let reasons = skipped.iter().map(|(e, why)| format!("`{e}`: {why}")).collect::<Vec<_>>().join("; ");
-            let reasons = if reasons.is_empty() { "it exports nothing".to_owned() } else { reasons };
-            return Err(Error::NothingToServe { origin: shown, reasons });
-        }
-    };
+    let plain = derived(bytes, side.as_deref(), &shown)?;
     let name = match origin.path() {
         Some(path) => name_of(path).map_err(|reason| Error::InvalidManifest { plugin: shown.clone(), reason })?,
         None => return Err(Error::MissingStub { origin: shown }),
@@ -183,19 +168,94 @@ pub(crate) fn load(origin: &Origin, bytes: &[u8]) -> Result<(String, Arc<Plain>,
     for (export, why) in &plain.skipped {
         tracing::info!(plugin = %name, %export, reason = %why, "export not served");
     }
-    if let Some(path) = origin.path().map(|p| p.with_extension("policy.yaml")) {
-        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        let file = sanitize_cut(&file, Shape::Line, 256);
-        // A policy file that is there but not read is shown as such: the
-        // operator learns the component asked for something.
-        plain.requests = match side_text(&path, MAX_POLICY_BYTES) {
-            Ok(None) => None,
-            Ok(Some(text)) => Some(Requests { file, ..Requests::parse(&text) }),
-            Err(problem) => Some(Requests { file, problem: Some(problem), ..Requests::default() }),
-        };
-    }
     let manifest = plain.manifest(&name)?;
     Ok((name, Arc::new(plain), manifest))
+}
+
+/// What the component in `bytes` (`shown` in errors) exports, or why it
+/// is not a plain component, as [`load`] says it.
+fn derived(bytes: &[u8], side: Option<&str>, shown: &str) -> Result<Plain> {
+    match Plain::derive(bytes, side) {
+        Ok(plain) => Ok(plain),
+        Err(NotPlain::Contract) => Err(Error::MissingStub { origin: shown.to_owned() }),
+        Err(NotPlain::Unreadable(reason)) => {
+            let reasons = format!("its types cannot be read: {}", sanitize_cut(&reason, Shape::Line, 300));
+            Err(Error::NothingToServe { origin: shown.to_owned(), reasons })
+        }
+        Err(NotPlain::Nothing(skipped)) => {
+            let reasons = skipped.iter().map(|(e, why)| format!("`{e}`: {why}")).collect::<Vec<_>>().join("; ");
+            let reasons = if reasons.is_empty() { "it exports nothing".to_owned() } else { reasons };
+            Err(Error::NothingToServe { origin: shown.to_owned(), reasons })
+        }
+    }
+}
+
+/// The stub of a plain component described by `manifest`: what the
+/// scan lists, and what `quiver package` writes into it.
+pub(crate) fn stub_of(manifest: &Manifest) -> Result<crate::contract::Stub> {
+    let stub = manifest.stub().map_err(|reason| Error::InvalidManifest { plugin: manifest.name.clone(), reason })?;
+    Ok(crate::contract::Stub { plain: true, ..stub })
+}
+
+/// What the plain component `plugin` exports, and its manifest, as its
+/// preparation needs them: the scan's, or for a packaged one (its stub
+/// says it is plain), read now from its bytes. A packaged manifest is
+/// served only if its actions, access and schemas are what the types say
+/// (descriptions aside: they may come from a `.wit` no longer beside it);
+/// else it is [`Error::StubMismatch`] and the fix is to package it again.
+pub(crate) fn prepared(plugin: &Plugin) -> Result<(Arc<Plain>, Manifest)> {
+    if let (Some(plain), Some(manifest)) = (plugin.derived(), plugin.described()) {
+        return Ok((plain.clone(), manifest.clone()));
+    }
+    let origin = plugin.origin();
+    let shown = origin.to_string();
+    let bytes = origin.bytes()?;
+    let declared = plugin.declared_section().map(|s| Manifest::from_section(s, plugin.name())).transpose()?;
+    // The docs of a packaged component are in its manifest already.
+    let side = match (&declared, origin.path()) {
+        (None, Some(path)) => side_text_logged(&path.with_extension("wit"), MAX_SIDE_WIT),
+        _ => None,
+    };
+    let plain = derived(&bytes, side.as_deref(), &shown).map_err(|error| match error {
+        Error::MissingStub { .. } => Error::StubMismatch {
+            plugin: plugin.name().to_owned(),
+            origin: shown.clone(),
+            differences: "its stub says it is served as it is, but it exports Quiver's contract; package it again"
+                .into(),
+        },
+        other => other,
+    })?;
+    let from_types = plain.manifest(plugin.name())?;
+    let manifest = match declared {
+        Some(declared) if declared.same_shape(&from_types) => declared,
+        Some(_) => {
+            return Err(Error::StubMismatch {
+                plugin: plugin.name().to_owned(),
+                origin: shown,
+                differences: "its `quiver:manifest` section (the actions and schemas) is not what its types say; \
+                              package it again"
+                    .into(),
+            });
+        }
+        None => from_types,
+    };
+    manifest.check_against(plugin.stub(), &shown)?;
+    Ok((Arc::new(plain), manifest))
+}
+
+/// What the policy file beside the component at `origin`
+/// (`NAME.policy.yaml`) asks for, if it ships one: a request shown to the
+/// operator, never a grant. A file that is there but not read is shown as
+/// such: the operator learns the component asked for something.
+pub(crate) fn requests_beside(origin: &Origin) -> Option<Requests> {
+    let path = origin.path()?.with_extension("policy.yaml");
+    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = sanitize_cut(&file, Shape::Line, 256);
+    match side_text(&path, MAX_POLICY_BYTES) {
+        Ok(None) => None,
+        Ok(Some(text)) => Some(Requests { file, ..Requests::parse(&text) }),
+        Err(problem) => Some(Requests { file, problem: Some(problem), ..Requests::default() }),
+    }
 }
 
 /// Longest `.wit` read beside a component.
@@ -285,7 +345,6 @@ impl Deriver<'_> {
             functions: Vec::new(),
             skipped: Vec::new(),
             reaches_out: world.imports.keys().any(|k| self.key_name(k).starts_with("wasi:http/")),
-            requests: None,
         };
         let mut interface_docs = Vec::new();
         for (key, item) in &world.exports {
