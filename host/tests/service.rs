@@ -169,3 +169,59 @@ fn audit_lines_go_to_stdout_when_serving_http_and_to_stderr_beside_stdio() {
     let record: serde_json::Value = serde_json::from_str(record).unwrap();
     assert_eq!(record["params"]["text"], "beside");
 }
+
+/// `request` sent to `addr` on a connection of its own (HTTP/1.0: closed
+/// after the answer), and the whole answer.
+fn exchange(addr: &str, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(stream, "{request}").unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}
+
+/// Issue 36's drain, through the binary: on SIGTERM `serve --http` refuses
+/// new connections at once while a running call finishes and is answered
+/// (within `--drain-seconds`), then exits cleanly.
+#[test]
+fn sigterm_drains_the_http_face() {
+    let cli = Cli::new();
+    let config = cli.cache.path().join("quiver.toml");
+    std::fs::write(&config, "[plugins.misbehave]\ntimeout_ms = 1500\n").unwrap();
+    let global = ["--no-bundled", "--config", config.to_str().unwrap()];
+    let served = cli.serve(&global, &["--http", "127.0.0.1:0", "--drain-seconds", "60"], &[]);
+    let line = served.log_line("quiver: MCP at http://");
+    let addr = line.trim_start_matches("quiver: MCP at http://").split('/').next().unwrap().to_owned();
+    let ready = exchange(&addr, &format!("GET /readyz HTTP/1.0\r\nHost: {addr}\r\n\r\n"));
+    assert!(ready.starts_with("HTTP/1.0 200") && ready.ends_with(r#"{"status":"ok"}"#), "{ready}");
+    let spin = format!(
+        "POST /v1/tools/misbehave__spin/call HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: 2\r\n\r\n{{}}"
+    );
+    let call = std::thread::spawn({
+        let addr = addr.clone();
+        move || exchange(&addr, &spin)
+    });
+    // Running once the metrics count its instance.
+    let metrics = format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+    while !exchange(&addr, &metrics).lines().any(|l| l.starts_with("quiver_instantiations_total") && !l.ends_with(" 0"))
+    {
+        std::thread::yield_now();
+    }
+    served.signal_term();
+    loop {
+        match std::net::TcpStream::connect(&addr) {
+            Err(error) if error.kind() == std::io::ErrorKind::ConnectionRefused => break,
+            Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => {}
+            Err(error) => panic!("{error}"),
+            Ok(stream) => drop(stream),
+        }
+    }
+    assert!(!call.is_finished(), "the call still runs while new connections are refused");
+    let answer = call.join().unwrap();
+    assert!(answer.starts_with("HTTP/1.0 504"), "the call's own answer (its time limit): {answer}");
+    let (success, log) = served.finish();
+    assert!(success, "{log}");
+    assert!(log.contains("draining on a signal"), "{log}");
+}

@@ -12,7 +12,13 @@
 //! HTTP/2 preface stays there), or `idle_timeout` with nothing in flight
 //! after its last response (a kept-alive connection waiting for, or
 //! slowly sending, its next request). A response in flight (a slow call, a
-//! server-sent event stream on `GET /mcp`) is never cut.
+//! server-sent event stream on `GET /mcp`) is never cut, but by a drain.
+//!
+//! A drain (the `shutdown` token) closes the listener at once, so a new
+//! connection is refused rather than left in the backlog of a server that
+//! will not answer it (a balancer then tries another replica), and gives
+//! the connections open `drain` to finish their requests; then the rest
+//! are cut.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -37,10 +43,13 @@ pub(super) struct Limits {
     pub(super) idle_timeout: Duration,
     /// Connections served at once.
     pub(super) max_connections: usize,
+    /// Once draining, how long requests in flight have to finish.
+    pub(super) drain: Duration,
 }
 
 /// Serve each connection of `listener` with `router` until `shutdown`;
-/// then stop accepting and let the connections finish their requests.
+/// then close the listener and let the connections finish their requests
+/// within `limits.drain`.
 pub(super) async fn accept(
     listener: tokio::net::TcpListener,
     router: axum::Router,
@@ -98,7 +107,16 @@ pub(super) async fn accept(
             }
         });
     }
-    while connections.join_next().await.is_some() {}
+    drop(listener);
+    let finished = async { while connections.join_next().await.is_some() {} };
+    if tokio::time::timeout(limits.drain, finished).await.is_err() {
+        tracing::warn!(
+            connections = connections.len(),
+            drain_seconds = limits.drain.as_secs_f64(),
+            "requests still in flight when the drain period ended: their connections are cut"
+        );
+        connections.shutdown().await;
+    }
 }
 
 /// What one connection is doing, as its watchdog sees it.

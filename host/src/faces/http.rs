@@ -63,6 +63,10 @@ pub struct HttpOptions {
     /// MCP sessions (2025-11-25) open at once; past it `initialize` is
     /// answered 503 until one ends (`DELETE /mcp`, or idle for 5 minutes).
     pub max_sessions: usize,
+    /// Longest the requests in flight may take to finish once the server
+    /// drains (its `shutdown` token is cancelled: it stops accepting at
+    /// once and `/readyz` says so); past it their connections are cut.
+    pub drain: std::time::Duration,
 }
 
 impl Default for HttpOptions {
@@ -79,9 +83,15 @@ impl Default for HttpOptions {
             idle_timeout: std::time::Duration::from_secs(60),
             max_connections: 1024,
             max_sessions: 1024,
+            drain: DEFAULT_DRAIN,
         }
     }
 }
+
+/// How long requests in flight may take to finish when the server drains,
+/// unless `--drain-seconds` says otherwise: Kubernetes waits 30 s before
+/// it kills a pod, so this leaves time for the upstream servers to stop.
+pub const DEFAULT_DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The routes of both faces, with the checks of `options` (for tests and
 /// embedders that run their own server).
@@ -142,6 +152,7 @@ pub fn router_with<E: ServerHandler>(
     let scope_check = ScopeCheck { host: host.clone(), auth: auth.clone() };
     let router = super::rest::router(host, options.agent.as_deref())?
         .merge(super::metrics::router(host))
+        .merge(super::health::router(shutdown.clone()))
         .merge(super::oauth::router(&auth))
         .merge(super::dashboard::router(host, options.agent.as_deref(), sign_ins, auth.clone(), shutdown.clone())?)
         .nest_service("/mcp", service)
@@ -195,14 +206,17 @@ pub async fn serve_metrics(
         header_timeout: defaults.header_timeout,
         idle_timeout: defaults.idle_timeout,
         max_connections: 64,
+        drain: defaults.drain,
     };
     super::connections::accept(listener, router, limits, shutdown).await;
     Ok(())
 }
 
 /// Serve both faces on `options.addr` until `shutdown` is cancelled; then
-/// stop accepting and let running requests finish. `bound` is told the
-/// address actually bound (useful with port 0).
+/// drain: stop accepting (new connections are refused), end server-sent
+/// event streams, and let running requests finish within
+/// [`drain`](HttpOptions::drain), after which the rest are cut. `bound` is
+/// told the address actually bound (useful with port 0).
 pub async fn serve(
     host: &Host,
     options: &HttpOptions,
@@ -231,6 +245,7 @@ pub async fn serve_with<E: ServerHandler>(
         header_timeout: options.header_timeout,
         idle_timeout: options.idle_timeout,
         max_connections: options.max_connections,
+        drain: options.drain,
     };
     super::connections::accept(listener, router, limits, shutdown).await;
     Ok(())

@@ -178,9 +178,14 @@ impl Served {
     /// Stop it as a service manager does (SIGTERM) and wait for it to end:
     /// whether it succeeded, and its whole log.
     pub(crate) fn terminate(mut self) -> (bool, String) {
-        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        self.signal_term();
         let status = self.child.wait().unwrap();
         self.log(status)
+    }
+
+    /// Send it SIGTERM, and go on.
+    pub(crate) fn signal_term(&self) {
+        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
     }
 
     fn log(mut self, status: std::process::ExitStatus) -> (bool, String) {

@@ -1,6 +1,6 @@
 //! What both HTTP faces refuse or limit: foreign origins and missing tokens,
 //! half-sent requests, bad JSON-RPC messages (and stdio's), the session cap,
-//! the first listing under a watcher.
+//! the first listing under a watcher; the health probes and the drain.
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
@@ -273,4 +273,111 @@ async fn wait_for(what: &str, done: impl Fn() -> bool) {
         assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
+}
+
+/// The probes are public (no token), and `/readyz` says "draining", 503
+/// with `Retry-After`, once the server's shutdown token is cancelled.
+#[tokio::test]
+async fn the_probes_are_public_and_readiness_ends_with_the_drain() {
+    let t = TestHost::builder().build();
+    let options = HttpOptions { token: Some("s3cret".into()), ..Default::default() };
+    let draining = CancellationToken::new();
+    let app = router(&t.host, &options, draining.clone()).unwrap();
+    let (status, _, _) = get(&app, "/v1/status", &[]).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "the rest needs the token");
+    for path in ["/healthz", "/readyz"] {
+        let (status, _, body) = get(&app, path, &[]).await;
+        assert_eq!((status, json_of(&body)), (StatusCode::OK, json!({"status": "ok"})), "{path}");
+    }
+    draining.cancel();
+    let (status, headers, body) = get(&app, "/readyz", &[]).await;
+    assert_eq!((status, json_of(&body)), (StatusCode::SERVICE_UNAVAILABLE, json!({"status": "draining"})));
+    assert_eq!(headers[header::RETRY_AFTER], "1");
+    let (status, _, _) = get(&app, "/healthz", &[]).await;
+    assert_eq!(status, StatusCode::OK, "alive while it drains");
+}
+
+/// A server serving `t` on a free loopback port with `drain`: its address,
+/// its shutdown token, and the task that ends when it has drained.
+async fn served(
+    t: &TestHost,
+    drain: std::time::Duration,
+) -> (std::net::SocketAddr, CancellationToken, tokio::task::JoinHandle<quiver::Result<()>>) {
+    let options = HttpOptions { addr: "127.0.0.1:0".parse().unwrap(), drain, ..Default::default() };
+    let shutdown = CancellationToken::new();
+    let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
+    let (host, stop) = (t.host.clone(), shutdown.clone());
+    let server = tokio::spawn(async move {
+        quiver::faces::http::serve(&host, &options, stop, |addr| {
+            let _ = bound_tx.send(addr);
+        })
+        .await
+    });
+    (bound_rx.await.unwrap(), shutdown, server)
+}
+
+/// A call of `misbehave`'s `spin` (which runs until the plugin's time
+/// limit) sent on its own connection, and started: its whole answer as
+/// read until the server closes the connection.
+async fn spinning(t: &TestHost, addr: std::net::SocketAddr) -> tokio::task::JoinHandle<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let started = t.host.load_stats().instantiated();
+    let call = tokio::spawn(async move {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let request = "POST /v1/tools/misbehave__spin/call HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+                       Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer).await;
+        String::from_utf8_lossy(&answer).into_owned()
+    });
+    // Running once the plugin has been instantiated for it.
+    while t.host.load_stats().instantiated() == started {
+        tokio::task::yield_now().await;
+    }
+    call
+}
+
+/// Once the listener is closed a connection is refused: connections made
+/// before it (still in the backlog) are dropped with it.
+async fn refused(addr: std::net::SocketAddr) {
+    loop {
+        match tokio::net::TcpStream::connect(addr).await {
+            Err(error) if error.kind() == std::io::ErrorKind::ConnectionRefused => return,
+            // Accepted into the backlog as the listener closed, and reset.
+            Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => {}
+            Err(error) => panic!("{error}"),
+            Ok(stream) => drop(stream),
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Issue 36's drain: once the shutdown token is cancelled, new connections
+/// are refused at once (a balancer tries another replica) while a running
+/// call finishes and is answered; the server ends after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_refuses_new_connections_and_lets_running_calls_finish() {
+    let t = quiver_tests::misbehave::host("[plugins.misbehave]\ntimeout_ms = 1500");
+    let (addr, shutdown, server) = served(&t, std::time::Duration::from_secs(60)).await;
+    let call = spinning(&t, addr).await;
+    shutdown.cancel();
+    tokio::time::timeout(std::time::Duration::from_secs(30), refused(addr)).await.expect("refused while draining");
+    assert!(!call.is_finished() && !server.is_finished(), "the call still runs");
+    let answer = call.await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 504"), "the call's own answer (its time limit): {answer}");
+    server.await.unwrap().unwrap();
+}
+
+/// A call still running when the drain period ends is cut: the server
+/// ends without answering it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_past_the_drain_period_is_cut() {
+    let t = quiver_tests::misbehave::host("[plugins.misbehave]\ntimeout_ms = 20000");
+    let (addr, shutdown, server) = served(&t, std::time::Duration::from_millis(200)).await;
+    let call = spinning(&t, addr).await;
+    shutdown.cancel();
+    server.await.unwrap().unwrap();
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(10), call).await.expect("cut").unwrap();
+    assert_eq!(answer, "", "no answer to a call cut by the drain");
 }

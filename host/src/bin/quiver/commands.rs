@@ -48,7 +48,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Package { file, output } => package(&host, &file, output.as_deref()).await,
         Command::Precompile => precompile(&host).await,
         Command::Watch => watch(&host).await,
-        Command::Serve { stdio, http, token, allow_origins, allow_hosts, no_watch, metrics } => {
+        Command::Serve { stdio, http, token, allow_origins, allow_hosts, no_watch, metrics, drain_seconds } => {
             let _watcher = if no_watch { None } else { Some(host.watch()?) };
             if stdio {
                 let stop_metrics = tokio_util::sync::CancellationToken::new();
@@ -89,13 +89,18 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
                 allowed_origins: allow_origins,
                 allowed_hosts: allow_hosts,
                 agent: cli.agent.clone(),
+                drain: std::time::Duration::from_secs(drain_seconds),
                 ..Default::default()
             };
             let shutdown = tokio_util::sync::CancellationToken::new();
             let on_signal = shutdown.clone();
             tokio::spawn(async move {
                 terminated().await;
-                tracing::info!(target: "quiver::faces", "shutting down on a signal: running calls finish");
+                tracing::info!(
+                    target: "quiver::faces",
+                    drain_seconds,
+                    "draining on a signal: new connections are refused, running calls have the drain period to finish"
+                );
                 on_signal.cancel();
             });
             let who = match options.authenticator.as_deref() {

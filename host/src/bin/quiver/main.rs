@@ -175,6 +175,10 @@ enum Command {
         /// at /metrics already). Loopback only, unless --token is set.
         #[arg(long, value_name = "ADDR", value_parser = listen_address, requires = "stdio")]
         metrics: Option<std::net::SocketAddr>,
+        /// On SIGTERM or Ctrl-C, with --http: how long the requests in flight have to finish
+        /// (new connections are refused at once, /readyz answers 503); then they are cut.
+        #[arg(long, value_name = "SECONDS", default_value_t = 10, requires = "http")]
+        drain_seconds: u64,
     },
 }
 
