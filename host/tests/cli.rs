@@ -560,3 +560,17 @@ fn guest_text_reaches_the_terminal_escaped() {
         }
     }
 }
+
+/// A serve option for the other transport is a usage error, not ignored
+/// (clap counts `--stdio`'s default as given, so its `requires` let both
+/// through).
+#[test]
+fn serve_refuses_an_option_of_the_other_transport() {
+    let cli = Cli::new();
+    let out = cli.run(&["serve", "--stdio", "--drain-seconds", "3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--drain-seconds applies to --http"), "{}", stderr(&out));
+    let out = cli.run(&["serve", "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--metrics serves beside --stdio"), "{}", stderr(&out));
+}

@@ -91,15 +91,31 @@ impl Cli {
     /// Start `quiver [global…] serve --no-watch [serve…]` with `env`
     /// (`RUST_LOG` and `QUIVER_CONFIG` removed).
     pub(crate) fn serve(&self, global: &[&str], serve: &[&str], env: &[(&str, &str)]) -> Served {
-        use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_quiver"));
+        command
             .args(global)
             .arg("--cache-dir")
             .arg(self.cache.path())
             .arg("--plugins")
             .arg(self.plugins.path())
             .args(["serve", "--no-watch"])
-            .args(serve)
+            .args(serve);
+        Served::start(command, env)
+    }
+}
+
+impl Served {
+    /// Run the binary with `args` alone and `env` (`RUST_LOG` and
+    /// `QUIVER_CONFIG` removed), its output piped.
+    pub(crate) fn run<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)]) -> Served {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_quiver"));
+        command.args(args);
+        Served::start(command, env)
+    }
+
+    fn start(mut command: Command, env: &[(&str, &str)]) -> Served {
+        use std::io::BufRead;
+        let mut child = command
             .env_remove("QUIVER_CONFIG")
             .env_remove("RUST_LOG")
             .envs(env.iter().copied())
@@ -121,9 +137,7 @@ impl Cli {
         let stdout = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
         Served { child, stdin, stdout, stderr, reader: Some(reader) }
     }
-}
 
-impl Served {
     /// Send `lines`, one message each.
     pub(crate) fn send<'a>(&mut self, lines: impl IntoIterator<Item = &'a str>) {
         use std::io::Write;

@@ -49,6 +49,16 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Precompile => precompile(&host).await,
         Command::Watch => watch(&host).await,
         Command::Serve { stdio, http, token, allow_origins, allow_hosts, no_watch, metrics, drain_seconds } => {
+            // clap's `requires` counts a flag's default as given: say it here.
+            let misplaced = match (stdio, metrics.is_some(), drain_seconds.is_some()) {
+                (false, true, _) => Some("--metrics serves beside --stdio (with --http, /metrics is served already)"),
+                (true, _, true) => Some("--drain-seconds applies to --http"),
+                _ => None,
+            };
+            if let Some(message) = misplaced {
+                eprintln!("error: {message}");
+                return Ok(ExitCode::from(2));
+            }
             let _watcher = if no_watch { None } else { Some(host.watch()?) };
             if stdio {
                 let stop_metrics = tokio_util::sync::CancellationToken::new();
@@ -89,16 +99,16 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
                 allowed_origins: allow_origins,
                 allowed_hosts: allow_hosts,
                 agent: cli.agent.clone(),
-                drain: std::time::Duration::from_secs(drain_seconds),
+                drain: drain_seconds.map_or(quiver::faces::http::DEFAULT_DRAIN, std::time::Duration::from_secs),
                 ..Default::default()
             };
             let shutdown = tokio_util::sync::CancellationToken::new();
-            let on_signal = shutdown.clone();
+            let (on_signal, drain) = (shutdown.clone(), options.drain);
             tokio::spawn(async move {
                 terminated().await;
                 tracing::info!(
                     target: "quiver::faces",
-                    drain_seconds,
+                    drain_seconds = drain.as_secs_f64(),
                     "draining on a signal: new connections are refused, running calls have the drain period to finish"
                 );
                 on_signal.cancel();

@@ -176,9 +176,10 @@ enum Command {
         #[arg(long, value_name = "ADDR", value_parser = listen_address, requires = "stdio")]
         metrics: Option<std::net::SocketAddr>,
         /// On SIGTERM or Ctrl-C, with --http: how long the requests in flight have to finish
-        /// (new connections are refused at once, /readyz answers 503); then they are cut.
-        #[arg(long, value_name = "SECONDS", default_value_t = 10, requires = "http")]
-        drain_seconds: u64,
+        /// (new connections are refused at once, /readyz answers 503); then they are cut
+        /// [default: 10].
+        #[arg(long, value_name = "SECONDS", requires = "http")]
+        drain_seconds: Option<u64>,
     },
 }
 
