@@ -117,6 +117,10 @@ pub struct Config {
     pub plugins_dir: Option<PathBuf>,
     /// Folder of the compile cache; an empty string disables it.
     pub cache_dir: Option<PathBuf>,
+    /// Compiled components shared between hosts: a read-only folder and
+    /// the key its entries are signed with.
+    #[serde(default)]
+    pub cache: crate::load::cache::CacheSettings,
     /// Whether to serve the bundled first-party plugins (default true).
     pub bundled: Option<bool>,
     /// Folder of Agent Skills (one folder per skill, each with a `SKILL.md`).
@@ -201,6 +205,8 @@ impl Config {
             &mut config.audit.path,
             &mut config.search.model,
             &mut config.search.rerank_model,
+            &mut config.cache.shared,
+            &mut config.cache.key_file,
         ]
         .into_iter()
         .flatten()
@@ -224,6 +230,9 @@ impl Config {
                 "[engine]",
                 format!("max_concurrency and max_kept_instances are at most {MAX_SLOTS}"),
             ));
+        }
+        if let Some(problem) = self.cache.problem() {
+            return Err(Error::config("[cache]", problem));
         }
         if self.max_plugin_mb == Some(0) {
             return Err(Error::config("max_plugin_mb", "must be at least 1"));

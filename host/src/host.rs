@@ -157,7 +157,7 @@ impl HostBuilder {
         let upstreams = Arc::new(Upstreams::new(specs, cache_dir.as_deref()));
         secrets.extend(upstreams.secrets().cloned());
         let analyzer = config.search.analyzer(cache_dir.as_deref());
-        let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir)?);
+        let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir, &config.cache)?);
         let folders = Folders {
             embedded: self.embedded,
             plugins: config.plugins_dir.clone(),

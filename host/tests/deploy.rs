@@ -53,8 +53,12 @@ fn the_manifests_validate_and_the_kustomization_lists_each() {
     assert_eq!(report.matches(" passed for resource ").count(), files.len(), "{report}");
 }
 
-/// What a pod would mount, made here: the ConfigMap's `quiver.toml`, an
-/// empty plugins folder and a cache.
+/// Where the Deployment mounts the Secret's compile-cache key.
+const CACHE_KEY: &str = "/etc/quiver-secrets/cache-key";
+
+/// What a pod would mount, made here: the ConfigMap's `quiver.toml` (its
+/// key file this test's), the Secret's key, an empty plugins folder and a
+/// cache.
 struct Pod {
     config: tempfile::TempDir,
     plugins: tempfile::TempDir,
@@ -64,7 +68,11 @@ struct Pod {
 impl Pod {
     fn new() -> Pod {
         let config = tempfile::tempdir().unwrap();
+        let key = config.path().join("cache-key");
+        std::fs::write(&key, format!("{}\n", "0f".repeat(32))).unwrap();
         let toml = yaml("configmap.yaml")["data"]["quiver.toml"].as_str().unwrap().to_owned();
+        assert!(toml.contains(CACHE_KEY), "the ConfigMap names the key the Deployment mounts");
+        let toml = toml.replace(CACHE_KEY, &key.to_string_lossy());
         std::fs::write(config.path().join("quiver.toml"), toml).unwrap();
         Pod { config, plugins: tempfile::tempdir().unwrap(), cache: tempfile::tempdir().unwrap() }
     }
@@ -115,6 +123,11 @@ fn the_deployment_starts_a_server_its_probes_reach() {
     let args: Vec<&str> = container["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
     let env = container["env"].as_array().unwrap();
     assert!(env.iter().any(|e| e["name"] == "QUIVER_TOKEN" && e["valueFrom"]["secretKeyRef"]["name"] == "quiver"));
+    let pod = &deployment["spec"]["template"]["spec"];
+    let secret = pod["volumes"].as_array().unwrap().iter().find(|v| v["secret"]["secretName"] == "quiver").unwrap();
+    let mount = container["volumeMounts"].as_array().unwrap().iter().find(|m| m["name"] == secret["name"]).unwrap();
+    let file = secret["secret"]["items"][0]["path"].as_str().unwrap();
+    assert_eq!(format!("{}/{file}", mount["mountPath"].as_str().unwrap()), CACHE_KEY);
     let probes: Vec<&str> = ["livenessProbe", "readinessProbe"]
         .iter()
         .map(|probe| container[probe]["httpGet"]["path"].as_str().unwrap())

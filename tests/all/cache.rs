@@ -1,5 +1,5 @@
 //! The `.cwasm` cache: a second host loads what the first compiled, and a
-//! corrupt entry is a miss, never a crash.
+//! corrupt entry is a miss, never a crash; replicas read a shared one.
 
 use quiver_tests::TestHost;
 
@@ -124,4 +124,79 @@ async fn a_compile_given_up_on_is_finished_and_shared() {
     assert!(gave_up.is_err(), "the compile takes longer than a millisecond");
     t.host.describe("misbehave").await.unwrap();
     assert_eq!(t.host.load_stats().compiled(), 1, "compiled twice");
+}
+
+/// The files of `dir` with their sizes and modification times.
+fn listing(dir: &std::path::Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let meta = e.as_ref().unwrap().metadata().unwrap();
+            (e.unwrap().path(), meta.len(), meta.modified().unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Replicas share compiled components (issue 36): a builder signs its
+/// entries with the key of a key file (a mounted Secret); a host given
+/// that key reads them from a shared folder it never writes (a hit,
+/// nothing compiled); with another key, or no folder of its own, it
+/// compiles, and writes only its own folder, or nothing.
+#[tokio::test]
+async fn replicas_read_a_shared_cache_signed_with_their_key_and_never_write_it() {
+    let secrets = tempfile::tempdir().unwrap();
+    let key = |name: &str, digit: char| {
+        let path = secrets.path().join(name);
+        std::fs::write(&path, format!("{}\n", digit.to_string().repeat(64))).unwrap();
+        path
+    };
+    let (ours, theirs) = (key("ours", 'a'), key("theirs", '7'));
+    let shared = tempfile::tempdir().unwrap();
+    let builder = TestHost::builder()
+        .fixture("misbehave")
+        .cache_dir(shared.path())
+        .config(&format!("[cache]\nkey_file = {ours:?}"))
+        .build();
+    echo(&builder).await;
+    assert_eq!(builder.host.load_stats().compiled(), 1);
+    assert_eq!(cache_files(shared.path()).len(), 1);
+    assert!(!shared.path().join("key").exists(), "a given key is never written into the folder");
+    let before = listing(shared.path());
+
+    let replica = |key: &std::path::Path| {
+        let config = format!("[cache]\nshared = {:?}\nkey_file = {key:?}", shared.path());
+        TestHost::builder().fixture("misbehave").config(&config).build()
+    };
+    let t = replica(&ours);
+    echo(&t).await;
+    assert_eq!((t.host.load_stats().compiled(), t.host.load_stats().cache_hits()), (0, 1));
+    assert!(cache_files(t.cache.path()).is_empty(), "a shared hit is not copied");
+    let t = replica(&theirs);
+    echo(&t).await;
+    assert_eq!((t.host.load_stats().compiled(), t.host.load_stats().cache_hits()), (1, 0), "another key: a miss");
+    assert_eq!(cache_files(t.cache.path()).len(), 1, "compiled into its own folder");
+
+    let config = format!("[cache]\nshared = {:?}\nkey_file = {theirs:?}", shared.path());
+    let config = quiver::Config::parse(&config, secrets.path()).unwrap();
+    let alone = quiver::Host::builder().config(config).plugins_dir(t.plugins.path()).cache_dir(None).build().unwrap();
+    assert_eq!(alone.call("misbehave", "echo", r#"{"text": "x"}"#).await.unwrap(), "x");
+    assert_eq!(alone.load_stats().compiled(), 1, "no folder of its own: compiled in memory");
+    assert_eq!(listing(shared.path()), before, "nothing was written to the shared folder");
+}
+
+/// A shared folder needs the key it was signed with, and a key file that
+/// holds no key is refused without showing what it holds.
+#[tokio::test]
+async fn a_shared_cache_needs_a_key_that_reads_as_one() {
+    let shared = tempfile::tempdir().unwrap();
+    let config = format!("[cache]\nshared = {:?}", shared.path());
+    let error = TestHost::builder().config(&config).try_build().err().expect("refused");
+    assert_eq!(error.kind(), quiver::ErrorKind::Config, "{error}");
+    assert!(error.to_string().contains("`shared` needs `key_file`"), "{error}");
+    let key = shared.path().join("key.txt");
+    std::fs::write(&key, "hunter2-not-hex").unwrap();
+    let error = TestHost::builder().config(&format!("[cache]\nkey_file = {key:?}")).try_build().err().unwrap();
+    assert!(error.to_string().contains("64 hex digits") && !error.to_string().contains("hunter2"), "{error}");
 }

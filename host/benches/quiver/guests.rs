@@ -47,9 +47,9 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         (2, package(quiver_tests::guests::js_url())),
     ];
     let engine = limits::engine(&EngineSettings::default()).unwrap();
-    let no_cache = ArtifactCache::new(&engine, None).unwrap();
+    let no_cache = ArtifactCache::new(&engine, None, &Default::default()).unwrap();
     let cache_dir = tempfile::tempdir().unwrap();
-    let cache = ArtifactCache::new(&engine, Some(cache_dir.path().to_owned())).unwrap();
+    let cache = ArtifactCache::new(&engine, Some(cache_dir.path().to_owned()), &Default::default()).unwrap();
     for (index, bytes) in &guests {
         let (language, plugin, action, input) = CALLS[*index];
         let reads = options.reps(500);

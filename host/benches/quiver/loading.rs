@@ -34,9 +34,9 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
     writeln!(report, "|---|---:|---:|---:|---:|---:|---:|---:|").unwrap();
 
     let engine = limits::engine(&EngineSettings::default()).unwrap();
-    let no_cache = ArtifactCache::new(&engine, None).unwrap();
+    let no_cache = ArtifactCache::new(&engine, None, &Default::default()).unwrap();
     let cache_dir = tempfile::tempdir().unwrap();
-    let cache = ArtifactCache::new(&engine, Some(cache_dir.path().to_owned())).unwrap();
+    let cache = ArtifactCache::new(&engine, Some(cache_dir.path().to_owned()), &Default::default()).unwrap();
 
     // (plugin, warm call p50 / p99 without and with pre-initialisation)
     let mut initialized = Vec::new();
@@ -72,7 +72,7 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
                     // A/B: the same bytes compiled as built, so every instance
                     // does the `#[init]` work itself.
                     let plain = tempfile::tempdir().unwrap();
-                    ArtifactCache::new(&engine, Some(plain.path().to_owned()))
+                    ArtifactCache::new(&engine, Some(plain.path().to_owned()), &Default::default())
                         .unwrap()
                         .load_or_compile(&engine, bytes)
                         .unwrap();

@@ -15,6 +15,16 @@
 //!
 //! Entries are written to a temporary file, synced and renamed into place,
 //! so readers see a whole file or none.
+//!
+//! Replicas share compiled components through `[cache]`: a `key_file`
+//! (a Kubernetes Secret, say) holds the key instead of the folder's `key`,
+//! and a `shared` folder (a volume mounted read-only) holds entries that
+//! another host, signing with that key, wrote (`quiver precompile`). The
+//! shared folder is read after `cache_dir` misses and never written: a
+//! miss is compiled in memory (and kept in `cache_dir`, if there is one).
+//! It is not checked for ownership or mode, as a mount rarely belongs to
+//! the pod's user: its entries are trusted for the key alone, which
+//! whoever can write the volume does not need to hold.
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
@@ -23,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ring::hmac;
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -45,27 +56,61 @@ pub enum Source {
     Initialized,
 }
 
+/// `[cache]`: compiled components shared between hosts (replicas).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSettings {
+    /// A folder of compiled components other hosts wrote (a volume mounted
+    /// read-only), read when `cache_dir` has no entry, never written.
+    /// Needs `key_file`.
+    pub shared: Option<PathBuf>,
+    /// A file holding the key entries are signed with, as 64 hex digits
+    /// (a mounted Secret), instead of the `key` file in `cache_dir`: the
+    /// hosts that share compiled components share this key.
+    pub key_file: Option<PathBuf>,
+}
+
+impl CacheSettings {
+    /// What is wrong with these settings, if anything.
+    pub fn problem(&self) -> Option<&'static str> {
+        (self.shared.is_some() && self.key_file.is_none())
+            .then_some("`shared` needs `key_file`: the key the shared entries were signed with")
+    }
+}
+
 /// Where compiled components are kept between runs.
 #[derive(Debug, Clone)]
 pub struct ArtifactCache {
     dir: Option<PathBuf>,
+    /// A read-only folder of entries other hosts wrote with `key`.
+    shared: Option<PathBuf>,
     engine_key: String,
     key: Option<hmac::Key>,
 }
 
 impl ArtifactCache {
-    /// A cache in `dir` (created 0700 with its key if need be), or no
-    /// cache at all. Fails, saying why and what to do, when the folder is
-    /// not safe to load native code from.
-    pub fn new(engine: &Engine, dir: Option<PathBuf>) -> Result<Self, String> {
+    /// A cache in `dir` (created 0700 with its key if need be, unless
+    /// `settings` give the key), reading `settings.shared` too, or no cache
+    /// at all. Fails, saying why and what to do, when the folder is not
+    /// safe to load native code from, or the key cannot be read.
+    pub fn new(engine: &Engine, dir: Option<PathBuf>, settings: &CacheSettings) -> Result<Self, String> {
         let mut hasher = Sha256Hasher(Sha256::new());
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let engine_key = hex::encode(&hasher.0.finalize()[..8]);
-        let key = match &dir {
-            Some(dir) => Some(open_folder(dir)?),
-            None => None,
+        if let Some(problem) = settings.problem() {
+            return Err(problem.into());
+        }
+        let given = settings.key_file.as_deref().map(read_key_file).transpose()?;
+        let key = match (&dir, given) {
+            (Some(dir), given) => Some(open_folder(dir, given)?),
+            (None, given) => given,
         };
-        Ok(Self { dir, engine_key, key })
+        if let Some(shared) = &settings.shared
+            && !shared.is_dir()
+        {
+            return Err(format!("the shared compile cache {} is not a folder this host can read", shared.display()));
+        }
+        Ok(Self { dir, shared: settings.shared.clone(), engine_key, key })
     }
 
     /// The cache directory, if any.
@@ -75,8 +120,12 @@ impl ArtifactCache {
 
     /// The file that holds the artifact of `wasm`.
     pub fn path_for(&self, wasm: &[u8]) -> Option<PathBuf> {
-        let digest = hex::encode(Sha256::digest(wasm));
-        self.dir.as_ref().map(|d| d.join(format!("{digest}-{}.cwasm", self.engine_key)))
+        self.dir.as_ref().map(|d| d.join(self.file_name(wasm)))
+    }
+
+    /// The name of the entry of `wasm`, in any folder of entries.
+    fn file_name(&self, wasm: &[u8]) -> String {
+        format!("{}-{}.cwasm", hex::encode(Sha256::digest(wasm)), self.engine_key)
     }
 
     /// What an entry's HMAC covers besides the artifact: the component it
@@ -97,10 +146,11 @@ impl ArtifactCache {
     }
 
     /// The compiled form of `wasm` from a valid cache entry, if there is
-    /// one. CPU-bound.
+    /// one: in `cache_dir`, else in the shared folder. CPU-bound.
     pub fn load(&self, engine: &Engine, wasm: &[u8]) -> Option<Component> {
-        let (Some(path), Some(key)) = (self.path_for(wasm), &self.key) else { return None };
-        read_entry(engine, &path, key, &self.binding(wasm))
+        let key = self.key.as_ref()?;
+        let (name, binding) = (self.file_name(wasm), self.binding(wasm));
+        self.dir.iter().chain(&self.shared).find_map(|dir| read_entry(engine, &dir.join(&name), key, &binding))
     }
 
     /// Compile `code` and keep it as the compiled form of `wasm`: the same
@@ -131,8 +181,30 @@ impl ArtifactCache {
     }
 }
 
-/// Create or check the cache folder and read (or create) its key.
-fn open_folder(dir: &Path) -> Result<hmac::Key, String> {
+/// The key in the file at `path`: 64 hex digits, surrounding white space
+/// aside (what `openssl rand -hex 32` prints). The error never shows what
+/// the file holds.
+fn read_key_file(path: &Path) -> Result<hmac::Key, String> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("the compile-cache key file {shown}: {e}"))?;
+    if !meta.is_file() || meta.len() > 1024 {
+        return Err(format!("the compile-cache key file {shown} is not a file of 64 hex digits"));
+    }
+    let text = zeroize::Zeroizing::new(
+        std::fs::read_to_string(path).map_err(|e| format!("the compile-cache key file {shown}: {e}"))?,
+    );
+    let key = zeroize::Zeroizing::new(hex::decode(text.trim()).unwrap_or_default());
+    if key.len() != 32 {
+        return Err(format!(
+            "the compile-cache key file {shown} does not hold 64 hex digits (make one with `openssl rand -hex 32`)"
+        ));
+    }
+    Ok(hmac::Key::new(hmac::HMAC_SHA256, &key))
+}
+
+/// Create or check the cache folder, and read (or create) its key unless
+/// `given` is the key.
+fn open_folder(dir: &Path, given: Option<hmac::Key>) -> Result<hmac::Key, String> {
     let shown = dir.display();
     let fix = "give a folder of your own (--cache-dir, `cache_dir`), or run without one (--no-cache)";
     std::fs::DirBuilder::new()
@@ -158,6 +230,9 @@ fn open_folder(dir: &Path) -> Result<hmac::Key, String> {
     if meta.mode() & 0o077 != 0 {
         // Ours, readable by others (an older Quiver made it 0755): tighten.
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+    if let Some(key) = given {
+        return Ok(key);
     }
     let path = dir.join(KEY_FILE);
     let key = match std::fs::read(&path) {

@@ -41,11 +41,17 @@ pub struct WasmRuntime {
 
 impl WasmRuntime {
     /// Create the engine (see [`limits::engine`]) and its linkers, with
-    /// compiled components kept in `cache_dir` (`None`: no cache).
-    pub fn new(settings: &EngineSettings, cache_dir: Option<PathBuf>) -> Result<WasmRuntime> {
+    /// compiled components kept in `cache_dir` (`None`: no cache) and read
+    /// from `cache`'s shared folder.
+    pub fn new(
+        settings: &EngineSettings,
+        cache_dir: Option<PathBuf>,
+        cache: &crate::load::cache::CacheSettings,
+    ) -> Result<WasmRuntime> {
         let engine = limits::engine(settings).map_err(|e| Error::internal("engine", format!("{e:#}")))?;
         let linkers = Arc::new(Linkers::new(&engine)?);
-        let cache = ArtifactCache::new(&engine, cache_dir).map_err(|message| Error::config("cache_dir", message))?;
+        let at = if cache == &Default::default() { "cache_dir" } else { "cache_dir, [cache]" };
+        let cache = ArtifactCache::new(&engine, cache_dir, cache).map_err(|message| Error::config(at, message))?;
         let permits = Arc::new(tokio::sync::Semaphore::new(settings.max_concurrency.max(1) as usize));
         let preinit = Arc::new(super::preinit::Preinit::new(engine.clone(), linkers.clone(), permits.clone()));
         Ok(WasmRuntime {

@@ -1,0 +1,196 @@
+//! Replicas behind a real load balancer (issue 36): three `quiver serve
+//! --http` processes sharing one plugins folder and one compile cache
+//! (read-only, its entries signed with a key from a file every replica
+//! reads), behind Debian's nginx, round robin. Stateless requests (REST,
+//! and MCP 2026-07-28 with no session) land on every replica, each
+//! answered; none of the replicas compiles anything.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, Command};
+
+use common::Served;
+use serde_json::{Value, json};
+
+/// Debian's nginx, in a folder of its own, on a free loopback port, in the
+/// foreground as one process (no daemon, no workers under another user);
+/// stopped by PID when dropped.
+struct Nginx {
+    child: Child,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    fn start(upstreams: &[String]) -> Nginx {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let d = dir.path().display();
+        let servers: String = upstreams.iter().map(|u| format!("    server {u};\n")).collect();
+        let conf = format!(
+            "error_log {d}/error.log;\npid {d}/nginx.pid;\nworker_rlimit_nofile 8192;\n\
+             events {{ worker_connections 4096; }}\n\
+             http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  \
+             fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n  \
+             upstream quiver {{\n{servers}  }}\n  \
+             server {{\n    listen 127.0.0.1:{port};\n    location / {{\n      proxy_pass http://quiver;\n      \
+             proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_set_header Host $host;\n      \
+             proxy_buffering off;\n    }}\n  }}\n}}\n"
+        );
+        std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
+        let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].into_iter().find(|p| Path::new(p).exists());
+        let nginx = nginx.expect("nginx is missing: run `bash .ci/run`, which installs Debian's nginx");
+        let child = Command::new(nginx)
+            .arg("-p")
+            .arg(dir.path())
+            .arg("-c")
+            .arg(dir.path().join("nginx.conf"))
+            .args(["-g", "daemon off; master_process off;"])
+            .spawn()
+            .expect("start nginx");
+        let addr = format!("127.0.0.1:{port}");
+        let mut nginx = Nginx { child, addr, _dir: dir };
+        // Ready once it accepts; a process that ended is a failure.
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(&nginx.addr).is_err() {
+            assert!(nginx.child.try_wait().unwrap().is_none(), "nginx exited: {}", nginx.log());
+            assert!(started.elapsed() < std::time::Duration::from_secs(30), "nginx never listened");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        nginx
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("error.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `method path` with `headers` and `body` to `addr` (HTTP/1.0, one
+/// connection), and the answer's status and body.
+fn exchange(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let mut request = format!("{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Length: {}\r\n", body.len());
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    write!(stream, "{request}\r\n{body}").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = answer.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+/// The sum of the samples of `metric` in a replica's `/metrics`.
+fn metric(addr: &str, metric: &str) -> f64 {
+    let (status, text) = exchange(addr, "GET", "/metrics", &[], "");
+    assert_eq!(status, 200, "{text}");
+    text.lines()
+        .filter(|l| l.starts_with(metric) && l[metric.len()..].starts_with([' ', '{']))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[test]
+fn three_replicas_behind_nginx_share_the_plugins_and_a_read_only_cache() {
+    let cli = common::Cli::new();
+    let secrets = tempfile::tempdir().unwrap();
+    let key = secrets.path().join("cache-key");
+    std::fs::write(&key, format!("{}\n", "5e".repeat(32))).unwrap();
+    let shared = tempfile::tempdir().unwrap();
+
+    // A builder (a Job, in a cluster) fills the shared cache, signing with the key.
+    let builder = secrets.path().join("builder.toml");
+    std::fs::write(&builder, format!("[cache]\nkey_file = {key:?}\n")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(["--no-bundled", "--config"])
+        .arg(&builder)
+        .arg("--plugins")
+        .arg(cli.plugins.path())
+        .arg("--cache-dir")
+        .arg(shared.path())
+        .arg("precompile")
+        .env_remove("QUIVER_CONFIG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let replica = secrets.path().join("replica.toml");
+    std::fs::write(&replica, format!("[cache]\nshared = {:?}\nkey_file = {key:?}\n", shared.path())).unwrap();
+    let caches: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let replicas: Vec<Served> = caches
+        .iter()
+        .map(|cache| {
+            let args = [
+                "--no-bundled".as_ref(),
+                "--config".as_ref(),
+                replica.as_os_str(),
+                "--plugins".as_ref(),
+                cli.plugins.path().as_os_str(),
+                "--cache-dir".as_ref(),
+                cache.path().as_os_str(),
+                "serve".as_ref(),
+                "--no-watch".as_ref(),
+                "--http".as_ref(),
+                "127.0.0.1:0".as_ref(),
+            ];
+            Served::run::<&std::ffi::OsStr>(&args, &[])
+        })
+        .collect();
+    let addrs: Vec<String> = replicas
+        .iter()
+        .map(|r| {
+            let line = r.log_line("quiver: MCP at http://");
+            line.trim_start_matches("quiver: MCP at http://").split('/').next().unwrap().to_owned()
+        })
+        .collect();
+    let nginx = Nginx::start(&addrs);
+
+    let json = [("Content-Type", "application/json")];
+    let stateless = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "misbehave__echo"),
+    ];
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {},
+                      "io.modelcontextprotocol/clientInfo": {"name": "replicas", "version": "0"}});
+    for n in 0..12 {
+        let text = format!("call {n}");
+        let (status, body) =
+            exchange(&nginx.addr, "POST", "/v1/tools/misbehave__echo/call", &json, &json!({"text": text}).to_string());
+        assert_eq!(status, 200, "REST {n}: {body}");
+        assert!(body.contains(&text), "REST {n}: {body}");
+        let call = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                          "params": {"name": "misbehave__echo", "arguments": {"text": text}, "_meta": meta}});
+        let (status, body) = exchange(&nginx.addr, "POST", "/mcp", &stateless, &call.to_string());
+        assert_eq!(status, 200, "MCP {n}: {body}");
+        let answer: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("MCP {n} ({e}): {body}"));
+        assert_eq!(answer["result"]["content"][0]["text"], text.as_str(), "MCP {n}: {answer}");
+    }
+    let calls: Vec<f64> = addrs.iter().map(|addr| metric(addr, "quiver_calls_total")).collect();
+    assert!(calls.iter().all(|&n| n >= 1.0), "round robin reached every replica: {calls:?}");
+    assert_eq!(calls.iter().sum::<f64>(), 24.0, "every call answered once: {calls:?}");
+    for addr in &addrs {
+        assert_eq!(metric(addr, "quiver_compiles_total"), 0.0, "{addr} compiled nothing");
+        assert_eq!(metric(addr, "quiver_compile_cache_hits_total"), 1.0, "{addr} read the shared entry");
+    }
+    let files = std::fs::read_dir(shared.path()).unwrap().count();
+    assert_eq!(files, 1, "the builder's entry alone: no key file, nothing a replica wrote");
+    drop(nginx);
+    for served in replicas {
+        let (success, log) = served.terminate();
+        assert!(success, "{log}");
+    }
+}
