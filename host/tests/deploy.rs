@@ -97,8 +97,7 @@ impl Pod {
 /// rest needs it, then stop it with SIGTERM: it exits cleanly.
 fn serves_its_probes(args: Vec<String>, env: &[(&str, &str)], paths: &[&str]) {
     let served = Served::run(&args, env);
-    let line = served.log_line("quiver: MCP at http://");
-    let addr = line.trim_start_matches("quiver: MCP at http://").split('/').next().unwrap().to_owned();
+    let addr = served.http_addr();
     let get = |path: &str| {
         use std::io::{Read, Write};
         let mut stream = std::net::TcpStream::connect(&addr).unwrap();

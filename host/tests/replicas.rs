@@ -146,13 +146,7 @@ fn three_replicas_behind_nginx_share_the_plugins_and_a_read_only_cache() {
             Served::run::<&std::ffi::OsStr>(&args, &[])
         })
         .collect();
-    let addrs: Vec<String> = replicas
-        .iter()
-        .map(|r| {
-            let line = r.log_line("quiver: MCP at http://");
-            line.trim_start_matches("quiver: MCP at http://").split('/').next().unwrap().to_owned()
-        })
-        .collect();
+    let addrs: Vec<String> = replicas.iter().map(Served::http_addr).collect();
     let nginx = Nginx::start(&addrs);
 
     let json = [("Content-Type", "application/json")];

@@ -138,8 +138,7 @@ fn audit_lines_go_to_stdout_when_serving_http_and_to_stderr_beside_stdio() {
     let global = ["--no-bundled", "--config", config.to_str().unwrap()];
 
     let mut served = cli.serve(&global, &["--http", "127.0.0.1:0"], &[]);
-    let line = served.log_line("quiver: MCP at http://");
-    let addr = line.trim_start_matches("quiver: MCP at http://").split('/').next().unwrap().to_owned();
+    let addr = served.http_addr();
     let body = r#"{"text": "audited"}"#;
     let mut stream = std::net::TcpStream::connect(&addr).unwrap();
     write!(
@@ -191,8 +190,7 @@ fn sigterm_drains_the_http_face() {
     std::fs::write(&config, "[plugins.misbehave]\ntimeout_ms = 1500\n").unwrap();
     let global = ["--no-bundled", "--config", config.to_str().unwrap()];
     let served = cli.serve(&global, &["--http", "127.0.0.1:0", "--drain-seconds", "60"], &[]);
-    let line = served.log_line("quiver: MCP at http://");
-    let addr = line.trim_start_matches("quiver: MCP at http://").split('/').next().unwrap().to_owned();
+    let addr = served.http_addr();
     let ready = exchange(&addr, &format!("GET /readyz HTTP/1.0\r\nHost: {addr}\r\n\r\n"));
     assert!(ready.starts_with("HTTP/1.0 200") && ready.ends_with(r#"{"status":"ok"}"#), "{ready}");
     let spin = format!(

@@ -181,6 +181,12 @@ impl Served {
         }
     }
 
+    /// The address `serve --http` says it listens on.
+    pub(crate) fn http_addr(&self) -> String {
+        let line = self.log_line("quiver: MCP at http://");
+        line.trim_start_matches("quiver: MCP at http://").split('/').next().unwrap().to_owned()
+    }
+
     /// Close its stdin (the client leaves) and wait for it to end: whether
     /// it succeeded, and its whole log.
     pub(crate) fn finish(mut self) -> (bool, String) {

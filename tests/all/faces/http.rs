@@ -109,16 +109,7 @@ async fn half_sent_requests_are_cut_off_and_the_server_keeps_serving() {
         max_connections: 2,
         ..Default::default()
     };
-    let shutdown = CancellationToken::new();
-    let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
-    let (host, stop) = (t.host.clone(), shutdown.clone());
-    let server = tokio::spawn(async move {
-        quiver::faces::http::serve(&host, &options, stop, |addr| {
-            let _ = bound_tx.send(addr);
-        })
-        .await
-    });
-    let addr = bound_rx.await.unwrap();
+    let (addr, shutdown, server) = served(&t, options).await;
     // Two slow clients take both slots, then stall mid-header.
     let mut slow = Vec::new();
     for _ in 0..2 {
@@ -297,13 +288,12 @@ async fn the_probes_are_public_and_readiness_ends_with_the_drain() {
     assert_eq!(status, StatusCode::OK, "alive while it drains");
 }
 
-/// A server serving `t` on a free loopback port with `drain`: its address,
-/// its shutdown token, and the task that ends when it has drained.
+/// A server serving `t` with `options` (on a free loopback port): its
+/// address, its shutdown token, and the task that ends when it has drained.
 async fn served(
     t: &TestHost,
-    drain: std::time::Duration,
+    options: HttpOptions,
 ) -> (std::net::SocketAddr, CancellationToken, tokio::task::JoinHandle<quiver::Result<()>>) {
-    let options = HttpOptions { addr: "127.0.0.1:0".parse().unwrap(), drain, ..Default::default() };
     let shutdown = CancellationToken::new();
     let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
     let (host, stop) = (t.host.clone(), shutdown.clone());
@@ -359,7 +349,9 @@ async fn refused(addr: std::net::SocketAddr) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drain_refuses_new_connections_and_lets_running_calls_finish() {
     let t = quiver_tests::misbehave::host("[plugins.misbehave]\ntimeout_ms = 1500");
-    let (addr, shutdown, server) = served(&t, std::time::Duration::from_secs(60)).await;
+    let drain = std::time::Duration::from_secs(60);
+    let options = HttpOptions { addr: "127.0.0.1:0".parse().unwrap(), drain, ..Default::default() };
+    let (addr, shutdown, server) = served(&t, options).await;
     let call = spinning(&t, addr).await;
     shutdown.cancel();
     tokio::time::timeout(std::time::Duration::from_secs(30), refused(addr)).await.expect("refused while draining");
@@ -374,7 +366,9 @@ async fn a_drain_refuses_new_connections_and_lets_running_calls_finish() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_past_the_drain_period_is_cut() {
     let t = quiver_tests::misbehave::host("[plugins.misbehave]\ntimeout_ms = 20000");
-    let (addr, shutdown, server) = served(&t, std::time::Duration::from_millis(200)).await;
+    let drain = std::time::Duration::from_millis(200);
+    let options = HttpOptions { addr: "127.0.0.1:0".parse().unwrap(), drain, ..Default::default() };
+    let (addr, shutdown, server) = served(&t, options).await;
     let call = spinning(&t, addr).await;
     shutdown.cancel();
     server.await.unwrap().unwrap();
