@@ -375,3 +375,58 @@ async fn a_call_past_the_drain_period_is_cut() {
     let answer = tokio::time::timeout(std::time::Duration::from_secs(10), call).await.expect("cut").unwrap();
     assert_eq!(answer, "", "no answer to a call cut by the drain");
 }
+
+/// A 2025-11-25 session's event stream (`GET /mcp`) ends when the server
+/// drains (rmcp ends it on the shutdown token), so the drain does not wait
+/// out its whole period for a stream that would never end by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_ends_a_sessions_event_stream() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let t = TestHost::builder().build();
+    let drain = std::time::Duration::from_secs(600);
+    let options = HttpOptions { addr: "127.0.0.1:0".parse().unwrap(), drain, ..Default::default() };
+    let (addr, shutdown, server) = served(&t, options).await;
+    let exchange = |request: String| async move {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        String::from_utf8_lossy(&answer).into_owned()
+    };
+    let post = |body: &str, session: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n{session}\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let answer = exchange(post(initialize, "")).await;
+    let session = answer
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| l[15..].trim().to_owned()))
+        .unwrap_or_else(|| panic!("no session: {answer}"));
+    let header = format!("Mcp-Session-Id: {session}\r\n");
+    exchange(post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &header)).await;
+
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAccept: text/event-stream\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\n{header}\r\n"
+    );
+    stream.write_all(get.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8];
+        assert_eq!(stream.read(&mut byte).await.unwrap(), 1, "{}", String::from_utf8_lossy(&head));
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 200") && head.contains("text/event-stream"), "{head}");
+    shutdown.cancel();
+    let mut rest = Vec::new();
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(60), stream.read_to_end(&mut rest)).await;
+    assert!(ended.is_ok(), "the event stream outlived the drain's start");
+    tokio::time::timeout(std::time::Duration::from_secs(60), server).await.expect("drained").unwrap().unwrap();
+}
