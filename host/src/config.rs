@@ -210,6 +210,7 @@ impl Config {
         ]
         .into_iter()
         .flatten()
+        .chain(config.plugins.values_mut().flat_map(|plugin| plugin.folders.values_mut()))
         {
             if !dir.as_os_str().is_empty() && dir.is_relative() {
                 *dir = base.join(&*dir);
@@ -373,6 +374,18 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A granted folder written relative is the config file's neighbour,
+    /// like every other path in it, not the working directory's.
+    #[test]
+    fn granted_folders_are_relative_to_the_config_file() {
+        let base = tempfile::tempdir().unwrap();
+        std::fs::create_dir(base.path().join("reports")).unwrap();
+        let config = Config::parse("[plugins.web]\nfolders = { \"/data\" = \"reports\" }\n", base.path()).unwrap();
+        let web = config.settings_for("web").unwrap();
+        let reports = std::fs::canonicalize(base.path().join("reports")).unwrap();
+        assert_eq!(web.grants.wasi.folders, [(reports, "/data".to_owned())]);
+    }
 
     #[test]
     fn sections_compose_into_the_stages_settings() {

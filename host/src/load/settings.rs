@@ -212,8 +212,8 @@ impl SettingsResolver {
 }
 
 /// A granted folder: the guest path absolute, the host folder an
-/// existing directory, made absolute (a relative one is read from the
-/// working directory, once, here).
+/// existing directory, made absolute (the configuration made a relative
+/// one its file's neighbour; a `NAME.toml` cannot grant folders).
 fn folder(guest: &str, host: &Path) -> std::result::Result<(PathBuf, String), String> {
     if !guest.starts_with('/') || guest.split('/').any(|part| part == "..") {
         return Err(format!("`{guest}`: the path a plugin sees must be absolute, with no `..`"));
