@@ -3,7 +3,8 @@
 //! (read-only, its entries signed with a key from a file every replica
 //! reads), behind Debian's nginx, round robin. Stateless requests (REST,
 //! and MCP 2026-07-28 with no session) land on every replica, each
-//! answered; none of the replicas compiles anything.
+//! answered; none of the replicas compiles anything; one replica stopped
+//! with SIGTERM while calls flow costs no call.
 
 mod common;
 
@@ -182,6 +183,39 @@ fn three_replicas_behind_nginx_share_the_plugins_and_a_read_only_cache() {
     }
     let files = std::fs::read_dir(shared.path()).unwrap().count();
     assert_eq!(files, 1, "the builder's entry alone: no key file, nothing a replica wrote");
+
+    // A replica stopped with SIGTERM while calls flow: it drains, and
+    // nginx sends what it refuses to the others; no call fails.
+    let mut replicas = replicas;
+    let leaving = replicas.remove(1);
+    let answered = std::sync::atomic::AtomicUsize::new(0);
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let clients: Vec<_> = (0..4)
+            .map(|client| {
+                let (nginx, answered) = (&nginx.addr, &answered);
+                scope.spawn(move || {
+                    let mut failures = Vec::new();
+                    for n in 0..30 {
+                        let text = format!("client {client} call {n}");
+                        let body = json!({"text": text}).to_string();
+                        let (status, answer) = exchange(nginx, "POST", "/v1/tools/misbehave__echo/call", &json, &body);
+                        if status != 200 || !answer.contains(&text) {
+                            failures.push(format!("{text}: {status} {answer}"));
+                        }
+                        answered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    failures
+                })
+            })
+            .collect();
+        while answered.load(std::sync::atomic::Ordering::SeqCst) < 20 {
+            std::thread::yield_now();
+        }
+        let (success, log) = leaving.terminate();
+        assert!(success, "{log}");
+        clients.into_iter().flat_map(|c| c.join().unwrap()).collect()
+    });
+    assert!(failures.is_empty(), "{} of 120 calls failed: {failures:#?}\n{}", failures.len(), nginx.log());
     drop(nginx);
     for served in replicas {
         let (success, log) = served.terminate();

@@ -18,7 +18,11 @@
 //! connection is refused rather than left in the backlog of a server that
 //! will not answer it (a balancer then tries another replica), and gives
 //! the connections open `drain` to finish their requests; then the rest
-//! are cut.
+//! are cut. A connection made before the drain is never cut before its
+//! first request is answered: the ones still in the listen backlog are
+//! accepted before the listener closes (closing it would reset them, after
+//! their clients may have sent a request), and a connection with no
+//! request yet waits for it (within `header_timeout` from accept).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -62,6 +66,40 @@ pub(super) async fn accept(
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
     let mut connections = tokio::task::JoinSet::new();
     let builder = Builder::new(TokioExecutor::new());
+    let serve = |connections: &mut tokio::task::JoinSet<()>, stream: tokio::net::TcpStream, slot| {
+        // Answers are small and go out at once: without TCP_NODELAY, an
+        // answer written in two pieces waits for the client's delayed ACK.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+        let activity = Arc::new(Activity::new(Instant::now() + limits.header_timeout, limits.idle_timeout));
+        let service = Tracked { router: router.clone(), activity: activity.clone() };
+        let (builder, shutdown) = (builder.clone(), shutdown.clone());
+        connections.spawn(async move {
+            let _slot: Option<tokio::sync::OwnedSemaphorePermit> = slot;
+            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => return,
+                () = shutdown.cancelled() => {
+                    // Made before the drain: its first request is answered.
+                    tokio::select! {
+                        _ = connection.as_mut() => return,
+                        () = activity.first_request() => {}
+                    }
+                }
+                () = activity.expired() => tracing::debug!("idle connection closed"),
+            }
+            // Requests in flight finish; a connection with none left gets
+            // one more `header_timeout` to close itself, then is dropped.
+            connection.as_mut().graceful_shutdown();
+            activity.restart(Instant::now() + limits.header_timeout);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = activity.expired() => {}
+            }
+        });
+    };
     loop {
         while connections.try_join_next().is_some() {}
         let slot = tokio::select! {
@@ -80,34 +118,11 @@ pub(super) async fn accept(
             },
             () = shutdown.cancelled() => break,
         };
-        // Answers are small and go out at once: without TCP_NODELAY, an
-        // answer written in two pieces waits for the client's delayed ACK.
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "cannot set TCP_NODELAY");
-        }
-        let activity = Arc::new(Activity::new(Instant::now() + limits.header_timeout, limits.idle_timeout));
-        let service = Tracked { router: router.clone(), activity: activity.clone() };
-        let (builder, shutdown) = (builder.clone(), shutdown.clone());
-        connections.spawn(async move {
-            let _slot = slot;
-            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-            let mut connection = std::pin::pin!(connection);
-            tokio::select! {
-                _ = connection.as_mut() => return,
-                () = shutdown.cancelled() => {}
-                () = activity.expired() => tracing::debug!("idle connection closed"),
-            }
-            // Requests in flight finish; a connection with none left gets
-            // one more `header_timeout` to close itself, then is dropped.
-            connection.as_mut().graceful_shutdown();
-            activity.restart(Instant::now() + limits.header_timeout);
-            tokio::select! {
-                _ = connection.as_mut() => {}
-                () = activity.expired() => {}
-            }
-        });
+        serve(&mut connections, stream, Some(slot));
     }
-    drop(listener);
+    for stream in backlog(listener) {
+        serve(&mut connections, stream, None);
+    }
     let finished = async { while connections.join_next().await.is_some() {} };
     if tokio::time::timeout(limits.drain, finished).await.is_err() {
         tracing::warn!(
@@ -117,6 +132,23 @@ pub(super) async fn accept(
         );
         connections.shutdown().await;
     }
+}
+
+/// The connections the kernel has completed for `listener` but nobody has
+/// accepted yet, accepted now; then the listener is closed, and later
+/// connections are refused.
+fn backlog(listener: tokio::net::TcpListener) -> Vec<tokio::net::TcpStream> {
+    let Ok(listener) = listener.into_std() else { return Vec::new() };
+    let _ = listener.set_nonblocking(true);
+    let mut streams = Vec::new();
+    while let Ok((stream, _)) = listener.accept() {
+        if stream.set_nonblocking(true).is_ok()
+            && let Ok(stream) = tokio::net::TcpStream::from_std(stream)
+        {
+            streams.push(stream);
+        }
+    }
+    streams
 }
 
 /// What one connection is doing, as its watchdog sees it.
@@ -132,6 +164,8 @@ struct Activity {
 struct State {
     /// Requests whose response body has not ended.
     in_flight: usize,
+    /// Requests started on it so far.
+    started: u64,
     /// When the connection is closed if nothing is in flight by then.
     deadline: Instant,
 }
@@ -139,7 +173,8 @@ struct State {
 impl Activity {
     /// A connection that must have a request in flight by `deadline`.
     fn new(deadline: Instant, idle_timeout: Duration) -> Activity {
-        Activity { state: Mutex::new(State { in_flight: 0, deadline }), changed: Notify::new(), idle_timeout }
+        let state = State { in_flight: 0, started: 0, deadline };
+        Activity { state: Mutex::new(state), changed: Notify::new(), idle_timeout }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -148,8 +183,28 @@ impl Activity {
 
     /// A request head is complete: it is in flight until the guard drops.
     fn start(self: &Arc<Self>) -> InFlight {
-        self.state().in_flight += 1;
+        let mut state = self.state();
+        state.in_flight += 1;
+        state.started += 1;
+        drop(state);
+        self.changed.notify_one();
         InFlight(self.clone())
+    }
+
+    /// Wait until a first request has started on it, or its deadline
+    /// (`header_timeout` from accept) passed with none.
+    async fn first_request(&self) {
+        loop {
+            let notified = self.changed.notified();
+            let State { started, deadline, .. } = *self.state();
+            if started > 0 || Instant::now() >= deadline {
+                return;
+            }
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline) => return,
+                () = notified => {}
+            }
+        }
     }
 
     /// Nothing in flight must last past `deadline` from now on.
@@ -164,7 +219,7 @@ impl Activity {
             // Asked for before the state is read, so that an end in
             // between is not missed (`notify_one` keeps a permit).
             let notified = self.changed.notified();
-            let State { in_flight, deadline } = *self.state();
+            let State { in_flight, deadline, .. } = *self.state();
             if in_flight > 0 {
                 notified.await;
             } else if Instant::now() >= deadline {

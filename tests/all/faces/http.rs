@@ -430,3 +430,27 @@ async fn a_drain_ends_a_sessions_event_stream() {
     assert!(ended.is_ok(), "the event stream outlived the drain's start");
     tokio::time::timeout(std::time::Duration::from_secs(60), server).await.expect("drained").unwrap().unwrap();
 }
+
+/// A connection made before the drain has its first request answered, even
+/// one sent once new connections are refused: it was accepted, or still in
+/// the listen backlog (whose connections closing the listener would reset).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_made_before_the_drain_is_answered() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let t = TestHost::builder().build();
+    let options = HttpOptions { addr: "127.0.0.1:0".parse().unwrap(), ..Default::default() };
+    let (addr, shutdown, server) = served(&t, options).await;
+    let mut early = Vec::new();
+    for _ in 0..8 {
+        early.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    shutdown.cancel();
+    tokio::time::timeout(std::time::Duration::from_secs(30), refused(addr)).await.expect("refused while draining");
+    for mut stream in early {
+        stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").await.unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "a connection made before the drain was cut: {answer:?}");
+    }
+    server.await.unwrap().unwrap();
+}
