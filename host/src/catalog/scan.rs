@@ -550,7 +550,12 @@ mod tests {
         let lines = Lines::default();
         let writer = lines.clone();
         let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
-        tracing::subscriber::with_default(subscriber, f);
+        tracing::subscriber::with_default(subscriber, || {
+            // tracing caches each callsite's interest for the whole process
+            // (see `sandbox::log`'s tests): ask again with this subscriber.
+            tracing::callsite::rebuild_interest_cache();
+            f()
+        });
         String::from_utf8(lines.0.lock().unwrap().clone()).unwrap()
     }
 

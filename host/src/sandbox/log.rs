@@ -313,7 +313,13 @@ mod tests {
             .with_ansi(false)
             .with_max_level(tracing::Level::TRACE)
             .finish();
-        tracing::subscriber::with_default(subscriber, f);
+        tracing::subscriber::with_default(subscriber, || {
+            // tracing caches each callsite's interest for the whole process:
+            // one first hit on a thread with no subscriber can leave it
+            // disabled; ask again with this subscriber in place.
+            tracing::callsite::rebuild_interest_cache();
+            f()
+        });
         String::from_utf8(lines.0.lock().unwrap().clone()).unwrap()
     }
 
@@ -323,14 +329,19 @@ mod tests {
     #[test]
     fn guest_log_lines_cannot_forge_host_lines() {
         let forged = "ok\r\n2026-01-01T00:00:00Z  WARN quiver: forged \u{1b}[2J\u{7}\u{202e}";
-        let log = logged(|| {
+        let emit = || {
             let mut guest = LogState::new(Arc::from("p"), 1 << 16);
             let fields = vec![("key\nWARN".to_owned(), forged.to_owned())];
             log::Host::log(&mut guest, log::Level::Warn, forged.into(), fields).unwrap();
             guest.pipe(Stream::Stdout).push(format!("{forged}\n").as_bytes());
             guest.pipe(Stream::Stderr).push(forged.as_bytes());
             guest.finish();
-        });
+        };
+        // Another test registering its subscriber at the same moment can
+        // still leave a callsite disabled while this one runs (a race in
+        // tracing's process-wide cache: records go missing, never appear
+        // changed), so a capture short of records is taken again.
+        let log = (0..5).map(|_| logged(emit)).find(|log| log.lines().count() >= 5).unwrap_or_else(|| logged(emit));
         // One record from `log`, two lines each from stdout and stderr
         // (split at the guest's `\n`): every line is the host's own record.
         assert_eq!(log.lines().count(), 5, "{log}");
