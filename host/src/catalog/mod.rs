@@ -14,6 +14,7 @@
 //! when only the status does (a file rejected, a plugin gone stale).
 
 mod changes;
+mod configured;
 mod live;
 pub mod mcp;
 pub mod names;
@@ -28,7 +29,8 @@ pub use changes::PluginChange;
 pub use live::Live;
 pub use mcp::{Listing, LiveServer, ServerState, UpstreamServer, UpstreamTool};
 pub use record::{Category, SUMMARY_CHARS, ToolEntry, ToolRecord, model_schema};
-pub use scan::{ConnectorSource, DatabaseSource, Embedded, Sources};
+pub use configured::{ConnectorSource, DatabaseSource};
+pub use scan::{Embedded, Sources};
 pub use shown::printable;
 pub use skill::Skill;
 pub use snapshot::{Catalog, Rejection, Stale};
