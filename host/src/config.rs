@@ -15,6 +15,9 @@
 //! max_output_kb = 1024
 //! max_log_kb = 64
 //!
+//! [[oci]]                         # a plugin from a registry, by digest
+//! ref = "ghcr.io/acme/weather@sha256:…"
+//!
 //! [engine]
 //! max_concurrency = 64
 //! max_queue = 256
@@ -177,6 +180,13 @@ pub struct Config {
     /// OpenTelemetry traces (the `OTEL_*` environment wins over it).
     #[serde(default)]
     pub telemetry: TelemetrySettings,
+    /// Plugins pulled from OCI registries, by digest (or by a tag the lock
+    /// file pins).
+    #[serde(default)]
+    pub oci: Vec<crate::load::oci::RawOci>,
+    /// The lock file `quiver oci resolve` writes (default `quiver.lock`
+    /// beside this file).
+    pub oci_lock: Option<PathBuf>,
     /// The folder relative paths are resolved against (the config file's).
     #[serde(skip)]
     pub base: Option<PathBuf>,
@@ -207,9 +217,11 @@ impl Config {
             &mut config.search.rerank_model,
             &mut config.cache.shared,
             &mut config.cache.key_file,
+            &mut config.oci_lock,
         ]
         .into_iter()
         .flatten()
+        .chain(config.oci.iter_mut().filter_map(|oci| oci.docker_config.as_mut()))
         .chain(config.plugins.values_mut().flat_map(|plugin| plugin.folders.values_mut()))
         {
             if !dir.as_os_str().is_empty() && dir.is_relative() {
@@ -238,6 +250,9 @@ impl Config {
         if self.max_plugin_mb == Some(0) {
             return Err(Error::config("max_plugin_mb", "must be at least 1"));
         }
+        for oci in &self.oci {
+            oci.parsed()?;
+        }
         self.plugin_settings().validate()?;
         self.search.validate().map_err(|message| Error::config("[search] rerank_model", message))?;
         self.selector.validate()
@@ -246,6 +261,11 @@ impl Config {
     /// The largest plugin file read, in bytes.
     pub fn max_plugin_bytes(&self) -> u64 {
         self.max_plugin_mb.map_or(crate::load::MAX_PLUGIN_BYTES, |mb| mb.saturating_mul(1 << 20))
+    }
+
+    /// Where `quiver oci resolve` writes the digest of each tag.
+    pub fn oci_lock_path(&self) -> PathBuf {
+        self.oci_lock.clone().unwrap_or_else(|| self.base().join(crate::load::oci::LOCK_FILE))
     }
 
     /// The resolver of every plugin's settings: its settings file over its

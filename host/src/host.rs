@@ -31,6 +31,7 @@ use crate::telemetry::Metrics;
 use crate::upstream::{UpstreamStatus, Upstreams};
 
 mod files;
+mod pulling;
 mod readings;
 
 pub use files::{Checked, Packaged};
@@ -160,6 +161,12 @@ impl HostBuilder {
         let upstreams = Arc::new(Upstreams::new(specs, cache_dir.as_deref()));
         secrets.extend(upstreams.secrets().cloned());
         let analyzer = config.search.analyzer(cache_dir.as_deref());
+        let pulls = (!config.oci.is_empty()).then(|| {
+            let store = cache_dir.as_ref().map(|dir| crate::load::oci::Store::new(dir.join("oci")));
+            let lock = crate::load::oci::OciLock::read(&config.oci_lock_path());
+            Arc::new(crate::load::oci::Pulls::new(&config.oci, lock, store, config.max_plugin_bytes()))
+        });
+        secrets.extend(pulls.iter().flat_map(|p| p.secrets()).map(crate::sandbox::secrets::Secret::new));
         let runtime = Arc::new(WasmRuntime::new(&config.engine, cache_dir, &config.cache)?);
         let folders = Folders {
             embedded: self.embedded,
@@ -173,6 +180,7 @@ impl HostBuilder {
             live: upstreams.live_servers(),
             failed,
             max_plugin_bytes: Some(config.max_plugin_bytes()),
+            oci: pulls.clone(),
         };
         let reloader = Arc::new(Reloader::start(folders, config.plugin_settings(), runtime.clone(), self.keep_bytes)?);
         let weak = Arc::downgrade(&reloader);
@@ -185,6 +193,9 @@ impl HostBuilder {
             });
         });
         upstreams.list_in_background();
+        if let Some(pulls) = &pulls {
+            pulling::start(pulls, &reloader);
+        }
         let redaction = crate::sandbox::secrets::Redaction::new(&secrets);
         // Kept in memory whether or not a sink is configured: the
         // dashboard's live calls and health read it.
@@ -307,9 +318,17 @@ impl Host {
         self.inner.services.live.subscribers()
     }
 
+    /// Once every source on its way (a component being pulled from a
+    /// registry) has its first outcome published: served, or failed with why.
+    pub async fn settled(&self) {
+        self.inner.services.live.settled().await
+    }
+
     /// What the host serves and what it refused.
     pub fn status(&self) -> Status {
-        self.catalog().status()
+        let mut status = self.catalog().status();
+        status.oci = self.inner.reloader.folders().oci.as_ref().map(|p| p.status()).unwrap_or_default();
+        status
     }
 
     /// The latest `limit` audited calls, newest last (only those of
@@ -440,9 +459,18 @@ impl Host {
     /// the typed output and the facts of the call; an error when there is
     /// no such tool.
     pub async fn call_as(&self, caller: &Caller, plugin: &str, action: &str, input: Value) -> Result<Answer> {
-        let catalog = self.catalog();
+        let mut catalog = self.catalog();
         let backend = &self.inner.services.backend;
-        let tool = invoke::tool_of(backend, &catalog, plugin, action).await?;
+        let mut tool = invoke::tool_of(backend, &catalog, plugin, action).await;
+        // A plugin still on its way (being pulled): wait for it, as a call joins a compile.
+        if tool.as_ref().is_err_and(|e| e.kind() == crate::error::ErrorKind::UnknownPlugin)
+            && self.inner.services.live.arriving() > 0
+        {
+            self.settled().await;
+            catalog = self.catalog();
+            tool = invoke::tool_of(backend, &catalog, plugin, action).await;
+        }
+        let tool = tool?;
         Ok(backend.call(Call { catalog: &catalog, tool: &tool, input, caller, progress: None }).await)
     }
 

@@ -42,6 +42,9 @@ use crate::error::{Error, Result};
 use crate::invoke::progress::Sink;
 use crate::invoke::{Backend, Backends, Call, Facts, Output, definition};
 
+/// Longest a call naming something unknown waits for sources on their way.
+const ARRIVAL_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// What every session of a host shares.
 pub(crate) struct Services {
     pub(crate) live: Arc<Live>,
@@ -378,10 +381,21 @@ impl Session {
     /// upstream server's) sent to `progress`.
     pub async fn call_reporting(&mut self, name: &str, args: Value, progress: Option<Sink>) -> CallOutcome {
         // One snapshot for the whole call, from the first lookup to the wording of its failure.
-        let catalog = self.services.live.current();
+        let mut catalog = self.services.live.current();
         let started = std::time::Instant::now();
         let mut calls = Vec::new();
-        let result = self.dispatch(&catalog, name, args, progress, &mut calls).await;
+        // A name not known yet may be a plugin still on its way (pulled
+        // from a registry): the call waits for it, as a call joins a compile.
+        let again = (self.services.live.arriving() > 0).then(|| (args.clone(), progress.clone()));
+        let mut result = self.dispatch(&catalog, name, args, progress, &mut calls).await;
+        if let (Some((args, progress)), Err(error)) = (again, &result)
+            && matches!(error.kind(), crate::error::ErrorKind::UnknownTool | crate::error::ErrorKind::UnknownPlugin)
+        {
+            let _ = tokio::time::timeout(ARRIVAL_WAIT, self.services.live.settled()).await;
+            catalog = self.services.live.current();
+            calls.clear();
+            result = self.dispatch(&catalog, name, args, progress, &mut calls).await;
+        }
         // One line per call for whoever runs the service (never its
         // arguments); its fields are only made when the line is written.
         tracing::info!(

@@ -9,7 +9,8 @@
 //! 2. **A kind of resource end to end**, against the real server it
 //!    fronts: `guests` and `bundled` (plugins in three languages),
 //!    `connectors`, `openapi` and `egress` (HTTP APIs), `databases`,
-//!    `database_schema` and `sql_allow_list` (SQLite and PostgreSQL), `upstream` and
+//!    `database_schema` and `sql_allow_list` (SQLite and PostgreSQL), `oci` (plugins
+//!    from a registry), `upstream` and
 //!    `upstream_hostile` (MCP servers).
 //! 3. **A check of the whole product**: `golden` (what a model is shown
 //!    stays byte-identical), `docs` (the README's and the book's examples run),
@@ -41,6 +42,7 @@ mod database_schema;
 mod databases;
 mod egress;
 mod guests;
+mod oci;
 mod openapi;
 mod plain;
 mod sql_allow_list;

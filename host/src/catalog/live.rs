@@ -13,12 +13,36 @@ use super::snapshot::Catalog;
 #[derive(Debug)]
 pub struct Live {
     sender: watch::Sender<Arc<Catalog>>,
+    /// Sources on their way (a component being pulled) whose first
+    /// outcome is not published yet.
+    arriving: watch::Sender<usize>,
 }
 
 impl Live {
     /// Serve `first`.
     pub fn new(first: Catalog) -> Live {
-        Live { sender: watch::Sender::new(Arc::new(first)) }
+        Live { sender: watch::Sender::new(Arc::new(first)), arriving: watch::Sender::new(0) }
+    }
+
+    /// A source is on its way: a call naming what it does not know yet
+    /// waits for it ([`settled`](Self::settled)).
+    pub fn expect_arrival(&self) {
+        self.arriving.send_modify(|n| *n += 1);
+    }
+
+    /// A source's first outcome (served, or failed with why) is published.
+    pub fn arrived(&self) {
+        self.arriving.send_modify(|n| *n = n.saturating_sub(1));
+    }
+
+    /// Sources still on their way.
+    pub fn arriving(&self) -> usize {
+        *self.arriving.borrow()
+    }
+
+    /// Once no source is on its way.
+    pub async fn settled(&self) {
+        let _ = self.arriving.subscribe().wait_for(|n| *n == 0).await;
     }
 
     /// The snapshot served now.

@@ -26,10 +26,10 @@ mod snapshot;
 pub(crate) mod status;
 
 pub use changes::PluginChange;
+pub use configured::{ConnectorSource, DatabaseSource};
 pub use live::Live;
 pub use mcp::{Listing, LiveServer, ServerState, UpstreamServer, UpstreamTool};
 pub use record::{Category, SUMMARY_CHARS, ToolEntry, ToolRecord, model_schema};
-pub use configured::{ConnectorSource, DatabaseSource};
 pub use scan::{Embedded, Sources};
 pub use shown::printable;
 pub use skill::Skill;

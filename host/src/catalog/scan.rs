@@ -18,12 +18,12 @@ use super::skill::{self, Skill};
 use super::snapshot::{Catalog, Rejection};
 use crate::contract::NAME_SEPARATOR;
 use crate::error::{Error, Result};
+use crate::load::oci::Pulled;
 use crate::load::plain;
 use crate::load::{Beside, FileStamp, Origin, Plugin, RawPluginSettings, SettingsResolver, stub};
 
 /// An embedded plugin: a file name and its bytes.
 pub type Embedded = (&'static str, &'static [u8]);
-
 
 /// Where a catalog's resources come from.
 #[derive(Debug, Clone, Copy, Default)]
@@ -49,6 +49,8 @@ pub struct Sources<'a> {
     /// The configured resources that could not be set up, with why:
     /// reported with the rejections, each failing alone.
     pub failed: &'a [Rejection],
+    /// Components pulled from OCI registries, listed like folder plugins.
+    pub pulled: &'a [Pulled],
     /// Largest plugin file read; `None`: [`MAX_PLUGIN_BYTES`](crate::load::MAX_PLUGIN_BYTES).
     pub max_plugin_bytes: Option<u64>,
 }
@@ -135,8 +137,12 @@ impl Catalog {
         if let Some(folder) = sources.plugins_dir.filter(|d| present(d)) {
             for path in plugin_files(folder)? {
                 let max_bytes = sources.max_plugin_bytes.unwrap_or(crate::load::MAX_PLUGIN_BYTES);
-                catalog.add_file(&path, settings, previous, keep_bytes, max_bytes);
+                catalog.add_file(&path, settings, previous, keep_bytes, max_bytes, None);
             }
+        }
+        for pulled in sources.pulled {
+            let max_bytes = sources.max_plugin_bytes.unwrap_or(crate::load::MAX_PLUGIN_BYTES);
+            catalog.add_file(&pulled.path, settings, previous, keep_bytes, max_bytes, Some(pulled));
         }
         for source in sources.databases {
             catalog.add_database(source, sources.adapter, settings, previous);
@@ -240,8 +246,11 @@ impl Catalog {
         previous: Option<&Catalog>,
         keep_bytes: bool,
         max_bytes: u64,
+        pinned: Option<&Pulled>,
     ) {
         let origin = path.display().to_string();
+        // A pulled component is served only with the digest its manifest names.
+        let unpinned = |digest: Option<&[u8; 32]>| pinned.is_some_and(|p| digest != Some(&p.digest));
         let sidecar_path = path.with_extension("toml");
         let beside = Beside::of(path);
         let stamp = match FileStamp::of(path) {
@@ -252,6 +261,7 @@ impl Catalog {
         // compiled); a watched host reads the bytes it lacks into it.
         if let Some(known) = previous.and_then(|p| p.version_of(path, stamp, beside))
             && (!keep_bytes || known.is_loaded() || known.keep_bytes())
+            && !unpinned(known.origin().digest())
         {
             return self.insert(known, true);
         }
@@ -259,6 +269,10 @@ impl Catalog {
             Ok(origin) => origin,
             Err(error) => return self.refuse(origin, error),
         };
+        if let Some(pulled) = pinned.filter(|_| unpinned(origin.digest())) {
+            let message = "the stored component does not have the digest its manifest names: not served".to_owned();
+            return self.refuse(pulled.section.clone(), Error::Io { path: path.display().to_string(), message });
+        }
         let sidecar = match beside.settings.map(|_| RawPluginSettings::load(&sidecar_path)).transpose() {
             Ok(sidecar) => sidecar,
             Err(error) => return self.refuse(path.display().to_string(), error),

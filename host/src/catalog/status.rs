@@ -23,6 +23,9 @@ pub struct Status {
     pub rejected: Vec<RejectedStatus>,
     /// Upstream MCP servers: whether their tools are known, whether they are failing.
     pub mcp_servers: Vec<ServerStatus>,
+    /// Plugins from OCI registries (`[[oci]]`): stored, being pulled, or failed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub oci: Vec<crate::load::oci::OciStatus>,
 }
 
 /// One plugin in the status.
@@ -151,6 +154,8 @@ impl Catalog {
                     },
                 })
                 .collect(),
+            // The host adds the registries' pulls (the snapshot does not hold them).
+            oci: Vec::new(),
         }
     }
 }

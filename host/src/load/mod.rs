@@ -14,6 +14,7 @@ pub(crate) mod compile;
 pub mod connector;
 mod manifest;
 mod nulls;
+pub mod oci;
 pub mod openapi;
 mod origin;
 pub mod package;

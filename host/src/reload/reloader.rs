@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::catalog::{Catalog, ConnectorSource, DatabaseSource, Embedded, Live, LiveServer, Rejection, Sources};
 use crate::error::Result;
 use crate::load::SettingsResolver;
+use crate::load::oci::{Pulled, Pulls};
 use crate::runtime::WasmRuntime;
 
 /// Where the catalog's resources come from, owned.
@@ -35,11 +36,28 @@ pub struct Folders {
     pub failed: Vec<Rejection>,
     /// Largest plugin file read; `None`: the default.
     pub max_plugin_bytes: Option<u64>,
+    /// The configured OCI artifacts.
+    pub oci: Option<Arc<Pulls>>,
+}
+
+/// What the OCI store adds to a scan: the stored components, and every
+/// failure with the artifacts that cannot be served.
+struct FromStore {
+    pulled: Vec<Pulled>,
+    failed: Vec<Rejection>,
 }
 
 impl Folders {
-    fn sources(&self) -> Sources<'_> {
+    fn from_store(&self) -> FromStore {
+        let mut failed = self.failed.clone();
+        let Some(pulls) = &self.oci else { return FromStore { pulled: Vec::new(), failed } };
+        failed.extend(pulls.failures().into_iter().map(|(origin, error)| Rejection { origin, error }));
+        FromStore { pulled: pulls.ready(), failed }
+    }
+
+    fn sources<'a>(&'a self, store: &'a FromStore) -> Sources<'a> {
         Sources {
+            pulled: &store.pulled,
             embedded: &self.embedded,
             adapter: self.adapter,
             openapi: self.openapi,
@@ -49,7 +67,7 @@ impl Folders {
             skills_dir: self.skills.as_deref(),
             mcp_dir: self.mcp.as_deref(),
             live: &self.live,
-            failed: &self.failed,
+            failed: &store.failed,
             max_plugin_bytes: self.max_plugin_bytes,
         }
     }
@@ -89,7 +107,7 @@ impl Reloader {
         runtime: Arc<WasmRuntime>,
         keep_bytes: bool,
     ) -> Result<Reloader> {
-        let mut first = Catalog::scan(&folders.sources(), &settings, None, keep_bytes)?;
+        let mut first = Catalog::scan(&folders.sources(&folders.from_store()), &settings, None, keep_bytes)?;
         first.number_first();
         tracing::info!(plugins = first.len(), rejected = first.rejected().len(), "catalog ready");
         let timeline = super::timeline::Timeline::default();
@@ -147,7 +165,8 @@ impl Reloader {
         self.reloads.fetch_add(1, Ordering::Relaxed);
         let old = self.live.current();
         let keep_bytes = self.keep_bytes.load(Ordering::Relaxed);
-        let fresh = Catalog::scan(&self.folders.sources(), &self.settings, Some(&old), keep_bytes)?;
+        let store = self.folders.from_store();
+        let fresh = Catalog::scan(&self.folders.sources(&store), &self.settings, Some(&old), keep_bytes)?;
         let mut next = super::reconcile::reconcile(&old, fresh, &self.runtime).await;
         if next.serves_the_same_as(&old) && next.same_status_as(&old) {
             return Ok(old);

@@ -14,6 +14,22 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
     if let Command::New { language, kind, name, dir, sdk } = &cli.command {
         return crate::new::create(*language, *kind, name, dir.as_deref(), sdk.as_deref());
     }
+    match &cli.command {
+        Command::Push { file, reference, insecure, username, password_env, docker_config } => {
+            let entry = quiver::load::oci::RawOci {
+                reference: reference.clone(),
+                insecure: *insecure,
+                username: username.clone(),
+                password_env: password_env.clone(),
+                docker_config: docker_config.clone(),
+            };
+            return crate::oci::push(file, reference, entry).await;
+        }
+        Command::Oci { command: crate::oci::OciCommand::Resolve } => {
+            return crate::oci::resolve(&load_config(&cli)?).await;
+        }
+        _ => {}
+    }
     let host = build_host(&cli)?;
     // Every command takes `--agent`: a profile that does not exist is an
     // error, never the operator's view in silence.
@@ -42,7 +58,9 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
             print_json(&output);
             Ok(ExitCode::SUCCESS)
         }
-        Command::New { .. } => unreachable!("handled above"),
+        Command::New { .. } | Command::Push { .. } => unreachable!("handled above"),
+        Command::Oci { command: crate::oci::OciCommand::Pull } => crate::oci::pull(&host).await,
+        Command::Oci { command: crate::oci::OciCommand::Resolve } => unreachable!("handled above"),
         Command::Check { file: Some(file) } => check(&host, &file).await,
         Command::Check { file: None } => check_all(&host),
         Command::Package { file, output } => package(&host, &file, output.as_deref()).await,
@@ -173,7 +191,8 @@ pub(crate) fn telemetry_settings(cli: &Cli) -> quiver::telemetry::TelemetrySetti
     config_path(cli).and_then(|path| Config::load(&path).ok()).map(|c| c.telemetry).unwrap_or_default()
 }
 
-fn build_host(cli: &Cli) -> Result<Host> {
+/// The configuration file (if any) with the command line's folders over it.
+fn load_config(cli: &Cli) -> Result<Config> {
     let config_path = config_path(cli);
     let mut config = match &config_path {
         Some(path) => Config::load(path)?,
@@ -191,6 +210,11 @@ fn build_host(cli: &Cli) -> Result<Host> {
     if let Some(file) = &cli.mcp_config {
         config.add_mcp_config(file)?;
     }
+    Ok(config)
+}
+
+fn build_host(cli: &Cli) -> Result<Host> {
+    let mut config = load_config(cli)?;
     // Audit lines on stdout only where stdout is free: `serve --http`.
     // Elsewhere it carries MCP (stdio) or results, and they go to stderr.
     let stdout_free = matches!(cli.command, Command::Serve { stdio: false, http: Some(_), .. });

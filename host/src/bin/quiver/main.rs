@@ -5,6 +5,7 @@ mod call;
 mod commands;
 mod listing;
 mod new;
+mod oci;
 mod output;
 
 use std::path::PathBuf;
@@ -147,6 +148,32 @@ enum Command {
     },
     /// Compile every plugin now, filling the compile cache.
     Precompile,
+    /// Publish a component to an OCI registry in the CNCF Wasm layout (config
+    /// application/vnd.wasm.config.v0+json, one application/wasm layer) and print its
+    /// manifest digest (sha256:…) on stdout, for an `[[oci]] ref = "REF@DIGEST"` entry.
+    Push {
+        /// The component.
+        file: PathBuf,
+        /// Where: REGISTRY/REPOSITORY:TAG.
+        reference: String,
+        /// Speak plain HTTP to the registry (one on loopback).
+        #[arg(long)]
+        insecure: bool,
+        /// The user of Basic credentials (with --password-env).
+        #[arg(long, requires = "password_env")]
+        username: Option<String>,
+        /// The environment variable holding the password.
+        #[arg(long, requires = "username")]
+        password_env: Option<String>,
+        /// A docker config.json whose `auths` entry for the registry is used.
+        #[arg(long, conflicts_with = "username")]
+        docker_config: Option<PathBuf>,
+    },
+    /// Plugins from OCI registries: pin tags, pull now.
+    Oci {
+        #[command(subcommand)]
+        command: oci::OciCommand,
+    },
     /// Watch the folders and print every change of the catalog as it is
     /// published (hot reload), until interrupted.
     Watch,
