@@ -10,7 +10,7 @@ beside the seeds by `fuzz/run.sh` (minimised).
 `--dry-run` writes nothing: it prints how many seeds each target would get
 and how many of them the committed corpus lacks."""
 
-import glob, hashlib, os, re, sys
+import glob, hashlib, json, os, re, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "fuzz", "corpus")
@@ -389,6 +389,37 @@ def sign_ins():
             write("sign_in", bytes([status]) + (body + "\n" + cookie + "\n" + paths[(status + i) % len(paths)]).encode())
 
 
+def oci():
+    """Artifact manifests as wkg, oci-wasm and older tools lay them out, with
+    the refused shapes beside them; Wasm configs; lock files and docker
+    config.json files."""
+    zeros, ones = "sha256:" + "0" * 64, "sha256:" + "1" * 64
+    def manifest(config_type, layers, media_type="application/vnd.oci.image.manifest.v1+json", extra=None):
+        document = {"schemaVersion": 2, "mediaType": media_type,
+                    "config": {"mediaType": config_type, "digest": zeros, "size": 2},
+                    "layers": [{"mediaType": t, "digest": d, "size": n} for t, d, n in layers]}
+        document.update(extra or {})
+        return json.dumps(document)
+    wasm_config = "application/vnd.wasm.config.v0+json"
+    write("oci_manifest", manifest(wasm_config, [("application/wasm", ones, 10)], extra={"artifactType": wasm_config}))
+    write("oci_manifest", manifest("application/vnd.oci.empty.v1+json",
+        [("application/vnd.bytecodealliance.wasm.component.layer.v0+wasm", ones, 10),
+         ("application/vnd.wasm.policy.v1+yaml", zeros, 5)]))
+    write("oci_manifest", manifest("application/vnd.oci.image.config.v1+json", [("application/vnd.wasm.component.v1", ones, 10)]))
+    write("oci_manifest", manifest(wasm_config, [("application/vnd.oci.image.layer.v1.tar+gzip", ones, 10)]))
+    write("oci_manifest", manifest(wasm_config, [("application/wasm", ones, 10), ("application/wasm", zeros, 10)]))
+    write("oci_manifest", manifest(wasm_config, [("application/wasm", "md5:00", 10)]))
+    write("oci_manifest", manifest(wasm_config, [("application/wasm", ones, 1 << 40)]))
+    write("oci_manifest", json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []}))
+    write("oci_manifest", json.dumps({"created": "2026-11-29T00:00:00Z", "architecture": "wasm", "os": "wasip2",
+        "layerDigests": [ones], "component": {"exports": ["wasi:cli/run@0.2.0"], "imports": [], "target": None}}))
+    write("oci_credentials", '# Written by `quiver oci resolve`\n[pins]\n"127.0.0.1:5000/tools/calc:1.0" = "' + ones + '"\n')
+    write("oci_credentials", '[pins]\n"r/x:1" = "latest"\n\0{"auths": {}}')
+    write("oci_credentials", '[pins]\n\0{"auths": {"https://127.0.0.1:5000/v1/": {"auth": "Y2k6czNjcmV0"}}}')
+    write("oci_credentials", '\0{"auths": {"127.0.0.1:5000": {"username": "ci", "password": "x"}}, "credsStore": "desktop"}')
+    write("oci_credentials", '\0{"auths": {"127.0.0.1:5000": {"auth": "bm8tY29sb24="}}}')
+
+
 if __name__ == "__main__":
     usage = __doc__ + "\nusage: python3 fuzz/seeds.py [--dry-run]"
     if any(arg in ("-h", "--help") for arg in sys.argv[1:]):
@@ -410,6 +441,7 @@ if __name__ == "__main__":
     access_tokens()
     jwks()
     sign_ins()
+    oci()
     token_counts()
     if DRY_RUN:
         for target, names in sorted(PLANNED.items()):

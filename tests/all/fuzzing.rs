@@ -66,6 +66,16 @@ fn plain_values_corpus_replays() {
 }
 
 #[test]
+fn oci_manifest_corpus_replays() {
+    replay("oci_manifest", quiver::fuzzing::oci_manifest);
+}
+
+#[test]
+fn oci_credentials_corpus_replays() {
+    replay("oci_credentials", quiver::fuzzing::oci_credentials);
+}
+
+#[test]
 fn token_count_corpus_replays() {
     replay("token_count", quiver::fuzzing::token_count);
 }

@@ -82,11 +82,15 @@ impl OciLock {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OciLock::default()),
             Err(e) => return Err(Error::Io { path: path.display().to_string(), message: e.to_string() }),
         };
-        let lock: OciLock =
-            toml::from_str(&text).map_err(|e| Error::config(path.display().to_string(), e.to_string()))?;
+        OciLock::parse(&text, &path.display().to_string())
+    }
+
+    /// The lock file's `text`, read from `at`.
+    pub fn parse(text: &str, at: &str) -> Result<OciLock> {
+        let lock: OciLock = toml::from_str(text).map_err(|e| Error::config(at, e.to_string()))?;
         if let Some((tag, digest)) = lock.pins.iter().find(|(_, d)| !is_sha256(d)) {
             let message = format!("`{tag}` is pinned to `{digest}`, not sha256 and 64 hex digits");
-            return Err(Error::config(path.display().to_string(), message));
+            return Err(Error::config(at, message));
         }
         Ok(lock)
     }
@@ -168,6 +172,13 @@ impl RawOci {
 
 /// The `auths` entry of a docker `config.json` for `registry`.
 fn docker_auth(path: &Path, registry: &str) -> std::result::Result<RegistryAuth, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("docker_config {}: {e}", path.display()))?;
+    docker_auth_in(&text, &path.display().to_string(), registry)
+}
+
+/// The `auths` entry for `registry` of the docker `config.json` `text`
+/// (read from `at`); an error never quotes the text, which holds secrets.
+pub fn docker_auth_in(text: &str, at: &str, registry: &str) -> std::result::Result<RegistryAuth, String> {
     #[derive(Deserialize)]
     struct DockerConfig {
         #[serde(default)]
@@ -181,10 +192,8 @@ fn docker_auth(path: &Path, registry: &str) -> std::result::Result<RegistryAuth,
         username: Option<String>,
         password: Option<String>,
     }
-    let at = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("docker_config {at}: {e}"))?;
     // Never echo the file: it holds credentials.
-    let config: DockerConfig = serde_json::from_str(&text)
+    let config: DockerConfig = serde_json::from_str(text)
         .map_err(|e| format!("docker_config {at} is not a docker config.json (line {})", e.line()))?;
     let strip = |key: &str| {
         let key = key.trim_start_matches("https://").trim_start_matches("http://");
