@@ -61,6 +61,21 @@ fn the_configuration_example_is_valid() {
     config.settings_for("weather").unwrap();
 }
 
+/// The registries chapter's configuration parses; its pinned entry needs
+/// nothing more, its tag is pinned only through the lock file, and its
+/// password comes from the variable it names.
+#[test]
+fn the_registries_example_is_valid() {
+    let toml = block_after(&book("operators/registries.md"), "# Plugins from OCI registries", "toml");
+    let config = quiver::Config::parse(&toml, Path::new("/srv/quiver")).unwrap();
+    let [pinned, tag] = config.oci.as_slice() else { panic!("two entries: {:?}", config.oci) };
+    let none = quiver::load::oci::OciLock::default();
+    assert!(pinned.resolve(&none).is_ok());
+    assert!(tag.is_tag() && tag.resolve(&none).unwrap_err().to_string().contains("quiver oci resolve"));
+    assert_eq!(tag.password_env.as_deref(), Some("REGISTRY_PASSWORD"));
+    assert_eq!(config.oci_lock_path(), Path::new("/srv/quiver/quiver.lock"));
+}
+
 #[test]
 fn the_book_plugin_is_the_calc_plugin() {
     let shown = block_after(&book("plugin-authors/writing-a-plugin.md"), "A complete plugin", "rust");

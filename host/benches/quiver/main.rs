@@ -21,6 +21,7 @@ mod guests;
 mod http;
 mod loading;
 mod metrics;
+mod oci;
 mod openapi;
 mod plain;
 mod reload;
@@ -172,7 +173,7 @@ fn main() {
     let smoke =
         if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" };
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 23] = [
+    let sections: [(&str, Section); 24] = [
         ("loading", loading::section),
         ("guests", guests::section),
         ("plain", plain::section),
@@ -191,6 +192,7 @@ fn main() {
         ("openapi", openapi::section),
         ("upstream", upstream::section),
         ("reload", reload::section),
+        ("oci", oci::section),
         ("metrics", metrics::section),
         ("traces", traces::section),
         ("dashboard", dashboard::section),
