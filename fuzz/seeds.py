@@ -413,6 +413,17 @@ def oci():
     write("oci_manifest", json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []}))
     write("oci_manifest", json.dumps({"created": "2026-11-29T00:00:00Z", "architecture": "wasm", "os": "wasip2",
         "layerDigests": [ones], "component": {"exports": ["wasi:cli/run@0.2.0"], "imports": [], "target": None}}))
+    sig = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+           "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": zeros, "size": 2},
+           "layers": [{"mediaType": "application/vnd.dev.cosign.simplesigning.v1+json", "digest": ones, "size": 250,
+                       "annotations": {"dev.cosignproject.cosign/signature": "MEUCIQD" + "A" * 88}}]}
+    write("oci_signature", json.dumps(sig))
+    sig["layers"][0]["annotations"] = {}
+    write("oci_signature", json.dumps(sig))
+    write("oci_signature", json.dumps({"critical": {"identity": {"docker-reference": "r/x"},
+        "image": {"docker-manifest-digest": ones}, "type": "cosign container image signature"}, "optional": None}))
+    write("oci_signature", "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEEVs/o5+uQbTjL3chynL4wXgUg2R9q9UU8I5mEovUf86QZ7kOBIjJwqnzD1omageEHWwHdBO6B+dFabmdT9POxg==\n-----END PUBLIC KEY-----\n")
+    write("oci_signature", "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n")
     write("oci_credentials", '# Written by `quiver oci resolve`\n[pins]\n"127.0.0.1:5000/tools/calc:1.0" = "' + ones + '"\n')
     write("oci_credentials", '[pins]\n"r/x:1" = "latest"\n\0{"auths": {}}')
     write("oci_credentials", '[pins]\n\0{"auths": {"https://127.0.0.1:5000/v1/": {"auth": "Y2k6czNjcmV0"}}}')

@@ -221,7 +221,7 @@ impl Config {
         ]
         .into_iter()
         .flatten()
-        .chain(config.oci.iter_mut().filter_map(|oci| oci.docker_config.as_mut()))
+        .chain(config.oci.iter_mut().flat_map(|oci| [oci.docker_config.as_mut(), oci.key.as_mut()]).flatten())
         .chain(config.plugins.values_mut().flat_map(|plugin| plugin.folders.values_mut()))
         {
             if !dir.as_os_str().is_empty() && dir.is_relative() {

@@ -70,6 +70,8 @@ fn the_registries_example_is_valid() {
     let config = quiver::Config::parse(&toml, Path::new("/srv/quiver")).unwrap();
     let [pinned, tag] = config.oci.as_slice() else { panic!("two entries: {:?}", config.oci) };
     let none = quiver::load::oci::OciLock::default();
+    // The chapter's key is a path beside its configuration: read when the entry resolves.
+    assert_eq!(tag.key.as_deref(), Some(Path::new("/srv/quiver/keys/acme.pub")));
     assert!(pinned.resolve(&none).is_ok());
     assert!(tag.is_tag() && tag.resolve(&none).unwrap_err().to_string().contains("quiver oci resolve"));
     assert_eq!(tag.password_env.as_deref(), Some("REGISTRY_PASSWORD"));

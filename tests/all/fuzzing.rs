@@ -71,6 +71,11 @@ fn oci_manifest_corpus_replays() {
 }
 
 #[test]
+fn oci_signature_corpus_replays() {
+    replay("oci_signature", quiver::fuzzing::oci_signature);
+}
+
+#[test]
 fn oci_credentials_corpus_replays() {
     replay("oci_credentials", quiver::fuzzing::oci_credentials);
 }

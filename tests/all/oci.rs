@@ -266,3 +266,69 @@ async fn a_registry_that_wants_credentials_gets_them_from_a_docker_config_and_ne
     let shown = serde_json::to_string(&t.host.status()).unwrap();
     assert!(!shown.contains(PASSWORD) && !shown.contains(&encoded), "{shown}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_component_signed_with_the_configured_key_is_served() {
+    use quiver_tests::registry::CosignKey;
+    let registry = OciRegistry::start();
+    let (acme, mallory) = (CosignKey::new(), CosignKey::new());
+    let keys = tempfile::tempdir().unwrap();
+    std::fs::write(keys.path().join("acme.pub"), acme.public_pem()).unwrap();
+    std::fs::write(keys.path().join("mallory.pub"), mallory.public_pem()).unwrap();
+    let signed_entry = |digest: &str, key: &str| {
+        let at = registry.repo("tools/versioned");
+        format!("{}key = \"{}\"\n", entry(&format!("{at}@{digest}")), keys.path().join(key).display())
+    };
+    let state = |t: &TestHost| {
+        let status = t.host.status();
+        (status.oci[0].state, status.oci[0].signed, status.oci[0].reason.clone().unwrap_or_default())
+    };
+
+    // Unsigned: refused, nothing stored, nothing served.
+    let unsigned = push(&registry, "tools/versioned", &builds::versioned(9)).await;
+    let t = TestHost::builder().config(&signed_entry(&unsigned, "acme.pub")).build();
+    t.host.settled().await;
+    let (phase, signed, reason) = state(&t);
+    assert_eq!((phase, signed), (Phase::Failed, false));
+    assert!(reason.contains("no cosign signature") && reason.contains(".sig"), "{reason}");
+    assert!(build_of(&t.host).await.is_err());
+
+    // Signed by another key: refused.
+    mallory.sign(&registry, "tools/versioned", &unsigned);
+    let t = TestHost::builder().config(&signed_entry(&unsigned, "acme.pub")).build();
+    t.host.settled().await;
+    let (phase, _, reason) = state(&t);
+    assert_eq!(phase, Phase::Failed);
+    assert!(reason.contains("does not verify with the configured key"), "{reason}");
+
+    // A signature of another manifest, moved under this one's tag: refused.
+    let other = push(&registry, "tools/other", &builds::versioned(10)).await;
+    acme.sign(&registry, "tools/versioned", &other);
+    let moved = registry.manifest("tools/versioned", &quiver::load::oci::signature::sig_tag(&other));
+    registry.put_manifest("tools/versioned", &quiver::load::oci::signature::sig_tag(&unsigned), MANIFEST, &moved);
+    let t = TestHost::builder().config(&signed_entry(&unsigned, "acme.pub")).build();
+    t.host.settled().await;
+    assert!(state(&t).2.contains("of another manifest"), "{}", state(&t).2);
+
+    // Signed with the configured key: served, and said so.
+    acme.sign(&registry, "tools/versioned", &unsigned);
+    let cache = tempfile::tempdir().unwrap();
+    let t = TestHost::builder().cache_dir(cache.path()).config(&signed_entry(&unsigned, "acme.pub")).build();
+    assert_eq!(build_of(&t.host).await.unwrap(), "gen-0009");
+    assert_eq!(state(&t).0, Phase::Stored);
+    assert!(state(&t).1, "the status says it was verified");
+    drop(t);
+
+    // From the store, the kept signature is verified again at every start:
+    // with the same key it serves with no network; with another key it is
+    // pulled again, and that key's check refuses it.
+    let t = TestHost::builder().cache_dir(cache.path()).config(&signed_entry(&unsigned, "acme.pub")).build();
+    assert_eq!((t.host.status().oci[0].state, t.host.status().oci[0].attempts), (Phase::Stored, 0));
+    drop(t);
+    let t = TestHost::builder().cache_dir(cache.path()).config(&signed_entry(&unsigned, "mallory.pub")).build();
+    t.host.settled().await;
+    let (phase, _, reason) = state(&t);
+    assert_eq!(phase, Phase::Failed, "a key change takes back what the old key allowed");
+    assert!(reason.contains("does not verify"), "{reason}");
+    assert!(build_of(&t.host).await.is_err());
+}

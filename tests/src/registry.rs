@@ -173,3 +173,70 @@ fn unchunk(mut bytes: &[u8]) -> Vec<u8> {
     }
     out
 }
+
+/// A cosign key pair made here (cosign itself cannot be installed): ECDSA
+/// P-256, its public half written as `cosign generate-key-pair` writes
+/// `cosign.pub`, signing as `cosign sign --key` does.
+pub struct CosignKey {
+    pair: ring::signature::EcdsaKeyPair,
+}
+
+impl Default for CosignKey {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CosignKey {
+    /// A fresh key pair.
+    pub fn new() -> CosignKey {
+        use ring::signature::{ECDSA_P256_SHA256_ASN1_SIGNING, EcdsaKeyPair};
+        let rng = ring::rand::SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &rng).unwrap();
+        CosignKey { pair: EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, pkcs8.as_ref(), &rng).unwrap() }
+    }
+
+    /// The public key in PEM, as `cosign.pub`.
+    pub fn public_pem(&self) -> String {
+        use base64::Engine as _;
+        use ring::signature::KeyPair as _;
+        let spki = quiver::load::oci::signature::PublicKey::spki_of(self.pair.public_key().as_ref());
+        let body = base64::engine::general_purpose::STANDARD.encode(spki);
+        let lines: Vec<&str> = body.as_bytes().chunks(64).map(|c| std::str::from_utf8(c).unwrap()).collect();
+        format!("-----BEGIN PUBLIC KEY-----\n{}\n-----END PUBLIC KEY-----\n", lines.join("\n"))
+    }
+
+    /// Sign the manifest `digest` of `repository` as cosign does: a simple
+    /// signing payload naming it, pushed with its signature under the
+    /// `sha256-HEX.sig` tag.
+    pub fn sign(&self, registry: &OciRegistry, repository: &str, digest: &str) {
+        use base64::Engine as _;
+        let payload = serde_json::to_vec(&serde_json::json!({
+            "critical": {
+                "identity": {"docker-reference": registry.repo(repository)},
+                "image": {"docker-manifest-digest": digest},
+                "type": "cosign container image signature",
+            },
+            "optional": null,
+        }))
+        .unwrap();
+        let signature = self.pair.sign(&ring::rand::SystemRandom::new(), &payload).unwrap();
+        let config = br#"{"architecture":"","os":"","config":{},"rootfs":{"type":"layers","diff_ids":[]}}"#;
+        let manifest = serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": quiver::load::oci::layout::MANIFEST,
+            "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                       "digest": registry.put_blob(repository, config), "size": config.len()},
+            "layers": [{
+                "mediaType": quiver::load::oci::signature::SIMPLE_SIGNING,
+                "digest": registry.put_blob(repository, &payload),
+                "size": payload.len(),
+                "annotations": {"dev.cosignproject.cosign/signature":
+                    base64::engine::general_purpose::STANDARD.encode(signature.as_ref())},
+            }],
+        }))
+        .unwrap();
+        let tag = quiver::load::oci::signature::sig_tag(digest);
+        registry.put_manifest(repository, &tag, quiver::load::oci::layout::MANIFEST, &manifest);
+    }
+}

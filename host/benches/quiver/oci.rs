@@ -24,16 +24,22 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
          checked against their digests as they stream in, written whole and renamed). Stored: the same entry \
          found in the store at start (the manifest read and hashed, the component's size checked; no network). \
          Listed: a host built over that store (the scan reads the component, hashes it against the digest \
-         its manifest names and reads its stub; nothing is compiled). Medians of {} runs.\n",
+         its manifest names and reads its stub; nothing is compiled). Signed: the same with a cosign key \
+         configured, the `.sig` signature (ECDSA P-256) verified at the pull, and again from the store at \
+         start. Medians of {} runs.\n",
         options.reps(20)
     )
     .unwrap();
     writeln!(
         report,
-        "| component | size (KiB) | push (ms) | pull (ms) | stored, at start (ms) | listed from the store (ms) |"
+        "| component | size (KiB) | push (ms) | pull (ms) | stored, at start (ms) | listed from the store (ms) | \
+         signed: pull (ms) | signed: stored, at start (ms) |"
     )
     .unwrap();
-    writeln!(report, "|---|---:|---:|---:|---:|---:|").unwrap();
+    writeln!(report, "|---|---:|---:|---:|---:|---:|---:|---:|").unwrap();
+    let signer = quiver_tests::registry::CosignKey::new();
+    let keys = tempfile::tempdir().unwrap();
+    std::fs::write(keys.path().join("cosign.pub"), signer.public_pem()).unwrap();
     let registry = OciRegistry::start();
     let components = [
         ("Rust (the `versioned` fixture)", quiver_tests::builds::versioned(1)),
@@ -59,6 +65,7 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
             username: None,
             password_env: None,
             docker_config: None,
+            key: None,
         };
         // The store a host uses is `cache_dir/oci`.
         let cache = tempfile::tempdir().unwrap();
@@ -82,6 +89,33 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
                 elapsed
             })
             .collect();
+        signer.sign(&registry, "bench/component", &digest);
+        let signed = RawOci { key: Some(keys.path().join("cosign.pub")), ..entry.clone() };
+        let signed_root = cache.path().join("signed");
+        let signed_pulls = |root: &std::path::Path| {
+            Pulls::new(
+                std::slice::from_ref(&signed),
+                Ok(OciLock::default()),
+                Some(Store::new(root.to_owned())),
+                1 << 30,
+            )
+        };
+        let signed_pull: Vec<_> = (0..options.reps(20))
+            .map(|_| {
+                let empty = tempfile::tempdir().unwrap();
+                let (stored, elapsed) = time(|| runtime.block_on(signed_pulls(empty.path()).pull(0)));
+                assert!(stored, "{language} is pulled, signed");
+                elapsed
+            })
+            .collect();
+        assert!(runtime.block_on(signed_pulls(&signed_root).pull(0)));
+        let signed_found: Vec<_> = (0..options.reps(50))
+            .map(|_| {
+                let (pulls, elapsed) = time(|| signed_pulls(&signed_root));
+                assert_eq!(pulls.unstored(), Vec::<usize>::new(), "found in the store, its signature verified");
+                elapsed
+            })
+            .collect();
         let config = format!("[[oci]]\nref = \"{}\"\ninsecure = true\n", entry.reference);
         let listed: Vec<_> = (0..options.reps(20))
             .map(|_| {
@@ -96,12 +130,14 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
             .collect();
         writeln!(
             report,
-            "| {language} | {} | {} | {} | {} | {} |",
+            "| {language} | {} | {} | {} | {} | {} | {} | {} |",
             wasm.len() / 1024,
             ms(Stats::new(push).median()),
             ms(Stats::new(pull).median()),
             ms(Stats::new(found).median()),
             ms(Stats::new(listed).median()),
+            ms(Stats::new(signed_pull).median()),
+            ms(Stats::new(signed_found).median()),
         )
         .unwrap();
         eprintln!("measured {language}");

@@ -45,3 +45,22 @@ pub fn oci_credentials(data: &[u8]) {
         }
     }
 }
+
+/// A `.sig` manifest, each candidate's annotated signature checked over
+/// the same bytes as its payload, and the bytes read as a PEM public key:
+/// nothing verifies without the key's private half, and no input panics.
+pub fn oci_signature(data: &[u8]) {
+    use crate::load::oci::signature::{Proof, PublicKey, candidates};
+    // A fixed valid key whose private half no input can have.
+    const SPKI: &str = "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEEVs/o5+uQbTjL3chynL4wXgUg2R9q9UU8I5mEovUf86QZ7kOBIjJwqnzD1omageEHWwHdBO6B+dFabmdT9POxg==";
+    let key = PublicKey::from_pem(&format!("-----BEGIN PUBLIC KEY-----\n{SPKI}\n-----END PUBLIC KEY-----")).unwrap();
+    if let Ok(found) = candidates(data) {
+        for (layer, signature) in found {
+            let proof = Proof::of(data, &signature);
+            assert!(proof.check(&key, &layer.digest).is_err(), "a signature verified without the private key");
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = PublicKey::from_pem(text);
+    }
+}

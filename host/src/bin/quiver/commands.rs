@@ -22,6 +22,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
                 username: username.clone(),
                 password_env: password_env.clone(),
                 docker_config: docker_config.clone(),
+                key: None,
             };
             return crate::oci::push(file, reference, entry).await;
         }

@@ -11,6 +11,7 @@
 pub mod layout;
 pub mod pulls;
 pub mod registry;
+pub mod signature;
 pub mod source;
 pub mod store;
 

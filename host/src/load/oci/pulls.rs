@@ -54,6 +54,9 @@ pub struct OciStatus {
     pub pull_ms: Option<u64>,
     /// Pulls tried since start.
     pub attempts: u32,
+    /// Whether a cosign signature was verified with the configured key
+    /// (false: no key is configured, or nothing verified yet).
+    pub signed: bool,
 }
 
 /// A stored component for the scan: listed like a folder plugin, served
@@ -112,7 +115,12 @@ impl Pulls {
                 (Err(_), _) => entry.resolve(&OciLock::default()).map_err(reason),
             };
             let stored = match (&resolved, &store) {
-                (Ok(source), Some(store)) => source.pinned.digest().and_then(|d| store.stored(d, max_component)),
+                // Signed artifacts are trusted from the store only while their
+                // kept signature verifies with the key configured now.
+                (Ok(source), Some(store)) => source.pinned.digest().and_then(|d| {
+                    let signed = |key| store.proof(d).is_some_and(|p| p.check(key, d).is_ok());
+                    store.stored(d, max_component).filter(|_| source.key.as_ref().is_none_or(signed))
+                }),
                 _ => None,
             };
             let (phase, reason) = match (&resolved, &stored) {
@@ -159,7 +167,9 @@ impl Pulls {
             Registry::new(source.insecure.then(|| source.pinned.registry().to_owned()).into_iter().collect())
         });
         let pulled = match client {
-            Ok(registry) => registry.pull(&source.pinned, &source.auth, store, self.max_component).await,
+            Ok(registry) => {
+                registry.pull(&source.pinned, &source.auth, source.key.as_ref(), store, self.max_component).await
+            }
             Err(reason) => Err(reason.clone()),
         };
         let elapsed_ms = started.elapsed().as_millis() as u64;
@@ -217,6 +227,7 @@ impl Pulls {
                     bytes: state.stored.as_ref().map(|s| s.size),
                     pull_ms: state.pull_ms,
                     attempts: state.attempts,
+                    signed: state.stored.is_some() && e.source.as_ref().is_some_and(|s| s.key.is_some()),
                 }
             })
             .collect()

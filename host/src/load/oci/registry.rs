@@ -20,6 +20,7 @@ use super::layout::{
     Artifact, ComponentTypes, Descriptor, ImageManifest, MANIFEST, MAX_DOCUMENT_BYTES, WASM_CONFIG, WASM_LAYER,
     WasmConfig,
 };
+use super::signature::{self, Proof, PublicKey};
 use super::store::{Store, Stored};
 use crate::contract::{Shape, sanitize_cut};
 
@@ -61,6 +62,7 @@ impl Registry {
         &self,
         pinned: &Reference,
         auth: &RegistryAuth,
+        key: Option<&PublicKey>,
         store: &Store,
         max_component: u64,
     ) -> Result<Stored, String> {
@@ -77,6 +79,11 @@ impl Registry {
             return Err(format!("the registry answered a manifest that is not {wanted}"));
         }
         let artifact = Artifact::read(&manifest, max_component)?;
+        // Signed by the configured key, or nothing is fetched further.
+        let proof = match key {
+            Some(key) => Some(self.signature(pinned, auth, &wanted, key).await?),
+            None => None,
+        };
         if artifact.config.media_type == WASM_CONFIG {
             let config = self.blob(pinned, &artifact.config.digest, artifact.config.size, MAX_DOCUMENT_BYTES).await?;
             WasmConfig::check(&config, &artifact)?;
@@ -89,8 +96,40 @@ impl Registry {
             let text = self.blob(pinned, &policy.digest, policy.size, super::layout::MAX_POLICY_BYTES).await?;
             store.put_blob(&component.digest, "policy.yaml", &text).map_err(io)?;
         }
+        if let Some(proof) = &proof {
+            store.put_proof(&wanted, proof).map_err(io)?;
+        }
         store.put_manifest(&wanted, &manifest).map_err(io)?;
         store.stored(&wanted, max_component).ok_or_else(|| "the stored artifact cannot be read back".to_owned())
+    }
+
+    /// The cosign signature of the manifest `digest` of `image` (its
+    /// `sha256-HEX.sig` tag) that verifies with `key`.
+    async fn signature(
+        &self,
+        image: &Reference,
+        auth: &RegistryAuth,
+        digest: &str,
+        key: &PublicKey,
+    ) -> Result<Proof, String> {
+        let tag = signature::sig_tag(digest);
+        let at = Reference::with_tag(image.registry().to_owned(), image.repository().to_owned(), tag.clone());
+        let accepted = [MANIFEST, "application/vnd.docker.distribution.manifest.v2+json"];
+        let (bytes, _) = self
+            .client
+            .pull_manifest_raw(&at, auth, &accepted)
+            .await
+            .map_err(|e| format!("no cosign signature (`{tag}`): {}", shown(e)))?;
+        let mut refusal = format!("`{tag}` holds no cosign signature layer");
+        for (layer, signature) in signature::candidates(&bytes)? {
+            let payload = self.blob(&at, &layer.digest, layer.size, signature::MAX_PAYLOAD_BYTES).await?;
+            let proof = Proof::of(&payload, &signature);
+            match proof.check(key, digest) {
+                Ok(()) => return Ok(proof),
+                Err(reason) => refusal = format!("`{tag}`: {reason}"),
+            }
+        }
+        Err(refusal)
     }
 
     /// The blob `digest` of `size` bytes (at most `max`), checked.

@@ -11,6 +11,7 @@
 //! username = "ci"                         # Basic credentials, the password
 //! password_env = "REGISTRY_PASSWORD"      #   from the environment
 //! # docker_config = "/run/secrets/config.json"  # or a docker config.json's `auths`
+//! key = "keys/acme.pub"                   # served only if cosign-signed with this key
 //! ```
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ pub use oci_client::secrets::RegistryAuth;
 use serde::{Deserialize, Serialize};
 
 use super::layout::is_sha256;
+use super::signature::PublicKey;
 use crate::error::{Error, Result};
 
 /// The lock file's name beside `quiver.toml` (`oci_lock` changes it).
@@ -43,6 +45,9 @@ pub struct RawOci {
     pub password_env: Option<String>,
     /// A docker `config.json` whose `auths` entry for the registry is used.
     pub docker_config: Option<PathBuf>,
+    /// A cosign public key (`cosign.pub`, ECDSA P-256): the artifact is
+    /// served only with a signature that verifies with it.
+    pub key: Option<PathBuf>,
 }
 
 /// An `[[oci]]` entry resolved: pinned to a digest, credentials read.
@@ -56,6 +61,8 @@ pub struct OciSource {
     pub insecure: bool,
     /// How to authenticate.
     pub auth: RegistryAuth,
+    /// The key its signature must verify with, when one is configured.
+    pub key: Option<PublicKey>,
 }
 
 impl std::fmt::Debug for OciSource {
@@ -152,7 +159,18 @@ impl RawOci {
                 }
             },
         };
-        Ok(OciSource { written: self.reference.clone(), pinned, insecure: self.insecure, auth: self.auth(&reference)? })
+        let key = match &self.key {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| Error::config(self.section(), format!("key {}: {e}", path.display())))?;
+                let key = PublicKey::from_pem(&text)
+                    .map_err(|m| Error::config(self.section(), format!("key {}: {m}", path.display())))?;
+                Some(key)
+            }
+            None => None,
+        };
+        let auth = self.auth(&reference)?;
+        Ok(OciSource { written: self.reference.clone(), pinned, insecure: self.insecure, auth, key })
     }
 
     /// The credentials for its registry.

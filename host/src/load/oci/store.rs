@@ -5,6 +5,7 @@
 //! manifests/HEX.json          the artifact's manifest, named by its SHA-256
 //! sha256/HEX.wasm             a component, named by its SHA-256
 //! sha256/HEX.policy.yaml      the policy layer its artifact carried (a request)
+//! signatures/HEX.json         the cosign signature that verified the manifest HEX
 //! ```
 //!
 //! Every file is written whole and renamed into place, so a reader sees
@@ -17,6 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::layout::{Artifact, MAX_DOCUMENT_BYTES};
+use super::signature::Proof;
 use crate::load::origin::digest;
 
 /// A component in the store, ready to be listed like a folder plugin.
@@ -89,6 +91,21 @@ impl Store {
         let path = self.root.join("sha256").join(format!("{}.{extension}", hex_of(name)));
         write_whole(&path, bytes)?;
         Ok(path)
+    }
+
+    /// The signature verified when the artifact of manifest `digest` was pulled.
+    pub fn proof(&self, digest: &str) -> Option<Proof> {
+        let bytes = std::fs::read(self.proof_path(digest)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Keep the verified signature of the artifact of manifest `digest`.
+    pub fn put_proof(&self, digest: &str, proof: &Proof) -> std::io::Result<()> {
+        write_whole(&self.proof_path(digest), &serde_json::to_vec(proof).map_err(std::io::Error::other)?)
+    }
+
+    fn proof_path(&self, digest: &str) -> PathBuf {
+        self.root.join("signatures").join(format!("{}.json", hex_of(digest)))
     }
 
     /// Keep the manifest `bytes` of digest `digest` (already checked):
