@@ -48,7 +48,7 @@ struct FromStore {
 }
 
 impl Folders {
-    fn from_store(&self) -> FromStore {
+    fn store_view(&self) -> FromStore {
         let mut failed = self.failed.clone();
         let Some(pulls) = &self.oci else { return FromStore { pulled: Vec::new(), failed } };
         failed.extend(pulls.failures().into_iter().map(|(origin, error)| Rejection { origin, error }));
@@ -107,7 +107,7 @@ impl Reloader {
         runtime: Arc<WasmRuntime>,
         keep_bytes: bool,
     ) -> Result<Reloader> {
-        let mut first = Catalog::scan(&folders.sources(&folders.from_store()), &settings, None, keep_bytes)?;
+        let mut first = Catalog::scan(&folders.sources(&folders.store_view()), &settings, None, keep_bytes)?;
         first.number_first();
         tracing::info!(plugins = first.len(), rejected = first.rejected().len(), "catalog ready");
         let timeline = super::timeline::Timeline::default();
@@ -165,7 +165,7 @@ impl Reloader {
         self.reloads.fetch_add(1, Ordering::Relaxed);
         let old = self.live.current();
         let keep_bytes = self.keep_bytes.load(Ordering::Relaxed);
-        let store = self.folders.from_store();
+        let store = self.folders.store_view();
         let fresh = Catalog::scan(&self.folders.sources(&store), &self.settings, Some(&old), keep_bytes)?;
         let mut next = super::reconcile::reconcile(&old, fresh, &self.runtime).await;
         if next.serves_the_same_as(&old) && next.same_status_as(&old) {
