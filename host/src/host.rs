@@ -466,7 +466,7 @@ impl Host {
         if tool.as_ref().is_err_and(|e| e.kind() == crate::error::ErrorKind::UnknownPlugin)
             && self.inner.services.live.arriving() > 0
         {
-            self.settled().await;
+            let _ = tokio::time::timeout(crate::catalog::ARRIVAL_WAIT, self.settled()).await;
             catalog = self.catalog();
             tool = invoke::tool_of(backend, &catalog, plugin, action).await;
         }

@@ -42,9 +42,6 @@ use crate::error::{Error, Result};
 use crate::invoke::progress::Sink;
 use crate::invoke::{Backend, Backends, Call, Facts, Output, definition};
 
-/// Longest a call naming something unknown waits for sources on their way.
-const ARRIVAL_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
-
 /// What every session of a host shares.
 pub(crate) struct Services {
     pub(crate) live: Arc<Live>,
@@ -391,7 +388,7 @@ impl Session {
         if let (Some((args, progress)), Err(error)) = (again, &result)
             && matches!(error.kind(), crate::error::ErrorKind::UnknownTool | crate::error::ErrorKind::UnknownPlugin)
         {
-            let _ = tokio::time::timeout(ARRIVAL_WAIT, self.services.live.settled()).await;
+            let _ = tokio::time::timeout(crate::catalog::ARRIVAL_WAIT, self.services.live.settled()).await;
             catalog = self.services.live.current();
             calls.clear();
             result = self.dispatch(&catalog, name, args, progress, &mut calls).await;

@@ -6,6 +6,11 @@ use tokio::sync::watch;
 
 use super::snapshot::Catalog;
 
+/// Longest a call naming something unknown waits for sources on their way
+/// (a pull has its own network timeouts; a registry that drips could
+/// outlast them).
+pub const ARRIVAL_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Holds the catalog snapshot the host serves. Readers take an `Arc` of
 /// it ([`current`](Live::current)) and keep it as long as they need (a
 /// call finishes on the snapshot it started with); [`publish`](Live::publish)

@@ -27,7 +27,7 @@ pub(crate) mod status;
 
 pub use changes::PluginChange;
 pub use configured::{ConnectorSource, DatabaseSource};
-pub use live::Live;
+pub use live::{ARRIVAL_WAIT, Live};
 pub use mcp::{Listing, LiveServer, ServerState, UpstreamServer, UpstreamTool};
 pub use record::{Category, SUMMARY_CHARS, ToolEntry, ToolRecord, model_schema};
 pub use scan::{Embedded, Sources};
