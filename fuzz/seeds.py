@@ -424,11 +424,58 @@ def oci():
         "image": {"docker-manifest-digest": ones}, "type": "cosign container image signature"}, "optional": None}))
     write("oci_signature", "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEEVs/o5+uQbTjL3chynL4wXgUg2R9q9UU8I5mEovUf86QZ7kOBIjJwqnzD1omageEHWwHdBO6B+dFabmdT9POxg==\n-----END PUBLIC KEY-----\n")
     write("oci_signature", "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n")
+    oci_bundles()
     write("oci_credentials", '# Written by `quiver oci resolve`\n[pins]\n"127.0.0.1:5000/tools/calc:1.0" = "' + ones + '"\n')
     write("oci_credentials", '[pins]\n"r/x:1" = "latest"\n\0{"auths": {}}')
     write("oci_credentials", '[pins]\n\0{"auths": {"https://127.0.0.1:5000/v1/": {"auth": "Y2k6czNjcmV0"}}}')
     write("oci_credentials", '\0{"auths": {"127.0.0.1:5000": {"username": "ci", "password": "x"}}, "credsStore": "desktop"}')
     write("oci_credentials", '\0{"auths": {"127.0.0.1:5000": {"auth": "bm8tY29sb24="}}}')
+
+
+def oci_bundles():
+    """Sigstore bundles as `cosign sign --key` writes them (a DSSE envelope
+    around cosign's signing statement), a message signature, a keyless one,
+    earlier versions, and the referrer manifest that holds one."""
+    import base64
+    b64 = lambda data: base64.b64encode(data if isinstance(data, bytes) else data.encode()).decode()
+    # The manifest the target checks against, and its digest.
+    manifest = b'{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json"}'
+    hex_digest = hashlib.sha256(manifest).hexdigest()
+    bundle_type = "application/vnd.dev.sigstore.bundle.v0.3+json"
+    sig = "MEUCIQD" + "A" * 88
+    def statement(predicate, digest=hex_digest, kind="https://in-toto.io/Statement/v1"):
+        return json.dumps({"_type": kind, "subject": [{"digest": {"sha256": digest}}],
+                           "predicateType": predicate, "predicate": {}})
+    def dsse(payload, media_type=bundle_type, material=None, payload_type="application/vnd.in-toto+json"):
+        return json.dumps({"mediaType": media_type,
+                           "verificationMaterial": material or {"publicKey": {"hint": "aGludA=="}, "tlogEntries": []},
+                           "dsseEnvelope": {"payload": b64(payload), "payloadType": payload_type,
+                                            "signatures": [{"sig": sig, "keyid": ""}]}})
+    sign = "https://sigstore.dev/cosign/sign/v1"
+    write("oci_bundle", dsse(statement(sign)))
+    write("oci_bundle", dsse(statement("https://slsa.dev/provenance/v1")))
+    write("oci_bundle", dsse(statement(sign, "0" * 64)))
+    write("oci_bundle", dsse(statement(sign, kind="https://in-toto.io/Statement/v0.1"),
+                             media_type="application/vnd.dev.sigstore.bundle+json;version=0.2"))
+    write("oci_bundle", dsse(statement(sign), material={"certificate": {"rawBytes": b64("cert")}}))
+    write("oci_bundle", dsse("not json", payload_type="text/plain"))
+    write("oci_bundle", json.dumps({"mediaType": bundle_type, "verificationMaterial": {"publicKey": {"hint": ""}},
+        "messageSignature": {"messageDigest": {"algorithm": "SHA2_256", "digest": b64(bytes.fromhex(hex_digest))},
+                             "signature": sig}}))
+    write("oci_bundle", json.dumps({"mediaType": bundle_type, "messageSignature": {"signature": "%%%"},
+                                    "dsseEnvelope": {"payload": "", "payloadType": "", "signatures": []}}))
+    empty = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+    write("oci_bundle", json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "artifactType": bundle_type,
+        "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": empty, "size": 2},
+        "layers": [{"mediaType": bundle_type, "digest": "sha256:" + "1" * 64, "size": 4971}],
+        "subject": {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + hex_digest,
+                    "size": len(manifest)},
+        "annotations": {"dev.sigstore.bundle.content": "dsse-envelope",
+                        "dev.sigstore.bundle.predicateType": sign}}))
+    write("oci_bundle", json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + "2" * 64,
+                       "size": 779, "artifactType": bundle_type}]}))
 
 
 if __name__ == "__main__":

@@ -81,6 +81,11 @@ fn oci_credentials_corpus_replays() {
 }
 
 #[test]
+fn oci_bundle_corpus_replays() {
+    replay("oci_bundle", quiver::fuzzing::oci_bundle);
+}
+
+#[test]
 fn token_count_corpus_replays() {
     replay("token_count", quiver::fuzzing::token_count);
 }

@@ -332,3 +332,86 @@ async fn only_a_component_signed_with_the_configured_key_is_served() {
     assert!(reason.contains("does not verify"), "{reason}");
     assert!(build_of(&t.host).await.is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigstore_bundle_among_the_referrers_signs_a_component_and_nothing_else_does() {
+    use quiver::load::oci::bundle::SIGN_PREDICATE;
+    use quiver_tests::registry::{BundleContent, CosignKey};
+    fn signature(subject: &str) -> BundleContent<'_> {
+        BundleContent::Statement { subject, predicate_type: SIGN_PREDICATE }
+    }
+    let registry = OciRegistry::start();
+    let (acme, mallory) = (CosignKey::new(), CosignKey::new());
+    let keys = tempfile::tempdir().unwrap();
+    std::fs::write(keys.path().join("acme.pub"), acme.public_pem()).unwrap();
+    let entry_for = |repository: &str, digest: &str| {
+        let pinned = format!("{}@{digest}", registry.repo(repository));
+        format!("{}key = \"{}\"\n", entry(&pinned), keys.path().join("acme.pub").display())
+    };
+    let outcome = |config: &str, cache: Option<&std::path::Path>| {
+        let mut builder = TestHost::builder().config(config);
+        if let Some(cache) = cache {
+            builder = builder.cache_dir(cache);
+        }
+        builder.build()
+    };
+
+    // Signed by the configured key as `cosign sign --key` does today (no
+    // `.sig` tag at all): found through the referrers tag schema, served.
+    let signed = push(&registry, "tools/signed", &builds::versioned(11)).await;
+    registry.attach_bundle(
+        "tools/signed",
+        &signed,
+        &acme.bundle(&registry, "tools/signed", &signed, signature(&signed)),
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let t = outcome(&entry_for("tools/signed", &signed), Some(cache.path()));
+    assert_eq!(build_of(&t.host).await.unwrap(), "gen-0011");
+    let oci = t.host.status().oci[0].clone();
+    assert_eq!((oci.state, oci.signed, oci.signature), (Phase::Stored, true, Some("bundle")));
+    drop(t);
+    // From the store: the kept bundle verifies again, with no pull.
+    let t = outcome(&entry_for("tools/signed", &signed), Some(cache.path()));
+    let oci = t.host.status().oci[0].clone();
+    assert_eq!((oci.state, oci.attempts, oci.signature), (Phase::Stored, 0, Some("bundle")));
+    drop(t);
+
+    // A message signature of the manifest's bytes: served too.
+    let message = push(&registry, "tools/message", &builds::versioned(12)).await;
+    let bundle = acme.bundle(&registry, "tools/message", &message, BundleContent::MessageSignature);
+    registry.attach_bundle("tools/message", &message, &bundle);
+    let t = outcome(&entry_for("tools/message", &message), None);
+    assert_eq!(build_of(&t.host).await.unwrap(), "gen-0012");
+
+    // Refused, each with its reason, and nothing served: another key's
+    // bundle; the configured key's attestation of provenance (not a
+    // signature); and its valid bundle of another manifest, copied among
+    // this one's referrers.
+    let refused = [
+        ("another key", "does not verify with the configured key"),
+        ("provenance", "not a signature"),
+        ("moved", "of another manifest"),
+    ];
+    for (i, (case, expected)) in refused.into_iter().enumerate() {
+        let repository = format!("tools/refused-{i}");
+        let digest = push(&registry, &repository, &builds::versioned(20 + i as u32)).await;
+        let bundle = match case {
+            "another key" => mallory.bundle(&registry, &repository, &digest, signature(&digest)),
+            "provenance" => acme.bundle(
+                &registry,
+                &repository,
+                &digest,
+                BundleContent::Statement { subject: &digest, predicate_type: "https://slsa.dev/provenance/v1" },
+            ),
+            _ => acme.bundle(&registry, &repository, &digest, signature(&signed)),
+        };
+        registry.attach_bundle(&repository, &digest, &bundle);
+        let t = outcome(&entry_for(&repository, &digest), None);
+        t.host.settled().await;
+        let oci = t.host.status().oci[0].clone();
+        let reason = oci.reason.unwrap_or_default();
+        assert_eq!((oci.state, oci.signed), (Phase::Failed, false), "{case}: {reason}");
+        assert!(reason.contains(expected) && reason.contains("Sigstore bundle"), "{case}: {reason}");
+        assert!(build_of(&t.host).await.is_err(), "{case} was served");
+    }
+}

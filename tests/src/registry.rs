@@ -11,6 +11,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+/// The OCI image index's media type.
+const INDEX: &str = "application/vnd.oci.image.index.v1+json";
+
 /// Where the Debian package puts the server.
 const BINARY: &str = "/usr/bin/docker-registry";
 
@@ -129,6 +132,13 @@ impl OciRegistry {
         sha256(bytes)
     }
 
+    /// The image index at `reference`, if there is one.
+    pub fn index(&self, repository: &str, reference: &str) -> Option<Vec<u8>> {
+        let path = format!("/v2/{repository}/manifests/{reference}");
+        let (status, _, body) = self.exchange("GET", &path, &[("Accept", INDEX)], b"");
+        (status == 200).then_some(body)
+    }
+
     /// The manifest at `reference`, as the registry serves it.
     pub fn manifest(&self, repository: &str, reference: &str) -> Vec<u8> {
         let path = format!("/v2/{repository}/manifests/{reference}");
@@ -238,5 +248,97 @@ impl CosignKey {
         .unwrap();
         let tag = quiver::load::oci::signature::sig_tag(digest);
         registry.put_manifest(repository, &tag, quiver::load::oci::layout::MANIFEST, &manifest);
+    }
+}
+
+/// What a Sigstore bundle made by [`CosignKey::bundle`] holds.
+pub enum BundleContent<'a> {
+    /// `cosign sign --key` (cosign 3): a DSSE envelope around an in-toto
+    /// statement of `predicate_type` whose subject is `subject`.
+    Statement {
+        /// The signed manifest's digest.
+        subject: &'a str,
+        /// What the statement says of it.
+        predicate_type: &'a str,
+    },
+    /// A message signature of the manifest's bytes.
+    MessageSignature,
+}
+
+impl CosignKey {
+    /// A Sigstore bundle (v0.3) signing the manifest `manifest` of
+    /// `repository`, as cosign writes it with a key: the key's hint as the
+    /// verification material, no transparency-log entry (`--tlog-upload=false`).
+    pub fn bundle(&self, registry: &OciRegistry, repository: &str, manifest: &str, content: BundleContent) -> Vec<u8> {
+        use base64::Engine as _;
+        use quiver::load::oci::bundle::{BUNDLE, IN_TOTO, STATEMENTS, pae};
+        let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+        let rng = ring::rand::SystemRandom::new();
+        let material = serde_json::json!({"publicKey": {"hint": b64(b"quiver-tests")}, "tlogEntries": []});
+        let bundle = match content {
+            BundleContent::Statement { subject, predicate_type } => {
+                let hex = subject.strip_prefix("sha256:").expect("a sha256 digest");
+                let statement = serde_json::json!({
+                    "_type": STATEMENTS[0],
+                    "subject": [{"digest": {"sha256": hex}, "annotations": {}}],
+                    "predicateType": predicate_type,
+                    "predicate": {},
+                });
+                let payload = serde_json::to_vec(&statement).unwrap();
+                let sig = self.pair.sign(&rng, &pae(IN_TOTO, &payload)).unwrap();
+                serde_json::json!({"mediaType": BUNDLE, "verificationMaterial": material, "dsseEnvelope": {
+                    "payload": b64(&payload), "payloadType": IN_TOTO,
+                    "signatures": [{"sig": b64(sig.as_ref()), "keyid": ""}]}})
+            }
+            BundleContent::MessageSignature => {
+                let bytes = registry.manifest(repository, manifest);
+                let hash = ring::digest::digest(&ring::digest::SHA256, &bytes);
+                let sig = self.pair.sign(&rng, &bytes).unwrap();
+                serde_json::json!({"mediaType": BUNDLE, "verificationMaterial": material, "messageSignature": {
+                    "messageDigest": {"algorithm": "SHA2_256", "digest": b64(hash.as_ref())},
+                    "signature": b64(sig.as_ref())}})
+            }
+        };
+        serde_json::to_vec(&bundle).unwrap()
+    }
+}
+
+impl OciRegistry {
+    /// Attach `bundle` to the manifest `subject` of `repository` as cosign
+    /// does on a registry without the referrers API: a referrer manifest
+    /// (the bundle's type as `artifactType`, an empty config, the bundle
+    /// as its one layer, `subject` naming the signed manifest) put by
+    /// digest, and listed in the image index tagged `sha256-HEX` (the
+    /// referrers tag schema). The referrer's digest.
+    pub fn attach_bundle(&self, repository: &str, subject: &str, bundle: &[u8]) -> String {
+        use quiver::load::oci::bundle::BUNDLE;
+        use quiver::load::oci::layout::MANIFEST;
+        let signed = self.manifest(repository, subject);
+        let empty = b"{}";
+        let referrer = serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": MANIFEST,
+            "artifactType": BUNDLE,
+            "config": {"mediaType": "application/vnd.oci.empty.v1+json",
+                       "digest": self.put_blob(repository, empty), "size": empty.len()},
+            "layers": [{"mediaType": BUNDLE, "digest": self.put_blob(repository, bundle), "size": bundle.len()}],
+            "subject": {"mediaType": MANIFEST, "digest": subject, "size": signed.len()},
+            "annotations": {"dev.sigstore.bundle.content": "dsse-envelope",
+                            "org.opencontainers.image.created": "2026-11-29T00:00:00Z"},
+        }))
+        .unwrap();
+        let digest = sha256(&referrer);
+        self.put_manifest(repository, &digest, MANIFEST, &referrer);
+        let tag = subject.replacen(':', "-", 1);
+        let mut index: serde_json::Value = self
+            .index(repository, &tag)
+            .map(|bytes| serde_json::from_slice(&bytes).unwrap())
+            .unwrap_or_else(|| serde_json::json!({"schemaVersion": 2, "mediaType": INDEX, "manifests": []}));
+        index["manifests"].as_array_mut().unwrap().push(serde_json::json!({
+            "mediaType": MANIFEST, "digest": digest, "size": referrer.len(), "artifactType": BUNDLE,
+            "annotations": {"dev.sigstore.bundle.content": "dsse-envelope"},
+        }));
+        self.put_manifest(repository, &tag, INDEX, &serde_json::to_vec(&index).unwrap());
+        digest
     }
 }

@@ -21,7 +21,7 @@ mod trace;
 pub use self::auth::{ACCESS_TOKEN_KEY, AUDIENCE, ISSUER, KID, access_token, jwks, jwks_document, sign_in};
 pub use self::faces::{envelope, stdio};
 pub use self::guard::guard;
-pub use self::oci::{oci_credentials, oci_manifest, oci_signature};
+pub use self::oci::{oci_bundle, oci_credentials, oci_manifest, oci_signature};
 pub use self::parsers::{config, manifest, mcp_tools, openapi, skill, stub, token_count};
 pub use self::plain::{plain_types, plain_values, policy};
 pub use self::sql::{HIDDEN, SqlHarness, schema, sql};

@@ -1,6 +1,7 @@
 //! The targets over what registries and operators hand the OCI loader:
 //! artifact manifests and Wasm configs (from a registry), the lock file and
-//! a docker `config.json` (from the operator's disk).
+//! a docker `config.json` (from the operator's disk), and signatures in
+//! both of cosign's forms (from a registry).
 
 use crate::load::oci::layout::{Artifact, MAX_DOCUMENT_BYTES, WasmConfig, is_sha256};
 use crate::load::oci::source::{OciLock, RegistryAuth, docker_auth_in};
@@ -57,10 +58,27 @@ pub fn oci_signature(data: &[u8]) {
     if let Ok(found) = candidates(data) {
         for (layer, signature) in found {
             let proof = Proof::of(data, &signature);
-            assert!(proof.check(&key, &layer.digest).is_err(), "a signature verified without the private key");
+            assert!(proof.check(&key, &layer.digest, data).is_err(), "a signature verified without the private key");
         }
     }
     if let Ok(text) = std::str::from_utf8(data) {
         let _ = PublicKey::from_pem(text);
+    }
+}
+
+/// A Sigstore bundle checked against a fixed manifest with a key no input
+/// has the private half of, and the same bytes as a referrer manifest:
+/// nothing verifies, a referrer that reads names one bounded sha256 bundle
+/// layer, and no input panics.
+pub fn oci_bundle(data: &[u8]) {
+    use crate::load::oci::bundle::{MAX_BUNDLE_BYTES, bundle_layer, check};
+    use crate::load::oci::signature::PublicKey;
+    const SPKI: &str = "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEEVs/o5+uQbTjL3chynL4wXgUg2R9q9UU8I5mEovUf86QZ7kOBIjJwqnzD1omageEHWwHdBO6B+dFabmdT9POxg==";
+    const MANIFEST: &[u8] = br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json"}"#;
+    let key = PublicKey::from_pem(&format!("-----BEGIN PUBLIC KEY-----\n{SPKI}\n-----END PUBLIC KEY-----")).unwrap();
+    let digest = crate::load::oci::registry::sha256_text(MANIFEST);
+    assert!(check(data, &key, &digest, MANIFEST).is_err(), "a bundle verified without the private key");
+    if let Ok(layer) = bundle_layer(data, &digest) {
+        assert!(is_sha256(&layer.digest) && layer.size <= MAX_BUNDLE_BYTES);
     }
 }

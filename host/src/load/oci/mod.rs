@@ -8,6 +8,7 @@
 //! listed from its stub without compiling, and served only while its bytes
 //! have the digest its manifest names.
 
+pub mod bundle;
 pub mod layout;
 pub mod pulls;
 pub mod registry;

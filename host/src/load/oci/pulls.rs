@@ -57,6 +57,10 @@ pub struct OciStatus {
     /// Whether a cosign signature was verified with the configured key
     /// (false: no key is configured, or nothing verified yet).
     pub signed: bool,
+    /// Which form of signature verified: `bundle` (a Sigstore bundle among
+    /// the manifest's referrers) or `sig-tag` (the classic `.sig` tag).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<&'static str>,
 }
 
 /// A stored component for the scan: listed like a folder plugin, served
@@ -87,6 +91,8 @@ struct State {
     stored: Option<Stored>,
     attempts: u32,
     pull_ms: Option<u64>,
+    /// The form of the signature that verified.
+    form: Option<&'static str>,
 }
 
 /// Every configured artifact.
@@ -114,11 +120,15 @@ impl Pulls {
                 (Ok(lock), _) => entry.resolve(lock).map_err(reason),
                 (Err(_), _) => entry.resolve(&OciLock::default()).map_err(reason),
             };
+            let form = |d: &str| store.as_ref().and_then(|s| s.proof(d)).map(|p| p.form());
             let stored = match (&resolved, &store) {
                 // Signed artifacts are trusted from the store only while their
                 // kept signature verifies with the key configured now.
                 (Ok(source), Some(store)) => source.pinned.digest().and_then(|d| {
-                    let signed = |key| store.proof(d).is_some_and(|p| p.check(key, d).is_ok());
+                    let signed = |key| {
+                        let kept = store.proof(d).zip(store.manifest(d));
+                        kept.is_some_and(|(proof, manifest)| proof.check(key, d, &manifest).is_ok())
+                    };
                     store.stored(d, max_component).filter(|_| source.key.as_ref().is_none_or(signed))
                 }),
                 _ => None,
@@ -128,11 +138,13 @@ impl Pulls {
                 (Ok(_), Some(_)) => (Phase::Stored, None),
                 (Ok(_), None) => (Phase::Pulling, None),
             };
+            let signed = resolved.as_ref().ok().filter(|s| s.key.is_some() && stored.is_some());
+            let signature = signed.and_then(|s| form(s.pinned.digest()?));
             entries.push(Entry {
                 section: entry.section(),
                 written: entry.reference.clone(),
                 source: resolved.ok(),
-                state: Mutex::new(State { phase, reason, stored, attempts: 0, pull_ms: None }),
+                state: Mutex::new(State { phase, reason, stored, attempts: 0, pull_ms: None, form: signature }),
                 client: std::sync::OnceLock::new(),
             });
         }
@@ -177,8 +189,9 @@ impl Pulls {
         match pulled {
             Ok(stored) => {
                 tracing::info!(reference = %entry.written, bytes = stored.size, elapsed_ms, "component pulled");
-                (state.phase, state.reason, state.stored, state.pull_ms) =
-                    (Phase::Stored, None, Some(stored), Some(elapsed_ms));
+                let form = source.key.as_ref().and_then(|_| store.proof(&stored.manifest)).map(|p| p.form());
+                (state.phase, state.reason, state.stored, state.pull_ms, state.form) =
+                    (Phase::Stored, None, Some(stored), Some(elapsed_ms), form);
                 true
             }
             Err(reason) => {
@@ -228,6 +241,7 @@ impl Pulls {
                     pull_ms: state.pull_ms,
                     attempts: state.attempts,
                     signed: state.stored.is_some() && e.source.as_ref().is_some_and(|s| s.key.is_some()),
+                    signature: state.form.filter(|_| state.stored.is_some()),
                 }
             })
             .collect()

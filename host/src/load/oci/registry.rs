@@ -16,6 +16,8 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use sha2::Digest;
 
+use super::bundle;
+use super::layout::is_sha256;
 use super::layout::{
     Artifact, ComponentTypes, Descriptor, ImageManifest, MANIFEST, MAX_DOCUMENT_BYTES, WASM_CONFIG, WASM_LAYER,
     WasmConfig,
@@ -81,7 +83,7 @@ impl Registry {
         let artifact = Artifact::read(&manifest, max_component)?;
         // Signed by the configured key, or nothing is fetched further.
         let proof = match key {
-            Some(key) => Some(self.signature(pinned, auth, &wanted, key).await?),
+            Some(key) => Some(self.signature(pinned, auth, &wanted, &manifest, key).await?),
             None => None,
         };
         if artifact.config.media_type == WASM_CONFIG {
@@ -103,9 +105,70 @@ impl Registry {
         store.stored(&wanted, max_component).ok_or_else(|| "the stored artifact cannot be read back".to_owned())
     }
 
-    /// The cosign signature of the manifest `digest` of `image` (its
-    /// `sha256-HEX.sig` tag) that verifies with `key`.
+    /// A cosign signature of the manifest `manifest` (of digest `digest`)
+    /// of `image` that verifies with `key`: a Sigstore bundle among its
+    /// referrers (cosign's current form), else its `sha256-HEX.sig` tag.
     async fn signature(
+        &self,
+        image: &Reference,
+        auth: &RegistryAuth,
+        digest: &str,
+        manifest: &[u8],
+        key: &PublicKey,
+    ) -> Result<Proof, String> {
+        let bundle = match self.bundle(image, auth, digest, manifest, key).await {
+            Ok(proof) => return Ok(proof),
+            Err(reason) => reason,
+        };
+        match self.sig_tag(image, auth, digest, key).await {
+            Ok(proof) => Ok(proof),
+            Err(classic) => Err(format!("no cosign signature verifies: Sigstore bundle: {bundle}; {classic}")),
+        }
+    }
+
+    /// A Sigstore bundle referring to the manifest `digest` that verifies
+    /// with `key`, found through the referrers API (or, where the registry
+    /// has none, the referrers tag schema).
+    async fn bundle(
+        &self,
+        image: &Reference,
+        auth: &RegistryAuth,
+        digest: &str,
+        manifest: &[u8],
+        key: &PublicKey,
+    ) -> Result<Proof, String> {
+        let at = |d: &str| Reference::with_digest(image.registry().to_owned(), image.repository().to_owned(), d.into());
+        let index =
+            self.client.pull_referrers(&at(digest), None).await.map_err(|e| format!("the referrers: {}", shown(e)))?;
+        let mut refusal = "none refers to this digest".to_owned();
+        let found =
+            index.manifests.iter().filter(|e| bundle::is_bundle(e.artifact_type.as_deref()) && is_sha256(&e.digest));
+        for entry in found.take(bundle::MAX_REFERRERS) {
+            let referrer = at(&entry.digest);
+            let checked = async {
+                let (bytes, _) = self
+                    .client
+                    .pull_manifest_raw(&referrer, auth, &[MANIFEST])
+                    .await
+                    .map_err(|e| format!("the referrer {}: {}", entry.digest, shown(e)))?;
+                if sha256_text(&bytes) != entry.digest {
+                    return Err(format!("the referrer {} is not what its digest says", entry.digest));
+                }
+                let layer = bundle::bundle_layer(&bytes, digest)?;
+                let bytes = self.blob(&referrer, &layer.digest, layer.size, bundle::MAX_BUNDLE_BYTES).await?;
+                bundle::check(&bytes, key, digest, manifest).map(|()| Proof::bundle(&bytes))
+            };
+            match checked.await {
+                Ok(proof) => return Ok(proof),
+                Err(reason) => refusal = reason,
+            }
+        }
+        Err(refusal)
+    }
+
+    /// The classic cosign signature of the manifest `digest` of `image`
+    /// (its `sha256-HEX.sig` tag) that verifies with `key`.
+    async fn sig_tag(
         &self,
         image: &Reference,
         auth: &RegistryAuth,
@@ -119,12 +182,12 @@ impl Registry {
             .client
             .pull_manifest_raw(&at, auth, &accepted)
             .await
-            .map_err(|e| format!("no cosign signature (`{tag}`): {}", shown(e)))?;
+            .map_err(|e| format!("no `{tag}` signature: {}", shown(e)))?;
         let mut refusal = format!("`{tag}` holds no cosign signature layer");
         for (layer, signature) in signature::candidates(&bytes)? {
             let payload = self.blob(&at, &layer.digest, layer.size, signature::MAX_PAYLOAD_BYTES).await?;
             let proof = Proof::of(&payload, &signature);
-            match proof.check(key, digest) {
+            match proof.check(key, digest, &[]) {
                 Ok(()) => return Ok(proof),
                 Err(reason) => refusal = format!("`{tag}`: {reason}"),
             }

@@ -10,7 +10,10 @@
 //! whose signature verifies with the key, and whose payload names the very
 //! digest being pulled, is enough; anything else is refused.
 //!
-//! The verified payload and signature are kept in the store beside the
+//! cosign's current form, a Sigstore bundle stored as a referrer of the
+//! manifest, is read in [`super::bundle`]; either form verifying is enough.
+//!
+//! The verified payload and signature (or bundle) are kept in the store beside the
 //! manifest, and verified again with the configured key every time the
 //! host starts: changing the key takes back what the old one allowed.
 
@@ -114,11 +117,21 @@ pub struct Image {
 
 /// A verified signature, as the store keeps it to verify again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Proof {
-    /// The payload's bytes, base64.
-    pub payload: String,
-    /// The signature, base64.
-    pub signature: String,
+#[serde(tag = "form", rename_all = "kebab-case")]
+pub enum Proof {
+    /// cosign's classic form: a simple signing payload and its signature
+    /// from the `sha256-HEX.sig` tag.
+    SimpleSigning {
+        /// The payload's bytes, base64.
+        payload: String,
+        /// The signature, base64.
+        signature: String,
+    },
+    /// A Sigstore bundle found among the manifest's referrers.
+    Bundle {
+        /// The bundle's bytes, base64.
+        bundle: String,
+    },
 }
 
 /// The `.sig` tag of the manifest of digest `digest`.
@@ -149,10 +162,18 @@ pub fn candidates(bytes: &[u8]) -> Result<Vec<(Descriptor, String)>, String> {
 }
 
 impl Proof {
-    /// Whether it signs the manifest of digest `digest` with `key`; why not otherwise.
-    pub fn check(&self, key: &PublicKey, digest: &str) -> Result<(), String> {
+    /// Whether it signs the manifest `manifest` of digest `digest` with
+    /// `key`; why not otherwise.
+    pub fn check(&self, key: &PublicKey, digest: &str, manifest: &[u8]) -> Result<(), String> {
         let decode = |text: &str| base64::engine::general_purpose::STANDARD.decode(text.trim());
-        let (Ok(payload), Ok(signature)) = (decode(&self.payload), decode(&self.signature)) else {
+        let (payload, signature) = match self {
+            Proof::Bundle { bundle } => {
+                let bytes = decode(bundle).map_err(|_| "a kept bundle that is not base64")?;
+                return super::bundle::check(&bytes, key, digest, manifest);
+            }
+            Proof::SimpleSigning { payload, signature } => (payload, signature),
+        };
+        let (Ok(payload), Ok(signature)) = (decode(payload), decode(signature)) else {
             return Err("a signature or payload that is not base64".to_owned());
         };
         if !key.verifies(&payload, &signature) {
@@ -171,20 +192,33 @@ impl Proof {
         Ok(())
     }
 
-    /// The proof of a payload's `bytes` and the `signature` as annotated.
+    /// The proof of a simple signing payload's `bytes` and the `signature` as annotated.
     pub fn of(bytes: &[u8], signature: &str) -> Proof {
-        Proof {
+        Proof::SimpleSigning {
             payload: base64::engine::general_purpose::STANDARD.encode(bytes),
             signature: signature.trim().to_owned(),
+        }
+    }
+
+    /// The proof of a bundle's `bytes`.
+    pub fn bundle(bytes: &[u8]) -> Proof {
+        Proof::Bundle { bundle: base64::engine::general_purpose::STANDARD.encode(bytes) }
+    }
+
+    /// Which form of signature it is, as the status names it.
+    pub fn form(&self) -> &'static str {
+        match self {
+            Proof::SimpleSigning { .. } => "sig-tag",
+            Proof::Bundle { .. } => "bundle",
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn key_pair() -> (ring::signature::EcdsaKeyPair, PublicKey) {
+    pub(crate) fn key_pair() -> (ring::signature::EcdsaKeyPair, PublicKey) {
         use ring::signature::{ECDSA_P256_SHA256_ASN1_SIGNING, EcdsaKeyPair, KeyPair};
         let rng = ring::rand::SystemRandom::new();
         let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &rng).unwrap();
@@ -207,13 +241,16 @@ mod tests {
         let (pair, key) = key_pair();
         let (_, other) = key_pair();
         let proof = signed(&pair, &digest);
-        assert_eq!(proof.check(&key, &digest), Ok(()));
-        assert!(proof.check(&other, &digest).unwrap_err().contains("does not verify"));
-        assert!(proof.check(&key, &format!("sha256:{}", "b".repeat(64))).unwrap_err().contains("another manifest"));
-        let mut payload = base64::engine::general_purpose::STANDARD.decode(&proof.payload).unwrap();
+        assert_eq!(proof.check(&key, &digest, b""), Ok(()));
+        assert!(proof.check(&other, &digest, b"").unwrap_err().contains("does not verify"));
+        assert!(
+            proof.check(&key, &format!("sha256:{}", "b".repeat(64)), b"").unwrap_err().contains("another manifest")
+        );
+        let Proof::SimpleSigning { payload, signature } = &proof else { unreachable!() };
+        let mut payload = base64::engine::general_purpose::STANDARD.decode(payload).unwrap();
         payload.push(b' ');
-        let tampered = Proof::of(&payload, &proof.signature);
-        assert!(tampered.check(&key, &digest).unwrap_err().contains("does not verify"));
+        let tampered = Proof::of(&payload, signature);
+        assert!(tampered.check(&key, &digest, b"").unwrap_err().contains("does not verify"));
     }
 
     #[test]

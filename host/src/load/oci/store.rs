@@ -19,7 +19,6 @@ use std::path::{Path, PathBuf};
 
 use super::layout::{Artifact, MAX_DOCUMENT_BYTES};
 use super::signature::Proof;
-use crate::load::origin::digest;
 
 /// A component in the store, ready to be listed like a folder plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,12 +67,7 @@ impl Store {
     /// The component of the artifact whose manifest has digest `manifest`,
     /// if the store holds both and the manifest is what its name says.
     pub fn stored(&self, manifest: &str, max_component: u64) -> Option<Stored> {
-        let path = self.manifest_path(manifest);
-        let bytes = std::fs::read(&path).ok().filter(|b| b.len() as u64 <= MAX_DOCUMENT_BYTES)?;
-        if hex::encode(digest(&bytes)) != hex_of(manifest) {
-            tracing::warn!(path = %path.display(), "a stored manifest is not what its name says; pulling it again");
-            return None;
-        }
+        let bytes = self.manifest(manifest)?;
         let artifact = Artifact::read(&bytes, max_component).ok()?;
         let component = self.component_path(&artifact.component.digest);
         let size = std::fs::metadata(&component).ok().filter(|m| m.is_file())?.len();
@@ -83,6 +77,17 @@ impl Store {
             digest: sha256_of(&artifact.component.digest),
             size,
         })
+    }
+
+    /// The stored manifest of digest `digest`, if it is what its name says.
+    pub fn manifest(&self, digest: &str) -> Option<Vec<u8>> {
+        let path = self.manifest_path(digest);
+        let bytes = std::fs::read(&path).ok().filter(|b| b.len() as u64 <= MAX_DOCUMENT_BYTES)?;
+        if hex::encode(crate::load::origin::digest(&bytes)) != hex_of(digest) {
+            tracing::warn!(path = %path.display(), "a stored manifest is not what its name says; pulling it again");
+            return None;
+        }
+        Some(bytes)
     }
 
     /// Keep `bytes` as the blob of digest `digest` (already checked), of
@@ -141,6 +146,7 @@ fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use crate::load::oci::layout::{MANIFEST, WASM_CONFIG, WASM_LAYER};
+    use crate::load::origin::digest;
 
     #[test]
     fn a_stored_artifact_is_found_by_its_manifest_and_a_forged_one_is_not() {
