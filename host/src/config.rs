@@ -112,6 +112,23 @@ pub enum AuditStream {
     Stderr,
 }
 
+/// How long a shared MCP session lives after its last request, unless
+/// `[sessions] idle_seconds` says otherwise.
+pub const DEFAULT_SESSION_IDLE_SECONDS: u64 = 3600;
+
+/// The `[sessions]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionsSettings {
+    /// Where sessions are shared: `redis://HOST:PORT[/DB]` (no password in
+    /// it: see `password_env`). Unset: each replica keeps its own.
+    pub redis: Option<String>,
+    /// The environment variable holding Redis's password, if it asks for one.
+    pub password_env: Option<String>,
+    /// How long a session lives after its last request (default 3600).
+    pub idle_seconds: Option<u64>,
+}
+
 /// The configuration file as written.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -180,6 +197,9 @@ pub struct Config {
     /// OpenTelemetry traces (the `OTEL_*` environment wins over it).
     #[serde(default)]
     pub telemetry: TelemetrySettings,
+    /// Where 2025-11-25 MCP sessions are shared by replicas (Redis).
+    #[serde(default)]
+    pub sessions: SessionsSettings,
     /// Plugins pulled from OCI registries, by digest (or by a tag the lock
     /// file pins).
     #[serde(default)]

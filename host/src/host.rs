@@ -218,6 +218,7 @@ impl HostBuilder {
             disclosure: config.disclosure,
             agents: config.agents,
             auth: config.auth,
+            sessions: config.sessions,
             metrics,
         };
         let host = Host { inner: Arc::new(inner) };
@@ -291,6 +292,7 @@ struct Inner {
     disclosure: PolicySettings,
     agents: BTreeMap<String, PolicySettings>,
     auth: crate::auth::AuthSettings,
+    sessions: crate::config::SessionsSettings,
     metrics: Arc<Metrics>,
 }
 
@@ -341,6 +343,11 @@ impl Host {
     /// The audit log (kept in memory, and written where `[audit]` says).
     pub fn audit_log(&self) -> Option<&AuditLog> {
         self.inner.services.backend.audit()
+    }
+
+    /// The `[sessions]` table of the config file (read by `serve --http`).
+    pub fn sessions_settings(&self) -> &crate::config::SessionsSettings {
+        &self.inner.sessions
     }
 
     /// The `[auth]` table of the config file (read by `serve --http`).

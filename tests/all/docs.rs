@@ -78,6 +78,17 @@ fn the_registries_example_is_valid() {
     assert_eq!(config.oci_lock_path(), Path::new("/srv/quiver/quiver.lock"));
 }
 
+/// The production chapter's shared-session table parses, and makes a
+/// store (nothing is connected until a session is used).
+#[test]
+fn the_shared_sessions_example_is_valid() {
+    let toml = block_after(&book("operators/production.md"), "## Sessions shared by replicas", "toml");
+    let config = quiver::Config::parse(&toml, Path::new("/srv/quiver")).unwrap();
+    assert_eq!(config.sessions.password_env.as_deref(), Some("REDIS_PASSWORD"));
+    let env = |var: &str| (var == "REDIS_PASSWORD").then(|| "from-a-secret".to_owned());
+    assert!(quiver::faces::shared::SharedSessions::new(&config.sessions, &env).unwrap().is_some());
+}
+
 #[test]
 fn the_book_plugin_is_the_calc_plugin() {
     let shown = block_after(&book("plugin-authors/writing-a-plugin.md"), "A complete plugin", "rust");

@@ -13,6 +13,7 @@ pub mod otlp;
 pub mod paraphrases;
 pub mod postgres;
 pub mod prometheus;
+pub mod redis;
 pub mod registry;
 pub mod scale;
 pub mod servers;

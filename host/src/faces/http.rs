@@ -136,7 +136,13 @@ pub fn router_with<E: ServerHandler>(
         // Reached by a public name: the token is the guard, not the Host header.
         config = config.disable_allowed_hosts();
     }
-    let sessions = Arc::new(CappedSessions::new(options.max_sessions));
+    // 2025-11-25 sessions shared by the replicas, when `[sessions] redis` says where.
+    let env = |var: &str| std::env::var(var).ok();
+    let shared = super::shared::SharedSessions::new(host.sessions_settings(), &env)?.map(Arc::new);
+    if let Some(shared) = &shared {
+        config.session_store = Some(shared.clone());
+    }
+    let sessions = Arc::new(CappedSessions::new(options.max_sessions, shared));
     let service = StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), config);
     let hosts = if loopback { hosts } else { Vec::new() };
     let sign_ins = Arc::new(match auth.as_ref() {
@@ -296,14 +302,19 @@ async fn check_envelope(
 ) -> Response {
     // A session opened with an access token is its principal's alone.
     let owner = request.extensions().get::<super::guard::Principal>().and_then(|p| p.oauth()).map(|p| p.key());
+    let session = request.headers().get("mcp-session-id").and_then(|v| v.to_str().ok());
     if request.uri().path().starts_with("/mcp")
-        && let Some(bound) =
-            request.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).and_then(|id| sessions.owner(id))
-        && Some(&bound) != owner.as_ref()
+        && let Some(id) = session
     {
-        scopes.host.metrics().auth_refused("session_owner");
-        let text = "this MCP session was opened by another principal: open your own (initialize)";
-        return (StatusCode::FORBIDDEN, axum::Json(ErrorReply::new(None, -32003, text))).into_response();
+        match sessions.owner(id).await {
+            Ok(Some(bound)) if Some(&bound) != owner.as_ref() => {
+                scopes.host.metrics().auth_refused("session_owner");
+                let text = "this MCP session was opened by another principal: open your own (initialize)";
+                return (StatusCode::FORBIDDEN, axum::Json(ErrorReply::new(None, -32003, text))).into_response();
+            }
+            Ok(_) => {}
+            Err(reason) => return unshared(&reason),
+        }
     }
     if request.method() == axum::http::Method::DELETE && request.uri().path().starts_with("/mcp") {
         let mut response = next.run(request).await;
@@ -344,8 +355,18 @@ async fn check_envelope(
     if message.initialize
         && let Some(owner) = owner
         && let Some(id) = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
+        && let Err(reason) = sessions.bind(id, owner).await
     {
-        sessions.bind(id, owner);
+        return unshared(&reason);
     }
     response
+}
+
+/// The answer when the shared session store cannot say who owns a
+/// session, or keep who does: retry (on this or another replica).
+fn unshared(reason: &str) -> Response {
+    tracing::warn!(target: "quiver::faces", %reason, "the shared session store cannot answer");
+    let text = "the session store cannot answer now: retry";
+    let reply = axum::Json(ErrorReply::new(None, -32000, text));
+    (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], reply).into_response()
 }

@@ -19,6 +19,7 @@ pub mod oauth;
 pub mod principals;
 pub mod rest;
 pub mod sessions;
+pub mod shared;
 pub mod stdio;
 
 pub use stdio::serve_stdio;

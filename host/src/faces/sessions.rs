@@ -5,6 +5,10 @@
 //! behind. Past the cap a new session is refused with a clear error and
 //! the open ones are unaffected. A session opened with an access token is
 //! bound to its principal until it ends ([`CappedSessions::bind`]).
+//!
+//! With a shared store (`[sessions] redis`, [`SharedSessions`]) a session
+//! opened on another replica is restored here on its first request, taking
+//! a slot like a new one; its principal and its end are the store's.
 
 use std::sync::Arc;
 
@@ -15,9 +19,11 @@ use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
 };
 use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMessage};
-use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
+use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
 use rmcp::transport::{Transport, WorkerTransport};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::shared::SharedSessions;
 
 /// rmcp's session manager with at most `max` sessions open.
 pub struct CappedSessions {
@@ -25,26 +31,42 @@ pub struct CappedSessions {
     slots: Arc<Semaphore>,
     max: usize,
     owners: Owners,
+    shared: Option<Arc<SharedSessions>>,
 }
 
 /// The principal each session was opened by, by session id.
 type Owners = Arc<std::sync::Mutex<std::collections::HashMap<SessionId, String>>>;
 
 impl CappedSessions {
-    /// At most `max` sessions (at least one).
-    pub fn new(max: usize) -> CappedSessions {
+    /// At most `max` sessions (at least one), shared through `shared` if given.
+    pub fn new(max: usize, shared: Option<Arc<SharedSessions>>) -> CappedSessions {
         let max = max.max(1);
         CappedSessions {
             inner: Arc::new(LocalSessionManager::default()),
             slots: Arc::new(Semaphore::new(max)),
             max,
             owners: Owners::default(),
+            shared,
         }
     }
 
     /// Bind session `id` to the principal `owner` (its key): a request on
-    /// it from anyone else is refused, until the session ends.
-    pub fn bind(&self, id: &str, owner: String) {
+    /// it from anyone else is refused, until the session ends. With a
+    /// shared store the binding is stored before this returns; if it
+    /// cannot be, the session is closed (it would be open to anyone on
+    /// another replica) and why is returned.
+    pub async fn bind(&self, id: &str, owner: String) -> Result<(), String> {
+        if let Some(shared) = &self.shared
+            && let Err(reason) = shared.bind(id, &owner).await
+        {
+            let _ = self.inner.close_session(&SessionId::from(id)).await;
+            return Err(reason);
+        }
+        self.remember(id, owner);
+        Ok(())
+    }
+
+    fn remember(&self, id: &str, owner: String) {
         let mut owners = self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         // Only a session still open is bound (its end removes the binding).
         if owners.len() < self.max {
@@ -52,9 +74,17 @@ impl CappedSessions {
         }
     }
 
-    /// The principal session `id` is bound to, if any.
-    pub fn owner(&self, id: &str) -> Option<String> {
-        self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned()
+    /// The principal session `id` is bound to, if any: known here, or
+    /// (a session opened on another replica) in the shared store. An error
+    /// when the store cannot say: the request is not served unchecked.
+    pub async fn owner(&self, id: &str) -> Result<Option<String>, String> {
+        let known = self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned();
+        let Some(shared) = self.shared.as_ref().filter(|_| known.is_none()) else { return Ok(known) };
+        let owner = shared.owner(id).await?;
+        if let Some(owner) = &owner {
+            self.remember(id, owner.clone());
+        }
+        Ok(owner)
     }
 
     /// Whether every slot is taken (a new session would be refused).
@@ -82,6 +112,9 @@ pub enum SessionsError {
     /// rmcp's own.
     #[error(transparent)]
     Session(#[from] LocalSessionManagerError),
+    /// The shared store cannot answer.
+    #[error("{0}")]
+    Shared(String),
 }
 
 /// A session's transport, holding its slot until the session's service
@@ -146,7 +179,28 @@ impl SessionManager for CappedSessions {
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, SessionsError> {
-        Ok(self.inner.has_session(id).await?)
+        let here = self.inner.has_session(id).await?;
+        // The store says whether it is still open (a DELETE on another
+        // replica ends it here too), and keeps it alive while it is used.
+        if let Some(shared) = &self.shared
+            && here
+            && !shared.touch(id).await.map_err(SessionsError::Shared)?
+        {
+            self.inner.close_session(id).await?;
+            return Ok(false);
+        }
+        Ok(here)
+    }
+
+    async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Counted>, SessionsError> {
+        let slot = self.slots.clone().try_acquire_owned().map_err(|_| SessionsError::Full(self.max))?;
+        Ok(match self.inner.restore_session(id.clone()).await? {
+            RestoreOutcome::Restored(inner) => {
+                let (sessions, owners) = (self.inner.clone(), self.owners.clone());
+                RestoreOutcome::Restored(Counted { inner, id, sessions, owners, _slot: slot })
+            }
+            other => other_outcome(other),
+        })
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), SessionsError> {
@@ -182,5 +236,13 @@ impl SessionManager for CappedSessions {
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         self.inner.event_store()
+    }
+}
+
+/// An outcome with no transport, as the capped manager's.
+fn other_outcome<T, U>(outcome: RestoreOutcome<T>) -> RestoreOutcome<U> {
+    match outcome {
+        RestoreOutcome::AlreadyPresent => RestoreOutcome::AlreadyPresent,
+        _ => RestoreOutcome::NotSupported,
     }
 }

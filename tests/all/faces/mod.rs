@@ -9,3 +9,4 @@ mod metrics;
 mod oauth;
 mod oauth_sign_in;
 pub(crate) mod rest;
+mod shared_sessions;
