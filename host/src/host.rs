@@ -161,7 +161,8 @@ impl HostBuilder {
         let upstreams = Arc::new(Upstreams::new(specs, cache_dir.as_deref()));
         secrets.extend(upstreams.secrets().cloned());
         let analyzer = config.search.analyzer(cache_dir.as_deref());
-        let pulls = (!config.oci.is_empty()).then(|| {
+        // With a cache folder, even with no entry: its store can be collected.
+        let pulls = (!config.oci.is_empty() || cache_dir.is_some()).then(|| {
             let store = cache_dir.as_ref().map(|dir| crate::load::oci::Store::new(dir.join("oci")));
             let lock = crate::load::oci::OciLock::read(&config.oci_lock_path());
             Arc::new(crate::load::oci::Pulls::new(&config.oci, lock, store, config.max_plugin_bytes()))
@@ -343,6 +344,13 @@ impl Host {
     /// The audit log (kept in memory, and written where `[audit]` says).
     pub fn audit_log(&self) -> Option<&AuditLog> {
         self.inner.services.backend.audit()
+    }
+
+    /// Remove from the OCI store every artifact no `[[oci]]` entry is
+    /// pinned to now (`quiver oci gc`).
+    pub fn collect_oci_store(&self) -> Result<crate::load::oci::store::Collected> {
+        let Some(pulls) = self.inner.reloader.folders().oci.clone() else { return Ok(Default::default()) };
+        pulls.collect().map_err(|message| Error::Io { path: "[[oci]]".into(), message })
     }
 
     /// The `[sessions]` table of the config file (read by `serve --http`).

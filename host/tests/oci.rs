@@ -94,4 +94,24 @@ fn push_resolve_pull_then_serve_with_the_registry_gone() {
     assert!(text(&out.stderr).contains("source=CacheHit"), "compiled ahead: {}", text(&out.stderr));
     let out = run(&["list"]);
     assert!(clean(&out).contains("versioned"), "{}", text(&out.stdout));
+
+    // Collecting the store keeps what is configured; with the lock gone,
+    // what the tag pins is unknown, and nothing is collected.
+    let out = run(&["oci", "gc"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let kept: serde_json::Value = serde_json::from_str(&clean(&out)).unwrap();
+    assert_eq!((kept["files"].as_u64(), kept["artifacts"].as_array().map(Vec::len)), (Some(0), Some(0)), "{kept}");
+    std::fs::rename(dir.join("quiver.lock"), dir.join("quiver.lock.kept")).unwrap();
+    let out = run(&["oci", "gc"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    clean(&out);
+    assert!(text(&out.stderr).contains("fix it first"), "{}", text(&out.stderr));
+    // Once the entry leaves the configuration, its artifact goes.
+    std::fs::write(dir.join("quiver.toml"), "bundled = false\ncache_dir = \"cache\"\n").unwrap();
+    let out = run(&["oci", "gc"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let gone: serde_json::Value = serde_json::from_str(&clean(&out)).unwrap();
+    assert_eq!(gone["artifacts"], serde_json::json!([digest]), "{gone}");
+    assert!(!dir.join("cache/oci/manifests").read_dir().unwrap().any(|_| true), "{gone}");
+    assert!(!dir.join("cache/oci/sha256").read_dir().unwrap().any(|_| true), "{gone}");
 }

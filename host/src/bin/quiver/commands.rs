@@ -60,8 +60,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::New { .. } | Command::Push { .. } => unreachable!("handled above"),
-        Command::Oci { command: crate::oci::OciCommand::Pull } => crate::oci::pull(&host).await,
-        Command::Oci { command: crate::oci::OciCommand::Resolve } => unreachable!("handled above"),
+        Command::Oci { command } => crate::oci::with_host(command, &host).await,
         Command::Check { file: Some(file) } => check(&host, &file).await,
         Command::Check { file: None } => check_all(&host),
         Command::Package { file, output } => package(&host, &file, output.as_deref()).await,

@@ -19,6 +19,23 @@ pub(crate) enum OciCommand {
     /// and print where each one is (exit 1 if one cannot be served): for an init container,
     /// or before going offline.
     Pull,
+    /// Remove from the store (`CACHE/oci`) every artifact no `[[oci]]` entry is pinned to now,
+    /// and print what went. Run it once every replica sharing the store serves the new
+    /// configuration.
+    Gc,
+}
+
+/// The `oci` subcommands that run on a host.
+pub(crate) async fn with_host(command: OciCommand, host: &quiver::Host) -> Result<ExitCode> {
+    match command {
+        OciCommand::Pull => pull(host).await,
+        OciCommand::Gc => {
+            let collected = host.collect_oci_store()?;
+            crate::output::print_json(&serde_json::to_value(&collected).map_err(|e| Error::internal("gc", e))?);
+            Ok(ExitCode::SUCCESS)
+        }
+        OciCommand::Resolve => unreachable!("needs no host: handled before one is built"),
+    }
 }
 
 /// `quiver push FILE REF`: publish a component in the CNCF Wasm layout and

@@ -247,6 +247,22 @@ impl Pulls {
             .collect()
     }
 
+    /// Remove from the store every artifact no entry is pinned to now.
+    /// Refused while an entry cannot be resolved (a tag the lock file does
+    /// not pin, a broken lock file): what it will pin is not known, and its
+    /// stored artifact may be what serves it.
+    pub fn collect(&self) -> std::result::Result<super::store::Collected, String> {
+        let Some(store) = &self.store else { return Ok(Default::default()) };
+        if let Some(entry) = self.entries.iter().find(|e| e.source.is_none()) {
+            let state = entry.state.lock().unwrap();
+            let reason = state.reason.as_deref().unwrap_or("it cannot be resolved");
+            return Err(format!("{}: {reason}; fix it first, or its stored artifact would go", entry.section));
+        }
+        let keep: Vec<String> =
+            self.entries.iter().filter_map(|e| e.source.as_ref()?.pinned.digest().map(str::to_owned)).collect();
+        store.collect(&keep, self.max_component).map_err(|e| format!("{}: {e}", store.root().display()))
+    }
+
     /// The passwords of the entries' credentials (kept out of logs).
     pub fn secrets(&self) -> Vec<String> {
         use oci_client::secrets::RegistryAuth;

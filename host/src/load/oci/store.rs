@@ -113,11 +113,69 @@ impl Store {
         self.root.join("signatures").join(format!("{}.json", hex_of(digest)))
     }
 
+    /// Remove every artifact but those whose manifests are `keep`: their
+    /// manifests and signatures, and the components and policies no kept
+    /// artifact names. Only files named as the store names them are
+    /// touched; manifests go first, so an artifact is never found half gone.
+    pub fn collect(&self, keep: &[String], max_component: u64) -> std::io::Result<Collected> {
+        let kept: std::collections::HashSet<&str> = keep.iter().map(|d| hex_of(d)).collect();
+        let components: std::collections::HashSet<String> = keep
+            .iter()
+            .filter_map(|d| Artifact::read(&self.manifest(d)?, max_component).ok())
+            .map(|a| hex_of(&a.component.digest).to_owned())
+            .collect();
+        let mut collected = Collected::default();
+        for (folder, suffixes) in
+            [("manifests", &[".json"][..]), ("signatures", &[".json"]), ("sha256", &[".wasm", ".policy.yaml"])]
+        {
+            let entries = match std::fs::read_dir(self.root.join(folder)) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            for entry in entries {
+                let entry = entry?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let Some(hex) = suffixes.iter().find_map(|s| name.strip_suffix(s)).filter(|h| is_hex_name(h)) else {
+                    continue;
+                };
+                let keep = if folder == "sha256" { components.contains(hex) } else { kept.contains(hex) };
+                if keep {
+                    continue;
+                }
+                let bytes = entry.metadata()?.len();
+                std::fs::remove_file(entry.path())?;
+                if folder == "manifests" {
+                    collected.artifacts.push(format!("sha256:{hex}"));
+                }
+                (collected.files, collected.bytes) = (collected.files + 1, collected.bytes + bytes);
+            }
+        }
+        collected.artifacts.sort();
+        Ok(collected)
+    }
+
     /// Keep the manifest `bytes` of digest `digest` (already checked):
     /// the artifact is stored from now on.
     pub fn put_manifest(&self, digest: &str, bytes: &[u8]) -> std::io::Result<()> {
         write_whole(&self.manifest_path(digest), bytes)
     }
+}
+
+/// What [`Store::collect`] removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Collected {
+    /// The manifests of the artifacts removed (`sha256:…`).
+    pub artifacts: Vec<String>,
+    /// Files removed (manifests, signatures, components, policies).
+    pub files: usize,
+    /// Their bytes.
+    pub bytes: u64,
+}
+
+/// Whether `name` is 64 lowercase hex digits (as the store names files).
+fn is_hex_name(name: &str) -> bool {
+    name.len() == 64 && name.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// The 32 bytes of a checked `sha256:` digest (zeros if it is not one:
@@ -167,6 +225,18 @@ mod tests {
         let stored = store.stored(&name, 1 << 20).unwrap();
         assert_eq!((stored.digest, stored.size), (digest(&component), 8));
         assert_eq!(stored.path, store.component_path(&layer));
+
+        // Collecting keeps what is kept, and the components they name;
+        // files it did not name are not its own, and stay.
+        std::fs::write(store.root().join("sha256/notes.txt"), b"operator's").unwrap();
+        assert_eq!(store.collect(std::slice::from_ref(&name), 1 << 20).unwrap(), Collected::default());
+        assert!(store.stored(&name, 1 << 20).is_some());
+        let collected = store.collect(&[], 1 << 20).unwrap();
+        assert_eq!((collected.artifacts, collected.files), (vec![name.clone()], 2));
+        assert_eq!(store.stored(&name, 1 << 20), None);
+        assert!(store.root().join("sha256/notes.txt").exists());
+        store.put_blob(&layer, "wasm", &component).unwrap();
+        store.put_manifest(&name, &manifest).unwrap();
 
         // A manifest rewritten in place is not the one its name says.
         std::fs::write(store.manifest_path(&name), [&manifest[..], b" "].concat()).unwrap();
