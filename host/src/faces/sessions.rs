@@ -59,7 +59,9 @@ impl CappedSessions {
         if let Some(shared) = &self.shared
             && let Err(reason) = shared.bind(id, &owner).await
         {
+            // Its id is never answered; what the store kept of it goes too, if it can.
             let _ = self.inner.close_session(&SessionId::from(id)).await;
+            let _ = rmcp::transport::streamable_http_server::session::SessionStore::delete(shared.as_ref(), id).await;
             return Err(reason);
         }
         self.remember(id, owner);
