@@ -26,7 +26,7 @@ use super::dashboard::signin::SignIns;
 use super::envelope::ErrorReply;
 use super::guard::Guard;
 use super::mcp::{McpServer, NoExtras};
-use super::sessions::CappedSessions;
+use super::sessions::{CappedSessions, SessionsError};
 use crate::auth::Authenticator;
 use crate::error::{Error, Result};
 use crate::host::Host;
@@ -306,14 +306,16 @@ async fn check_envelope(
     if request.uri().path().starts_with("/mcp")
         && let Some(id) = session
     {
-        match sessions.owner(id).await {
+        match sessions.check(id).await {
             Ok(Some(bound)) if Some(&bound) != owner.as_ref() => {
                 scopes.host.metrics().auth_refused("session_owner");
                 let text = "this MCP session was opened by another principal: open your own (initialize)";
                 return (StatusCode::FORBIDDEN, axum::Json(ErrorReply::new(None, -32003, text))).into_response();
             }
             Ok(_) => {}
-            Err(reason) => return unshared(&reason),
+            Err(SessionsError::Shared(reason)) => return unshared(&reason),
+            Err(error @ SessionsError::Full(_)) => return full(None, &error),
+            Err(error) => return (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response(),
         }
     }
     if request.method() == axum::http::Method::DELETE && request.uri().path().starts_with("/mcp") {
@@ -347,9 +349,7 @@ async fn check_envelope(
         return refused;
     }
     if message.initialize && sessions.full() {
-        let text = super::sessions::SessionsError::Full(sessions.max()).to_string();
-        let reply = axum::Json(ErrorReply::new(message.id.as_deref(), -32000, &text));
-        return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], reply).into_response();
+        return full(message.id.as_deref(), &SessionsError::Full(sessions.max()));
     }
     let response = next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await;
     if message.initialize
@@ -360,6 +360,14 @@ async fn check_envelope(
         return unshared(&reason);
     }
     response
+}
+
+/// The answer when every session slot is taken: retry (a slot is given
+/// back when a session ends).
+fn full(id: Option<&serde_json::value::RawValue>, error: &SessionsError) -> Response {
+    let text = error.to_string();
+    let reply = axum::Json(ErrorReply::new(id, -32000, &text));
+    (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], reply).into_response()
 }
 
 /// The answer when the shared session store cannot say who owns a

@@ -76,17 +76,32 @@ impl CappedSessions {
         }
     }
 
-    /// The principal session `id` is bound to, if any: known here, or
-    /// (a session opened on another replica) in the shared store. An error
-    /// when the store cannot say: the request is not served unchecked.
-    pub async fn owner(&self, id: &str) -> Result<Option<String>, String> {
+    /// Whether a request on session `id` may go on, and the principal the
+    /// session is bound to, if any. With a shared store, one round trip
+    /// says whether the session is still open (one ended on another
+    /// replica is closed here too, and rmcp answers 404) and whose it is;
+    /// a session open elsewhere that this replica has no slot to restore
+    /// is [`SessionsError::Full`], and a store that cannot answer is
+    /// [`SessionsError::Shared`]: the request is not served unchecked.
+    pub async fn check(&self, id: &str) -> Result<Option<String>, SessionsError> {
         let known = self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned();
-        let Some(shared) = self.shared.as_ref().filter(|_| known.is_none()) else { return Ok(known) };
-        let owner = shared.owner(id).await?;
-        if let Some(owner) = &owner {
+        let Some(shared) = &self.shared else { return Ok(known) };
+        let stored = shared.check(id).await.map_err(SessionsError::Shared)?;
+        let session = SessionId::from(id);
+        let here = self.inner.has_session(&session).await?;
+        if !stored.open {
+            if here {
+                self.inner.close_session(&session).await?;
+            }
+            return Ok(known);
+        }
+        if !here && self.full() {
+            return Err(SessionsError::Full(self.max));
+        }
+        if let (None, Some(owner)) = (&known, &stored.owner) {
             self.remember(id, owner.clone());
         }
-        Ok(owner)
+        Ok(known.or(stored.owner))
     }
 
     /// Whether every slot is taken (a new session would be refused).
@@ -181,17 +196,9 @@ impl SessionManager for CappedSessions {
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, SessionsError> {
-        let here = self.inner.has_session(id).await?;
-        // The store says whether it is still open (a DELETE on another
-        // replica ends it here too), and keeps it alive while it is used.
-        if let Some(shared) = &self.shared
-            && here
-            && !shared.touch(id).await.map_err(SessionsError::Shared)?
-        {
-            self.inner.close_session(id).await?;
-            return Ok(false);
-        }
-        Ok(here)
+        // Whether the shared store still has it was asked before
+        // ([`CappedSessions::check`], on every request on a session).
+        Ok(self.inner.has_session(id).await?)
     }
 
     async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Counted>, SessionsError> {

@@ -7,12 +7,13 @@
 //! principal, never in state a session built up. So a request on any
 //! replica is served as on the one that opened the session. rmcp restores
 //! the session there from its `initialize` parameters (its `SessionStore`
-//! hook), after [`SharedSessions::owner`] has held the request to the
+//! hook), after [`SharedSessions::check`] has held the request to the
 //! session's principal.
 //!
 //! Redis is the truth: a session `DELETE`d on one replica is gone on every
-//! one, even where it was open in memory ([`SharedSessions::touch`] checks
-//! on each request and refreshes the expiry). An entry lives `idle_seconds`
+//! one, even where it was open in memory: [`SharedSessions::check`] asks on
+//! each request, in the one round trip that reads the session's principal
+//! and refreshes its expiry. An entry lives `idle_seconds`
 //! after its last request. When Redis cannot answer, requests on sessions
 //! are refused with a "retry" (HTTP 503), never served unchecked.
 //!
@@ -25,6 +26,15 @@ use tokio::sync::OnceCell;
 
 use crate::config::SessionsSettings;
 use crate::error::{Error, Result};
+
+/// What the store holds of a session.
+#[derive(Debug)]
+pub struct Stored {
+    /// Whether it is still open (no replica ended it, nor did it expire).
+    pub open: bool,
+    /// The key of the principal it is bound to, if an access token opened it.
+    pub owner: Option<String>,
+}
 
 /// Sessions kept in Redis.
 pub struct SharedSessions {
@@ -83,22 +93,19 @@ impl SharedSessions {
         made.cloned().map_err(|e| format!("{}: {}", self.source, failed(e)))
     }
 
-    /// Whether session `id` is still open (then its expiry starts again).
-    pub async fn touch(&self, id: &str) -> std::result::Result<bool, String> {
+    /// What the store says of session `id`, in one round trip: whether
+    /// it is still open (then its expiry starts again) and whose it is.
+    pub async fn check(&self, id: &str) -> std::result::Result<Stored, String> {
         let mut connection = self.connection().await?;
-        let (state, _owner): (bool, bool) = redis::pipe()
-            .expire(state_key(id), self.idle_seconds as i64)
-            .expire(owner_key(id), self.idle_seconds as i64)
+        let idle = self.idle_seconds as i64;
+        let (owner, open, _): (Option<String>, bool, bool) = redis::pipe()
+            .get(owner_key(id))
+            .expire(state_key(id), idle)
+            .expire(owner_key(id), idle)
             .query_async(&mut connection)
             .await
             .map_err(failed)?;
-        Ok(state)
-    }
-
-    /// The principal session `id` is bound to, if any.
-    pub async fn owner(&self, id: &str) -> std::result::Result<Option<String>, String> {
-        let mut connection = self.connection().await?;
-        redis::cmd("GET").arg(owner_key(id)).query_async(&mut connection).await.map_err(failed)
+        Ok(Stored { open, owner })
     }
 
     /// Bind session `id` to the principal `owner`.

@@ -24,10 +24,15 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 
 /// A replica: a host of `config` and its HTTP face.
 async fn replica(config: &str) -> (TestHost, axum::Router) {
+    capped_replica(config, HttpOptions::default().max_sessions).await
+}
+
+/// A replica keeping at most `max_sessions` sessions open.
+async fn capped_replica(config: &str, max_sessions: usize) -> (TestHost, axum::Router) {
     let t = TestHost::builder().bundled().config(config).build();
     let bind = Bind { loopback: true, local_resource: Some(RESOURCE.into()) };
     let auth = Authenticator::new(t.host.auth_settings(), None, &bind, &|_| None).await.unwrap();
-    let options = HttpOptions { authenticator: Some(Arc::new(auth)), ..Default::default() };
+    let options = HttpOptions { authenticator: Some(Arc::new(auth)), max_sessions, ..Default::default() };
     let app = router(&t.host, &options, CancellationToken::new()).unwrap();
     (t, app)
 }
@@ -114,7 +119,7 @@ async fn a_session_opened_on_one_replica_is_served_and_ended_on_another() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_is_its_openers_on_every_replica() {
-    let redis = RedisServer::start();
+    let mut redis = RedisServer::start();
     let issuer = Issuer::start();
     let config = format!(
         "[sessions]\nredis = \"{}\"\n[auth]\nmode = \"oauth\"\nissuer = \"{}\"\nresource = \"{RESOURCE}\"\n\
@@ -136,6 +141,34 @@ async fn a_session_is_its_openers_on_every_replica() {
     // Once served on B, still refused to alice there.
     let (status, _, _) = send(&b, post(&calc(4), Some(&alice), Some(&id))).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
+
+    // Redis gone: bob is answered "retry" on both replicas, though both
+    // know whose the session is (whether it is still open is Redis's).
+    redis.stop();
+    for app in [&a, &b] {
+        let (status, headers, body) = send(app, post(&calc(5), Some(&bob), Some(&id))).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{}", String::from_utf8_lossy(&body));
+        assert_eq!(headers[header::RETRY_AFTER], "1");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_would_be_restored_past_the_cap_is_answered_retry() {
+    let redis = RedisServer::start();
+    let config = format!("[sessions]\nredis = \"{}\"\n", redis.url);
+    let ((_a, a), (_c, c)) = (replica(&config).await, capped_replica(&config, 1).await);
+    let own = open(&c, None).await;
+    let id = open(&a, None).await;
+    // C's one slot is taken: A's session cannot be restored there now.
+    let (status, headers, body) = send(&c, post(&calc(2), None, Some(&id))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{}", String::from_utf8_lossy(&body));
+    assert!(headers.contains_key(header::RETRY_AFTER));
+    assert!(String::from_utf8_lossy(&body).contains("MCP sessions are open"), "{}", String::from_utf8_lossy(&body));
+    // C's own session is served; A's is, on A.
+    for (app, session) in [(&c, &own), (&a, &id)] {
+        let (status, _, body) = send(app, post(&calc(3), None, Some(session))).await;
+        assert!(result_text(&body).contains("42"), "{status}: {}", String::from_utf8_lossy(&body));
+    }
 }
 
 #[test]
