@@ -214,12 +214,12 @@ async fn streamable_http_servers_are_called_too() {
 #[tokio::test]
 async fn list_changed_upstream_reaches_the_catalog() {
     let t = host(&[unruly_section("unruly", "normal", "")], None);
-    wait_for(&t.host, |c| c.mcp_server("unruly").is_some_and(|s| s.tools.len() == 3)).await;
+    wait_for(&t.host, |c| c.mcp_server("unruly").is_some_and(|s| s.tools.len() == 4)).await;
     let version = t.host.catalog().version();
     t.host.call_json("unruly", "grow", &json!({})).await.unwrap();
-    wait_for(&t.host, |c| c.mcp_server("unruly").is_some_and(|s| s.tools.iter().any(|t| t.name == "grown_3"))).await;
+    wait_for(&t.host, |c| c.mcp_server("unruly").is_some_and(|s| s.tools.iter().any(|t| t.name == "grown_4"))).await;
     assert!(t.host.catalog().version() > version);
-    assert!(tier1(&t).contains("- unruly: Misbehaves on purpose. (4 tools"), "{}", tier1(&t));
+    assert!(tier1(&t).contains("- unruly: Misbehaves on purpose. (5 tools"), "{}", tier1(&t));
 }
 
 #[tokio::test]
@@ -247,20 +247,54 @@ async fn a_crash_mid_call_is_a_typed_error_and_the_next_call_restarts_it() {
     assert_eq!(answer["content"][0]["text"], "done");
     assert_eq!(starts(&t, "unruly"), 2);
 
-    // A process killed from outside in the middle of a call.
+    // A process killed from outside in the middle of a call of a tool it
+    // calls read-only: the call is made again on its restart.
     let everything = host(&[node_section("everything", "everything", &["stdio"], "")], None);
     everything.host.call_json("everything", "echo", &json!({"message": "up"})).await.unwrap();
     let victim = pid(&everything, "everything").unwrap();
-    let long = json!({"duration": 30, "steps": 3});
+    let long = json!({"duration": 2, "steps": 2});
     let call = everything.host.call_json("everything", "trigger-long-running-operation", &long);
     let kill = async {
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         std::process::Command::new("kill").args(["-9", &victim.to_string()]).status().unwrap();
     };
     let (result, ()) = tokio::join!(call, kill);
-    assert_eq!(fault(result).0, UpstreamFault::Crashed);
+    let text = result.unwrap()["content"][0]["text"].to_string();
+    assert!(text.contains("Long running operation completed"), "{text}");
+    assert_eq!(starts(&everything, "everything"), 2);
     let echoed = everything.host.call_json("everything", "echo", &json!({"message": "again"})).await.unwrap();
     assert_eq!(echoed["content"][0]["text"], "Echo: again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_calls_in_flight_when_the_server_dies_are_answered_by_its_restart() {
+    let t = host(&[unruly_section("unruly", "normal", "")], None);
+    t.host.call_json("unruly", "look", &json!({"seconds": 0})).await.unwrap();
+    let victim = pid(&t, "unruly").unwrap();
+    // Six calls of the read-only tool in flight, and one of the other.
+    let look = json!({"seconds": 1});
+    let mut looks = tokio::task::JoinSet::new();
+    for _ in 0..6 {
+        let (host, look) = (t.host.clone(), look.clone());
+        looks.spawn(async move { host.call_json("unruly", "look", &look).await });
+    }
+    let slow = t.host.call_json("unruly", "slow", &look);
+    let kill = async {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        std::process::Command::new("kill").args(["-9", &victim.to_string()]).status().unwrap();
+    };
+    let (looked, slowed, ()) = tokio::join!(looks.join_all(), slow, kill);
+    // Each read-only call is made once more on one new process; the
+    // other, which may have changed something, is the typed error.
+    for answer in looked {
+        let answer = answer.unwrap();
+        assert_eq!(answer["content"][0]["text"], "done", "{answer}");
+    }
+    assert_eq!(fault(slowed).0, UpstreamFault::Crashed);
+    assert_eq!(starts(&t, "unruly"), 2, "one restart for all seven calls");
+    assert_ne!(pid(&t, "unruly"), Some(victim));
+    // One lost connection is one failure: the server is not backed off.
+    t.host.call_json("unruly", "slow", &json!({"seconds": 0})).await.unwrap();
 }
 
 #[tokio::test]

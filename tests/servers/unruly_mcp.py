@@ -4,7 +4,8 @@ servers (the reference servers from npm and PyPI) cover what works; this
 one covers what must not take the host down.
 
 Usage: unruly_mcp.py MODE
-  normal   tools `slow` (sleeps `seconds`), `crash` (exits mid-call),
+  normal   tools `slow` (sleeps `seconds`), `look` (the same, annotated
+           read-only), `crash` (exits mid-call),
            `grow` (adds a tool, then sends notifications/tools/list_changed);
            calls run on threads; each call's start (`call ID`) and each
            notifications/cancelled (`cancelled ID`) is appended to the file
@@ -40,6 +41,8 @@ import time
 MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 TOOLS = [
     {"name": "slow", "description": "Sleep, then answer.", "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
+    {"name": "look", "description": "Sleep, then answer; changes nothing.", "annotations": {"readOnlyHint": True},
+     "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
     {"name": "crash", "description": "Exit in the middle of the call.", "inputSchema": {"type": "object"}},
     {"name": "grow", "description": "Add a tool and say the list changed.", "inputSchema": {"type": "object"}},
 ]
@@ -164,7 +167,7 @@ def call(request):
             ],
             "structuredContent": {"items": [{"id": i, "name": f"item {i}"} for i in range(20000)]},
         })
-    elif name == "slow":
+    elif name in ("slow", "look"):
         time.sleep(float(arguments.get("seconds", 0)))
         result(request, {"content": [{"type": "text", "text": "done"}]})
     elif name == "crash":

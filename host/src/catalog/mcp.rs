@@ -236,6 +236,17 @@ impl UpstreamTool {
     }
 }
 
+impl UpstreamTool {
+    /// Whether calling it twice does what calling it once does, as the
+    /// server says (`readOnlyHint` or `idempotentHint`): such a call lost
+    /// with its connection is made again (the server's word decides only
+    /// what happens on the server itself).
+    pub fn repeatable(&self) -> bool {
+        let hint = |key: &str| self.annotations.as_ref().and_then(|a| a.get(key)).and_then(Value::as_bool);
+        hint("readOnlyHint") == Some(true) || hint("idempotentHint") == Some(true)
+    }
+}
+
 impl UpstreamServer {
     /// Read one saved `tools/list` result: the server, and what was wrong
     /// with the tools left out of it.

@@ -308,8 +308,30 @@ impl Server {
 
     /// Call `tool` with `arguments`: the server's `CallToolResult`, as
     /// Quiver passes it on ([`answer`]); the server's progress goes to
-    /// `progress`, when given.
+    /// `progress`, when given. A `repeatable` tool (the server says it is
+    /// read-only or idempotent) whose connection is lost mid-call is
+    /// called once more on a new connection: a killed or crashed server
+    /// costs such calls nothing. Any other tool's lost call is the typed
+    /// error, since it may have changed something before the server died.
     pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        progress: Option<Sink>,
+        repeatable: bool,
+    ) -> Result<CallToolResult> {
+        let again = repeatable.then(|| (arguments.clone(), progress.clone()));
+        match (self.call_once(tool, arguments, progress).await, again) {
+            (Err(Error::Upstream { fault: UpstreamFault::Crashed, message, .. }), Some((arguments, progress))) => {
+                let (server, message) = (&self.spec.name, crate::catalog::shown::shown(&message));
+                tracing::info!(%server, tool, %message, "calling the read-only tool once more on a new connection");
+                self.call_once(tool, arguments, progress).await
+            }
+            (answer, _) => answer,
+        }
+    }
+
+    async fn call_once(
         &self,
         tool: &str,
         arguments: Map<String, Value>,
@@ -356,8 +378,10 @@ impl Server {
                     connection.stderr.settle().await;
                 }
                 let error = self.service_error(error, &connection, tool);
-                if matches!(&error, Error::Upstream { fault: UpstreamFault::Crashed, .. }) {
-                    self.close_if(&connection).await;
+                // One lost connection is one failure, however many calls were on it.
+                if matches!(&error, Error::Upstream { fault: UpstreamFault::Crashed, .. })
+                    && self.close_if(&connection).await
+                {
                     self.failed(&error);
                 }
                 return Err(error);

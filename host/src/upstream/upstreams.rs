@@ -193,7 +193,9 @@ impl Backend for Upstreams {
             // plugins (see `load::drop_null_optionals`); then the arguments
             // must fit the schema the server listed.
             let mut input = call.input;
-            if let Some(listed) = catalog.mcp_server(&tool.origin).and_then(|s| s.tool(&tool.action)) {
+            let listed = catalog.mcp_server(&tool.origin).and_then(|s| s.tool(&tool.action));
+            let repeatable = listed.is_some_and(|t| t.repeatable());
+            if let Some(listed) = listed {
                 crate::load::drop_null_optionals(&listed.input_schema, &mut input);
                 let errors = self.checks.violations(&server.spec.name, &tool.action, &listed.input_schema, &input);
                 if !errors.is_empty() {
@@ -213,7 +215,7 @@ impl Backend for Upstreams {
                     return Answer { result: Err(error), facts };
                 }
             };
-            let result = server.call(&tool.action, arguments, call.progress).await;
+            let result = server.call(&tool.action, arguments, call.progress, repeatable).await;
             Answer { result: result.map(|r| Output::Upstream(Box::new(r))), facts }
         })
     }
