@@ -9,71 +9,11 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::path::Path;
-use std::process::{Child, Command};
+use std::process::Command;
 
 use common::Served;
+use quiver_tests::nginx::Nginx;
 use serde_json::{Value, json};
-
-/// Debian's nginx, in a folder of its own, on a free loopback port, in the
-/// foreground as one process (no daemon, no workers under another user);
-/// stopped by PID when dropped.
-struct Nginx {
-    child: Child,
-    addr: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Nginx {
-    fn start(upstreams: &[String]) -> Nginx {
-        let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let d = dir.path().display();
-        let servers: String = upstreams.iter().map(|u| format!("    server {u};\n")).collect();
-        let conf = format!(
-            "error_log {d}/error.log;\npid {d}/nginx.pid;\nworker_rlimit_nofile 8192;\n\
-             events {{ worker_connections 4096; }}\n\
-             http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  \
-             fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n  \
-             upstream quiver {{\n{servers}  }}\n  \
-             server {{\n    listen 127.0.0.1:{port};\n    location / {{\n      proxy_pass http://quiver;\n      \
-             proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_set_header Host $host;\n      \
-             proxy_buffering off;\n    }}\n  }}\n}}\n"
-        );
-        std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
-        let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].into_iter().find(|p| Path::new(p).exists());
-        let nginx = nginx.expect("nginx is missing: run `bash .ci/run`, which installs Debian's nginx");
-        let child = Command::new(nginx)
-            .arg("-p")
-            .arg(dir.path())
-            .arg("-c")
-            .arg(dir.path().join("nginx.conf"))
-            .args(["-g", "daemon off; master_process off;"])
-            .spawn()
-            .expect("start nginx");
-        let addr = format!("127.0.0.1:{port}");
-        let mut nginx = Nginx { child, addr, _dir: dir };
-        // Ready once it accepts; a process that ended is a failure.
-        let started = std::time::Instant::now();
-        while std::net::TcpStream::connect(&nginx.addr).is_err() {
-            assert!(nginx.child.try_wait().unwrap().is_none(), "nginx exited: {}", nginx.log());
-            assert!(started.elapsed() < std::time::Duration::from_secs(30), "nginx never listened");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        nginx
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self._dir.path().join("error.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// `method path` with `headers` and `body` to `addr` (HTTP/1.0, one
 /// connection), and the answer's status and body.

@@ -8,6 +8,7 @@
 pub mod databases;
 pub mod guests;
 pub mod mcp_servers;
+pub mod nginx;
 pub mod oauth;
 pub mod otlp;
 pub mod paraphrases;
