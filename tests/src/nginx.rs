@@ -39,7 +39,10 @@ impl Nginx {
         let d = dir.path().display();
         let mut upstream: String = servers.iter().map(|u| format!("    server {u};\n")).collect();
         if options.keepalive > 0 {
-            upstream.push_str(&format!("    keepalive {};\n", options.keepalive));
+            // Shorter than the servers' own idle timeout (60 s): nginx,
+            // not the server, closes an idle connection, so it never
+            // sends a request on one the server is closing.
+            upstream.push_str(&format!("    keepalive {};\n    keepalive_timeout 30s;\n", options.keepalive));
         }
         let conf = format!(
             "error_log {d}/error.log;\npid {d}/nginx.pid;\nworker_rlimit_nofile 16384;\n\

@@ -28,6 +28,7 @@ mod reload;
 mod report;
 mod rerank;
 mod scale;
+mod soak;
 mod traces;
 mod upstream;
 
@@ -49,6 +50,10 @@ pub(crate) struct Options {
     out: PathBuf,
     /// Only these sections (`--only NAME`, repeatable); all when empty.
     only: Vec<String>,
+    /// The soak's length (`--soak-minutes`; ten in a full run, none in a smoke run).
+    pub(crate) soak_minutes: Option<f64>,
+    /// The soak's clients (`--soak-clients`, default 1,000).
+    pub(crate) soak_clients: Option<usize>,
 }
 
 impl Options {
@@ -57,6 +62,8 @@ impl Options {
             smoke: false,
             out: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../BENCHMARKS.md")),
             only: Vec::new(),
+            soak_minutes: None,
+            soak_clients: None,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -64,6 +71,14 @@ impl Options {
                 "--smoke" => options.smoke = true,
                 "--out" => options.out = PathBuf::from(args.next().expect("--out needs a path")),
                 "--only" => options.only.push(args.next().expect("--only needs a section name")),
+                "--soak-minutes" => {
+                    options.soak_minutes =
+                        Some(args.next().and_then(|m| m.parse().ok()).expect("--soak-minutes needs a number"))
+                }
+                "--soak-clients" => {
+                    options.soak_clients =
+                        Some(args.next().and_then(|n| n.parse().ok()).expect("--soak-clients needs a number"))
+                }
                 "--bench" => {}
                 other => eprintln!("ignoring argument {other}"),
             }
@@ -173,7 +188,7 @@ fn main() {
     let smoke =
         if options.smoke { " **Smoke run: repetitions too few for the figures to mean anything.**" } else { "" };
     type Section = fn(&Options, &tokio::runtime::Runtime, &mut String);
-    let sections: [(&str, Section); 24] = [
+    let sections: [(&str, Section); 26] = [
         ("loading", loading::section),
         ("guests", guests::section),
         ("plain", plain::section),
@@ -197,6 +212,8 @@ fn main() {
         ("traces", traces::section),
         ("dashboard", dashboard::section),
         ("auth", auth::section),
+        ("replicas", soak::replicas),
+        ("soak", soak::section),
         ("fuzzing", fuzzing::section),
     ];
     let mut fresh = Vec::new();

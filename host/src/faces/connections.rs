@@ -18,7 +18,10 @@
 //! connection is refused rather than left in the backlog of a server that
 //! will not answer it (a balancer then tries another replica), and gives
 //! the connections open `drain` to finish their requests; then the rest
-//! are cut. A connection made before the drain is never cut before its
+//! are cut. Every response from then on says `Connection: close`, and a
+//! kept-alive connection is closed after its next response or once idle
+//! for a second, never at the drain's start, when its client may be
+//! sending a request on it. A connection made before the drain is never cut before its
 //! first request is answered: the ones still in the listen backlog are
 //! accepted before the listener closes (closing it would reset them, after
 //! their clients may have sent a request), and a connection with no
@@ -37,6 +40,10 @@ use hyper::body::Incoming;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+/// How long a kept-alive connection must have been idle before a drain
+/// closes it (one busier than that is closed after its next response).
+const DRAIN_QUIET: Duration = Duration::from_secs(1);
 
 /// How long connections may take, and how many are served at once.
 #[derive(Debug, Clone, Copy)]
@@ -73,7 +80,8 @@ pub(super) async fn accept(
             tracing::debug!(%error, "cannot set TCP_NODELAY");
         }
         let activity = Arc::new(Activity::new(Instant::now() + limits.header_timeout, limits.idle_timeout));
-        let service = Tracked { router: router.clone(), activity: activity.clone() };
+        let draining = shutdown.clone();
+        let service = Tracked { router: router.clone(), activity: activity.clone(), draining };
         let (builder, shutdown) = (builder.clone(), shutdown.clone());
         connections.spawn(async move {
             let _slot: Option<tokio::sync::OwnedSemaphorePermit> = slot;
@@ -86,6 +94,11 @@ pub(super) async fn accept(
                     tokio::select! {
                         _ = connection.as_mut() => return,
                         () = activity.first_request() => {}
+                    }
+                    // Kept alive: closed at a safe moment (see [`Activity::settled`]).
+                    tokio::select! {
+                        _ = connection.as_mut() => return,
+                        () = activity.settled(DRAIN_QUIET) => {}
                     }
                 }
                 () = activity.expired() => tracing::debug!("idle connection closed"),
@@ -168,12 +181,14 @@ struct State {
     started: u64,
     /// When the connection is closed if nothing is in flight by then.
     deadline: Instant,
+    /// Since when nothing has been in flight (accept, or the last response).
+    idle_since: Instant,
 }
 
 impl Activity {
     /// A connection that must have a request in flight by `deadline`.
     fn new(deadline: Instant, idle_timeout: Duration) -> Activity {
-        let state = State { in_flight: 0, started: 0, deadline };
+        let state = State { in_flight: 0, started: 0, deadline, idle_since: Instant::now() };
         Activity { state: Mutex::new(state), changed: Notify::new(), idle_timeout }
     }
 
@@ -202,6 +217,28 @@ impl Activity {
             }
             tokio::select! {
                 () = tokio::time::sleep_until(deadline) => return,
+                () = notified => {}
+            }
+        }
+    }
+
+    /// Wait until the connection may be closed without losing a request:
+    /// one is in flight (its response then says `Connection: close`, and
+    /// the connection closes after it), or nothing has been for `quiet`.
+    /// Closing a kept-alive connection the moment the drain starts loses
+    /// the request a client (a load balancer reusing its pooled
+    /// connection) may be sending on it just then: the soak found such
+    /// requests answered 502 by nginx. A connection idle for `quiet` is
+    /// one the client is not using; a busy one is closed by its answer.
+    async fn settled(&self, quiet: Duration) {
+        loop {
+            let notified = self.changed.notified();
+            let State { in_flight, idle_since, .. } = *self.state();
+            if in_flight > 0 || idle_since.elapsed() >= quiet {
+                return;
+            }
+            tokio::select! {
+                () = tokio::time::sleep_until(idle_since + quiet) => {}
                 () = notified => {}
             }
         }
@@ -243,7 +280,8 @@ impl Drop for InFlight {
         let mut state = self.0.state();
         state.in_flight -= 1;
         if state.in_flight == 0 {
-            state.deadline = Instant::now() + self.0.idle_timeout;
+            state.idle_since = Instant::now();
+            state.deadline = state.idle_since + self.0.idle_timeout;
             drop(state);
             self.0.changed.notify_one();
         }
@@ -256,6 +294,9 @@ impl Drop for InFlight {
 struct Tracked {
     router: axum::Router,
     activity: Arc<Activity>,
+    /// Once cancelled, every response says `Connection: close`: the client
+    /// does not send another request on a connection about to close.
+    draining: CancellationToken,
 }
 
 impl hyper::service::Service<Request<Incoming>> for Tracked {
@@ -267,8 +308,13 @@ impl hyper::service::Service<Request<Incoming>> for Tracked {
         let in_flight = self.activity.start();
         let router = hyper_util::service::TowerToHyperService::new(self.router.clone());
         let call = hyper::service::Service::call(&router, request);
+        let draining = self.draining.clone();
         Box::pin(async move {
-            let response = call.await?;
+            let mut response = call.await?;
+            if draining.is_cancelled() {
+                let close = axum::http::HeaderValue::from_static("close");
+                response.headers_mut().insert(axum::http::header::CONNECTION, close);
+            }
             Ok(response.map(|body| TrackedBody { body, _in_flight: in_flight }))
         })
     }

@@ -131,7 +131,11 @@ pub fn router_with<E: ServerHandler>(
         // A plain answer is one JSON body; SSE only when notifications
         // (progress, logs) precede it.
         .with_json_response(true)
-        .with_cancellation_token(shutdown.clone());
+        // rmcp ends every session and every response stream, running calls'
+        // included, when this token is cancelled: so at the drain's end,
+        // not its start. The event streams of sessions end at its start
+        // ([`CappedSessions`]), as they would never end by themselves.
+        .with_cancellation_token(drain_end(&shutdown, options.drain));
     if !loopback {
         // Reached by a public name: the token is the guard, not the Host header.
         config = config.disable_allowed_hosts();
@@ -142,7 +146,7 @@ pub fn router_with<E: ServerHandler>(
     if let Some(shared) = &shared {
         config.session_store = Some(shared.clone());
     }
-    let sessions = Arc::new(CappedSessions::new(options.max_sessions, shared));
+    let sessions = Arc::new(CappedSessions::new(options.max_sessions, shared, shutdown.clone()));
     let service = StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), config);
     let hosts = if loopback { hosts } else { Vec::new() };
     let sign_ins = Arc::new(match auth.as_ref() {
@@ -171,6 +175,19 @@ pub fn router_with<E: ServerHandler>(
             async move { guard.check(request, next).await }
         }));
     Ok(router)
+}
+
+/// A token cancelled `drain` after `shutdown` is (at once outside a runtime).
+fn drain_end(shutdown: &CancellationToken, drain: std::time::Duration) -> CancellationToken {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else { return shutdown.clone() };
+    let (ended, shutdown) = (CancellationToken::new(), shutdown.clone());
+    let end = ended.clone();
+    runtime.spawn(async move {
+        shutdown.cancelled().await;
+        tokio::time::sleep(drain).await;
+        end.cancel();
+    });
+    ended
 }
 
 /// Serve only `GET /metrics` on `addr` (beside the stdio face) until

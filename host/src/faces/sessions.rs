@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
@@ -22,6 +22,7 @@ use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMess
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
 use rmcp::transport::{Transport, WorkerTransport};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
 
 use super::shared::SharedSessions;
 
@@ -32,14 +33,19 @@ pub struct CappedSessions {
     max: usize,
     owners: Owners,
     shared: Option<Arc<SharedSessions>>,
+    /// Cancelled when the server starts draining: the event streams end.
+    draining: CancellationToken,
 }
 
 /// The principal each session was opened by, by session id.
 type Owners = Arc<std::sync::Mutex<std::collections::HashMap<SessionId, String>>>;
 
 impl CappedSessions {
-    /// At most `max` sessions (at least one), shared through `shared` if given.
-    pub fn new(max: usize, shared: Option<Arc<SharedSessions>>) -> CappedSessions {
+    /// At most `max` sessions (at least one), shared through `shared` if
+    /// given; their event streams (`GET /mcp`) end when `draining` is
+    /// cancelled, since they would never end by themselves (a client
+    /// opens another, on another replica). Responses still running go on.
+    pub fn new(max: usize, shared: Option<Arc<SharedSessions>>, draining: CancellationToken) -> CappedSessions {
         let max = max.max(1);
         CappedSessions {
             inner: Arc::new(LocalSessionManager::default()),
@@ -47,6 +53,7 @@ impl CappedSessions {
             max,
             owners: Owners::default(),
             shared,
+            draining,
         }
     }
 
@@ -232,7 +239,8 @@ impl SessionManager for CappedSessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError> {
-        Ok(self.inner.create_standalone_stream(id).await?)
+        let stream = self.inner.create_standalone_stream(id).await?;
+        Ok(stream.take_until(self.draining.clone().cancelled_owned()))
     }
 
     async fn resume(
@@ -240,7 +248,8 @@ impl SessionManager for CappedSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError> {
-        Ok(self.inner.resume(id, last_event_id).await?)
+        let stream = self.inner.resume(id, last_event_id).await?;
+        Ok(stream.take_until(self.draining.clone().cancelled_owned()))
     }
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {

@@ -377,7 +377,7 @@ async fn a_call_past_the_drain_period_is_cut() {
 }
 
 /// A 2025-11-25 session's event stream (`GET /mcp`) ends when the server
-/// drains (rmcp ends it on the shutdown token), so the drain does not wait
+/// drains (the session manager ends it at the drain's start), so the drain does not wait
 /// out its whole period for a stream that would never end by itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drain_ends_a_sessions_event_stream() {
@@ -452,5 +452,106 @@ async fn a_connection_made_before_the_drain_is_answered() {
         stream.read_to_string(&mut answer).await.unwrap();
         assert!(answer.starts_with("HTTP/1.1 200"), "a connection made before the drain was cut: {answer:?}");
     }
+    server.await.unwrap().unwrap();
+}
+
+/// MCP calls running when the drain starts are answered, in both
+/// revisions: rmcp's sessions and response streams end when the drain
+/// period does, not when it starts (the soak found stateless calls
+/// answered 500 "empty response", and session calls' streams ended with
+/// no answer, on a replica stopped with SIGTERM).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_lets_running_mcp_calls_finish_in_both_revisions() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let t = quiver_tests::misbehave::host("[plugins.misbehave]\ntimeout_ms = 1500");
+    let drain = std::time::Duration::from_secs(60);
+    let options = HttpOptions { addr: "127.0.0.1:0".parse().unwrap(), drain, ..Default::default() };
+    let (addr, shutdown, server) = served(&t, options).await;
+    let exchange = move |request: String| async move {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer).await;
+        String::from_utf8_lossy(&answer).into_owned()
+    };
+    let post = |body: &str, headers: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let old = "MCP-Protocol-Version: 2025-11-25\r\n";
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let answer = exchange(post(initialize, old)).await;
+    let session = answer
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| l[15..].trim().to_owned()))
+        .unwrap_or_else(|| panic!("no session: {answer}"));
+    let in_session = format!("{old}Mcp-Session-Id: {session}\r\n");
+    exchange(post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &in_session)).await;
+
+    let spin = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"misbehave__spin","arguments":{}}}"#;
+    let stateless_spin = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+        "name": "misbehave__spin", "arguments": {},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {},
+                  "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}}}})
+    .to_string();
+    let new = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: misbehave__spin\r\n";
+    let started = t.host.load_stats().instantiated();
+    let calls = [tokio::spawn(exchange(post(spin, &in_session))), tokio::spawn(exchange(post(&stateless_spin, new)))];
+    while t.host.load_stats().instantiated() < started + 2 {
+        tokio::task::yield_now().await;
+    }
+    shutdown.cancel();
+    for (call, id) in calls.into_iter().zip([7, 8]) {
+        let answer = call.await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "call {id}: {answer}");
+        assert!(answer.contains(&format!("\"id\":{id}")) && answer.contains("\"result\""), "call {id}: {answer}");
+    }
+    server.await.unwrap().unwrap();
+}
+
+/// A kept-alive connection is not closed the moment the drain starts: a
+/// request a client (a load balancer reusing its pooled connection) sends
+/// on it just then is answered, with `Connection: close`. The soak found
+/// such requests lost (nginx answered 502) when every idle connection was
+/// closed at the drain's start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_answers_a_request_on_a_kept_alive_connection() {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+    let t = TestHost::builder().build();
+    let options = HttpOptions { addr: "127.0.0.1:0".parse().unwrap(), ..Default::default() };
+    let (addr, shutdown, server) = served(&t, options).await;
+    let mut stream = tokio::io::BufReader::new(tokio::net::TcpStream::connect(addr).await.unwrap());
+    let probe = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    // One answer: its head, then as many body bytes as it says.
+    async fn answer(stream: &mut tokio::io::BufReader<tokio::net::TcpStream>) -> String {
+        let (mut head, mut length) = (String::new(), 0);
+        loop {
+            let mut line = String::new();
+            assert!(stream.read_line(&mut line).await.unwrap() > 0, "the connection closed: {head:?}");
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            head.push_str(&line);
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        stream.read_exact(&mut body).await.unwrap();
+        head.to_ascii_lowercase()
+    }
+    stream.get_mut().write_all(probe).await.unwrap();
+    assert!(answer(&mut stream).await.starts_with("http/1.1 200"));
+    shutdown.cancel();
+    tokio::time::timeout(std::time::Duration::from_secs(30), refused(addr)).await.expect("refused while draining");
+    // Well within the quiet time a kept-alive connection is given.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    stream.get_mut().write_all(probe).await.unwrap();
+    let head = answer(&mut stream).await;
+    assert!(head.starts_with("http/1.1 200") && head.contains("connection: close"), "{head}");
     server.await.unwrap().unwrap();
 }
