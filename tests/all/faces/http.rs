@@ -386,34 +386,12 @@ async fn a_drain_ends_a_sessions_event_stream() {
     let drain = std::time::Duration::from_secs(600);
     let options = HttpOptions { addr: "127.0.0.1:0".parse().unwrap(), drain, ..Default::default() };
     let (addr, shutdown, server) = served(&t, options).await;
-    let exchange = |request: String| async move {
-        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).await.unwrap();
-        String::from_utf8_lossy(&answer).into_owned()
-    };
-    let post = |body: &str, session: &str| {
-        format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n{session}\
-             Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-    };
-    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    let answer = exchange(post(initialize, "")).await;
-    let session = answer
-        .lines()
-        .find_map(|l| l.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| l[15..].trim().to_owned()))
-        .unwrap_or_else(|| panic!("no session: {answer}"));
-    let header = format!("Mcp-Session-Id: {session}\r\n");
-    exchange(post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &header)).await;
+    let header = raw_session(addr).await;
 
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let get = format!(
         "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAccept: text/event-stream\r\n\
-         MCP-Protocol-Version: 2025-11-25\r\n{header}\r\n"
+         {header}\r\n"
     );
     stream.write_all(get.as_bytes()).await.unwrap();
     let mut head = Vec::new();
@@ -429,6 +407,42 @@ async fn a_drain_ends_a_sessions_event_stream() {
     let ended = tokio::time::timeout(std::time::Duration::from_secs(60), stream.read_to_end(&mut rest)).await;
     assert!(ended.is_ok(), "the event stream outlived the drain's start");
     tokio::time::timeout(std::time::Duration::from_secs(60), server).await.expect("drained").unwrap().unwrap();
+}
+
+/// `request` on a connection of its own: the whole answer, as read until
+/// the server closes it.
+async fn exchange(addr: std::net::SocketAddr, request: String) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer).await;
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// A `POST /mcp` of `body` with the header lines `headers`, on a
+/// connection closed after it.
+fn post_mcp(body: &str, headers: &str) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Open a 2025-11-25 session on the server at `addr`: the header lines
+/// its requests carry.
+async fn raw_session(addr: std::net::SocketAddr) -> String {
+    let old = "MCP-Protocol-Version: 2025-11-25\r\n";
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let answer = exchange(addr, post_mcp(initialize, old)).await;
+    let session = answer
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| l[15..].trim().to_owned()))
+        .unwrap_or_else(|| panic!("no session: {answer}"));
+    let headers = format!("{old}Mcp-Session-Id: {session}\r\n");
+    exchange(addr, post_mcp(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &headers)).await;
+    headers
 }
 
 /// A connection made before the drain has its first request answered, even
@@ -462,34 +476,11 @@ async fn a_connection_made_before_the_drain_is_answered() {
 /// no answer, on a replica stopped with SIGTERM).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drain_lets_running_mcp_calls_finish_in_both_revisions() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let t = quiver_tests::misbehave::host("[plugins.misbehave]\ntimeout_ms = 1500");
     let drain = std::time::Duration::from_secs(60);
     let options = HttpOptions { addr: "127.0.0.1:0".parse().unwrap(), drain, ..Default::default() };
     let (addr, shutdown, server) = served(&t, options).await;
-    let exchange = move |request: String| async move {
-        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut answer = Vec::new();
-        let _ = stream.read_to_end(&mut answer).await;
-        String::from_utf8_lossy(&answer).into_owned()
-    };
-    let post = |body: &str, headers: &str| {
-        format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-    };
-    let old = "MCP-Protocol-Version: 2025-11-25\r\n";
-    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    let answer = exchange(post(initialize, old)).await;
-    let session = answer
-        .lines()
-        .find_map(|l| l.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| l[15..].trim().to_owned()))
-        .unwrap_or_else(|| panic!("no session: {answer}"));
-    let in_session = format!("{old}Mcp-Session-Id: {session}\r\n");
-    exchange(post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &in_session)).await;
+    let in_session = raw_session(addr).await;
 
     let spin = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"misbehave__spin","arguments":{}}}"#;
     let stateless_spin = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
@@ -500,7 +491,10 @@ async fn a_drain_lets_running_mcp_calls_finish_in_both_revisions() {
     .to_string();
     let new = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: misbehave__spin\r\n";
     let started = t.host.load_stats().instantiated();
-    let calls = [tokio::spawn(exchange(post(spin, &in_session))), tokio::spawn(exchange(post(&stateless_spin, new)))];
+    let calls = [
+        tokio::spawn(exchange(addr, post_mcp(spin, &in_session))),
+        tokio::spawn(exchange(addr, post_mcp(&stateless_spin, new))),
+    ];
     while t.host.load_stats().instantiated() < started + 2 {
         tokio::task::yield_now().await;
     }
