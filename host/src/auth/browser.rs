@@ -10,13 +10,12 @@
 //! token. Both requests name this server as the `resource` (RFC 8707), so
 //! the token is issued for it alone.
 //!
-//! A `state` is used once, expires, and is bound to the browser that
-//! asked for it by a cookie (the face's part), so no one can sign another
-//! person's browser in as themselves.
+//! The face keeps each `state`'s verifier until the browser comes back
+//! (through any replica), spends it once, lets it expire, and binds the
+//! `state` to the browser that asked for it by a cookie, so no one can
+//! sign another person's browser in as themselves.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -29,9 +28,6 @@ use crate::error::{Error, Result};
 
 /// How long a browser has to come back from the issuer.
 pub const PENDING_FOR: Duration = Duration::from_secs(10 * 60);
-
-/// Sign-ins under way at once; past it the oldest is dropped.
-pub const MAX_PENDING: usize = 1024;
 
 /// The largest token endpoint answer read.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
@@ -52,13 +48,7 @@ pub struct BrowserSignIn {
     scope: String,
     resource: String,
     client: reqwest::Client,
-    pending: Mutex<HashMap<String, Pending>>,
     random: SystemRandom,
-}
-
-struct Pending {
-    verifier: Zeroizing<String>,
-    until: Instant,
 }
 
 /// A sign-in begun: where to send the browser, and the `state` to bind to it.
@@ -67,6 +57,8 @@ pub struct Started {
     pub location: String,
     /// The `state` it carries (the face binds it to the browser).
     pub state: String,
+    /// The PKCE verifier the face keeps by `state` until the browser comes back.
+    pub verifier: Zeroizing<String>,
 }
 
 /// What the token endpoint gave.
@@ -100,6 +92,9 @@ pub enum SignInError {
     /// The access token it gave is not one this server accepts.
     #[error("the authorization server's access token is not one this server accepts: {}", .0.description())]
     Token(super::tokens::Rejected),
+    /// Where the sign-ins under way are kept (the replicas' Redis) cannot answer.
+    #[error("the sign-in cannot be finished now (the session store cannot answer): start again in a moment")]
+    Unkept(String),
 }
 
 impl SignInError {
@@ -111,6 +106,7 @@ impl SignInError {
             SignInError::Refused { .. } => "sign_in_refused",
             SignInError::Exchange(_) => "sign_in_exchange",
             SignInError::Token(_) => "sign_in_token",
+            SignInError::Unkept(_) => "sign_in_unkept",
         }
     }
 }
@@ -185,7 +181,6 @@ impl BrowserSignIn {
             scope,
             resource: resource.to_owned(),
             client,
-            pending: Mutex::new(HashMap::new()),
             random: SystemRandom::new(),
         }))
     }
@@ -201,18 +196,13 @@ impl BrowserSignIn {
         &self.authority
     }
 
-    /// Forget the sign-in `state` began (the issuer refused it).
-    pub fn forget(&self, state: &str) {
-        self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(state);
-    }
-
     /// `scheme://host[:port]` of the redirect URI.
     pub fn origin(&self) -> &str {
         &self.origin
     }
 
-    /// Begin a sign-in: a new `state` and verifier, kept until the browser
-    /// comes back; `None` only if the system's randomness fails.
+    /// Begin a sign-in: a new `state` and verifier; `None` only if the
+    /// system's randomness fails.
     pub fn start(&self) -> Option<Started> {
         let state = self.random_text()?;
         let verifier = Zeroizing::new(self.random_text()?);
@@ -230,30 +220,17 @@ impl BrowserSignIn {
             query.push(("scope", self.scope.as_str()));
         }
         let location = reqwest::Url::parse_with_params(&self.authorization_endpoint, &query).ok()?.to_string();
-        let mut pending = self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let now = Instant::now();
-        pending.retain(|_, p| p.until > now);
-        if pending.len() >= MAX_PENDING
-            && let Some(oldest) = pending.iter().min_by_key(|(_, p)| p.until).map(|(s, _)| s.clone())
-        {
-            pending.remove(&oldest);
-        }
-        pending.insert(state.clone(), Pending { verifier, until: now + PENDING_FOR });
-        Some(Started { location, state })
+        Some(Started { location, state, verifier })
     }
 
-    /// Finish the sign-in `state` began with `code`: the access token the
-    /// issuer trades it for. The `state` is spent whatever happens.
-    pub async fn exchange(&self, state: &str, code: &str) -> std::result::Result<Exchanged, SignInError> {
-        let verifier = {
-            let mut pending = self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            pending.remove(state).filter(|p| p.until > Instant::now()).ok_or(SignInError::UnknownState)?.verifier
-        };
+    /// Finish the sign-in begun with `verifier` with `code`: the access
+    /// token the issuer trades them for.
+    pub async fn exchange(&self, verifier: &str, code: &str) -> std::result::Result<Exchanged, SignInError> {
         let mut form = vec![
             ("grant_type", "authorization_code"),
             ("code", code),
             ("redirect_uri", self.redirect_uri.as_str()),
-            ("code_verifier", verifier.as_str()),
+            ("code_verifier", verifier),
             ("resource", self.resource.as_str()),
         ];
         let mut request = self.client.post(&self.token_endpoint);
@@ -354,6 +331,8 @@ pub fn redirect_path_allowed(path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     fn metadata() -> Metadata {
@@ -392,21 +371,11 @@ mod tests {
         assert_eq!(query["code_challenge_method"], "S256");
         assert_eq!(query["resource"], "https://quiver.example.com:8443/mcp");
         assert_eq!(query["scope"], "quiver:*:read");
-        let verifier = sign_in.pending.lock().unwrap()[&started.state].verifier.clone();
+        let verifier = started.verifier.clone();
         assert!((43..=128).contains(&verifier.len()), "RFC 7636 §4.1");
         let expected = URL_SAFE_NO_PAD.encode(ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes()));
         assert_eq!(query["code_challenge"], expected);
         assert_ne!(sign_in.start().unwrap().state, started.state, "a new state each time");
-    }
-
-    #[tokio::test]
-    async fn a_state_is_spent_once_and_an_unknown_one_is_refused() {
-        let sign_in = made("dashboard_client_id = \"dash\"").unwrap().unwrap();
-        assert_eq!(sign_in.exchange("made-up", "code").await.err(), Some(SignInError::UnknownState));
-        let started = sign_in.start().unwrap();
-        // The token endpoint is not reachable: the state is spent all the same.
-        let _ = sign_in.exchange(&started.state, "code").await;
-        assert_eq!(sign_in.exchange(&started.state, "code").await.err(), Some(SignInError::UnknownState));
     }
 
     #[test]

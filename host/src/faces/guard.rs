@@ -145,7 +145,11 @@ impl Guard {
         // A browser's cookie speaks for the dashboard and the REST API it
         // calls, never for /mcp or /metrics.
         let browser = path == "/ui" || path.starts_with("/ui/") || path.starts_with("/v1/");
-        if browser && let Some(signed) = self.sign_ins.as_ref().and_then(|s| s.of(headers)) {
+        let signed = match (&self.sign_ins, browser) {
+            (Some(sign_ins), true) => sign_ins.of(headers).await.map_err(Refused::Unkept)?,
+            _ => None,
+        };
+        if let Some(signed) = signed {
             let safe = matches!(*method, Method::GET | Method::HEAD);
             let csrf = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
             if !safe && !csrf.is_some_and(|c| constant_time_eq(c.as_bytes(), signed.csrf.as_bytes())) {
@@ -169,6 +173,10 @@ impl Guard {
             Refused::Token(rejected) => rejected.label(),
             Refused::NoCsrfToken => "csrf",
             Refused::Scope { .. } => "insufficient_scope",
+            Refused::Unkept(reason) => {
+                tracing::warn!(target: "quiver::faces", %reason, path, "the sign-ins' store cannot answer");
+                return refused.into_response(None);
+            }
         };
         self.metrics.auth_refused(reason);
         tracing::info!(reason, path, "refused a request for who sent it");
@@ -186,6 +194,9 @@ pub(super) enum Refused {
     NoCsrfToken,
     /// A valid token without the scope `needed` (it has `have`).
     Scope { have: Arc<Grants>, needed: String },
+    /// A cookie whose sign-in cannot be read now (the replicas' Redis does
+    /// not answer): retry.
+    Unkept(String),
 }
 
 impl Refused {
@@ -207,6 +218,10 @@ impl Refused {
             Refused::NoCsrfToken => {
                 (StatusCode::FORBIDDEN, "a signed-in request that changes something needs its CSRF token")
                     .into_response()
+            }
+            Refused::Unkept(_) => {
+                let text = "the sign-ins' store cannot answer now: retry";
+                (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], text).into_response()
             }
             Refused::Scope { have, needed } => {
                 let challenge = match oauth {

@@ -142,20 +142,24 @@ pub fn router_with<E: ServerHandler>(
     }
     // 2025-11-25 sessions shared by the replicas, when `[sessions] redis` says where.
     let env = |var: &str| std::env::var(var).ok();
-    let shared = super::shared::SharedSessions::new(host.sessions_settings(), &env)?.map(Arc::new);
+    let redis = super::shared::Redis::new(host.sessions_settings(), &env)?.map(Arc::new);
+    let shared = redis.clone().map(|redis| Arc::new(super::shared::SharedSessions::on(redis)));
     if let Some(shared) = &shared {
         config.session_store = Some(shared.clone());
     }
     let sessions = Arc::new(CappedSessions::new(options.max_sessions, shared, shutdown.clone()));
     let service = StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), config);
     let hosts = if loopback { hosts } else { Vec::new() };
-    let sign_ins = Arc::new(match auth.as_ref() {
-        Authenticator::None => SignIns::new(None, !loopback),
-        Authenticator::Token(token) => SignIns::new(Some(token.clone()), !loopback),
-        // A browser signs in through the authorization server, not with a
-        // token typed in; behind TLS (an https resource) its cookies are `Secure`.
-        Authenticator::Oauth(oauth) => SignIns::closed(!loopback || oauth.resource.starts_with("https://")),
-    });
+    let sign_ins = Arc::new(
+        match auth.as_ref() {
+            Authenticator::None => SignIns::new(None, !loopback),
+            Authenticator::Token(token) => SignIns::new(Some(token.clone()), !loopback),
+            // A browser signs in through the authorization server, not with a
+            // token typed in; behind TLS (an https resource) its cookies are `Secure`.
+            Authenticator::Oauth(oauth) => SignIns::closed(!loopback || oauth.resource.starts_with("https://")),
+        }
+        .shared(redis),
+    );
     let metrics = host.metrics().clone();
     let guard = Arc::new(Guard { auth: auth.clone(), origins, hosts, sign_ins: Some(sign_ins.clone()), metrics });
     let max_body = options.max_body_bytes;

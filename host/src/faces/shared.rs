@@ -21,6 +21,8 @@
 //! not shared. A client whose stream ends reconnects, and the session
 //! goes on.
 
+use std::sync::Arc;
+
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError};
 use tokio::sync::OnceCell;
 
@@ -36,8 +38,9 @@ pub struct Stored {
     pub owner: Option<String>,
 }
 
-/// Sessions kept in Redis.
-pub struct SharedSessions {
+/// The Redis the replicas share (`[sessions] redis`): MCP sessions here,
+/// and the dashboard's sign-ins ([`SignIns`](super::dashboard::signin::SignIns)).
+pub struct Redis {
     client: redis::Client,
     /// Connected at first use, and kept (it reconnects by itself).
     connection: OnceCell<redis::aio::ConnectionManager>,
@@ -46,24 +49,10 @@ pub struct SharedSessions {
     source: String,
 }
 
-fn state_key(id: &str) -> String {
-    format!("quiver:mcp-session:{id}")
-}
-
-fn owner_key(id: &str) -> String {
-    format!("quiver:mcp-session-owner:{id}")
-}
-
-/// A Redis error, as it may be shown (its text names no secret: the
-/// password is never in the URL).
-fn failed(error: redis::RedisError) -> String {
-    crate::contract::sanitize_cut(&format!("Redis: {error}"), crate::contract::Shape::Line, 200)
-}
-
-impl SharedSessions {
-    /// The store `settings` name, if any (nothing is connected yet);
-    /// `env` reads the password's variable.
-    pub fn new(settings: &SessionsSettings, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<SharedSessions>> {
+impl Redis {
+    /// The Redis `settings` name, if any (nothing is connected yet); `env`
+    /// reads the password's variable.
+    pub fn new(settings: &SessionsSettings, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Redis>> {
         let Some(url) = &settings.redis else { return Ok(None) };
         let source = "[sessions] redis".to_owned();
         let mut info: redis::ConnectionInfo = redis::IntoConnectionInfo::into_connection_info(url.as_str())
@@ -83,21 +72,58 @@ impl SharedSessions {
         }
         let client = redis::Client::open(info).map_err(|e| Error::config(&source, failed(e)))?;
         let idle_seconds = settings.idle_seconds.unwrap_or(crate::config::DEFAULT_SESSION_IDLE_SECONDS).max(1);
-        Ok(Some(SharedSessions { client, connection: OnceCell::new(), idle_seconds, source }))
+        Ok(Some(Redis { client, connection: OnceCell::new(), idle_seconds, source }))
     }
 
-    async fn connection(&self) -> std::result::Result<redis::aio::ConnectionManager, String> {
+    /// The connection (made at first use), or why there is none.
+    pub(crate) async fn connection(&self) -> std::result::Result<redis::aio::ConnectionManager, String> {
         let config = redis::aio::ConnectionManagerConfig::new().set_number_of_retries(2);
         let connect = || redis::aio::ConnectionManager::new_with_config(self.client.clone(), config);
         let made = self.connection.get_or_try_init(connect).await;
         made.cloned().map_err(|e| format!("{}: {}", self.source, failed(e)))
+    }
+}
+
+fn state_key(id: &str) -> String {
+    format!("quiver:mcp-session:{id}")
+}
+
+fn owner_key(id: &str) -> String {
+    format!("quiver:mcp-session-owner:{id}")
+}
+
+/// A Redis error, as it may be shown (its text names no secret: the
+/// password is never in the URL).
+pub(crate) fn failed(error: redis::RedisError) -> String {
+    crate::contract::sanitize_cut(&format!("Redis: {error}"), crate::contract::Shape::Line, 200)
+}
+
+/// Sessions kept in Redis.
+pub struct SharedSessions {
+    redis: Arc<Redis>,
+}
+
+impl SharedSessions {
+    /// Sessions kept in the Redis `settings` name, if any (nothing is
+    /// connected yet); `env` reads the password's variable.
+    pub fn new(settings: &SessionsSettings, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<SharedSessions>> {
+        Ok(Redis::new(settings, env)?.map(|redis| SharedSessions::on(Arc::new(redis))))
+    }
+
+    /// Sessions kept in `redis`.
+    pub fn on(redis: Arc<Redis>) -> SharedSessions {
+        SharedSessions { redis }
+    }
+
+    async fn connection(&self) -> std::result::Result<redis::aio::ConnectionManager, String> {
+        self.redis.connection().await
     }
 
     /// What the store says of session `id`, in one round trip: whether
     /// it is still open (then its expiry starts again) and whose it is.
     pub async fn check(&self, id: &str) -> std::result::Result<Stored, String> {
         let mut connection = self.connection().await?;
-        let idle = self.idle_seconds as i64;
+        let idle = self.redis.idle_seconds as i64;
         let (owner, open, _): (Option<String>, bool, bool) = redis::pipe()
             .get(owner_key(id))
             .expire(state_key(id), idle)
@@ -112,7 +138,7 @@ impl SharedSessions {
     pub async fn bind(&self, id: &str, owner: &str) -> std::result::Result<(), String> {
         let mut connection = self.connection().await?;
         let mut set = redis::cmd("SET");
-        set.arg(owner_key(id)).arg(owner).arg("EX").arg(self.idle_seconds);
+        set.arg(owner_key(id)).arg(owner).arg("EX").arg(self.redis.idle_seconds);
         set.query_async::<()>(&mut connection).await.map_err(failed)
     }
 }
@@ -131,7 +157,7 @@ impl SessionStore for SharedSessions {
         let mut connection = self.connection().await?;
         let text = serde_json::to_string(state)?;
         let mut set = redis::cmd("SET");
-        set.arg(state_key(id)).arg(text).arg("EX").arg(self.idle_seconds);
+        set.arg(state_key(id)).arg(text).arg("EX").arg(self.redis.idle_seconds);
         Ok(set.query_async::<()>(&mut connection).await.map_err(failed)?)
     }
 

@@ -10,3 +10,4 @@ mod oauth;
 mod oauth_sign_in;
 pub(crate) mod rest;
 mod shared_sessions;
+mod shared_sign_ins;

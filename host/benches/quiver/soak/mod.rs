@@ -212,6 +212,12 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         }
     }
     let _ = restarted_at;
+    writeln!(report, "\nResident memory (MiB) every 5 % of the run:\n").unwrap();
+    for index in 0..REPLICAS {
+        let series: Vec<String> =
+            samples.iter().map(|(_, usage)| format!("{:.0}", usage[index].rss_bytes as f64 / 1048576.0)).collect();
+        writeln!(report, "- replica {index}: {}", series.join(", ")).unwrap();
+    }
     writeln!(report).unwrap();
     let reasons = tally.reasons.lock().unwrap().clone();
     if !reasons.is_empty() {

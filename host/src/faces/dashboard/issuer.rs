@@ -54,6 +54,9 @@ pub(super) async fn start(
             Some("The server could not start a sign-in."),
         );
     };
+    if let Err(reason) = ui.sign_ins.begin(&started.state, &started.verifier, PENDING_FOR).await {
+        return super::unkept(&ui, &reason);
+    }
     let bound = ui.sign_ins.state_cookie(&started.state, browser.redirect_path(), PENDING_FOR);
     super::see_other(started.location, [bound])
 }
@@ -90,13 +93,15 @@ pub(super) async fn callback(
         if !state_of(&headers).is_some_and(|bound| constant_time_eq(bound.as_bytes(), state.as_bytes())) {
             return Err(SignInError::UnknownState);
         }
+        // The `state` is spent whatever happens next.
+        let verifier = ui.sign_ins.finish(state).await.map_err(SignInError::Unkept)?;
         if let Some(error) = &back.error {
-            browser.forget(state);
             let description = back.error_description.as_deref().map(shown);
             return Err(SignInError::Refused { error: refusal_code(error), description });
         }
+        let verifier = verifier.ok_or(SignInError::UnknownState)?;
         let code = back.code.as_deref().filter(|c| !c.is_empty()).ok_or(SignInError::NoCode)?;
-        let exchanged = browser.exchange(state, code).await?;
+        let exchanged = browser.exchange(&verifier, code).await?;
         let principal = oauth.authenticate(&exchanged.access_token).await.map_err(SignInError::Token)?;
         // As long as the token holds: its `exp`, and `expires_in` when the
         // issuer says (at most 12 hours).
@@ -112,13 +117,10 @@ pub(super) async fn callback(
             let subject = shown(&principal.subject);
             let client = principal.client_id.as_deref().map(shown).unwrap_or_default();
             // A sign-in this browser had before ends: one browser, one sign-in.
-            let _ = ui.sign_ins.sign_out(&headers);
-            let Some(session) = ui.sign_ins.sign_in_as(principal, lasts) else {
-                return super::sign_in_page(
-                    &ui,
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    Some("The server could not sign you in."),
-                );
+            let _ = ui.sign_ins.sign_out(&headers).await;
+            let session = match ui.sign_ins.sign_in_as(principal, lasts).await {
+                Ok(session) => session,
+                Err(reason) => return super::unkept(&ui, &reason),
             };
             tracing::info!(%subject, %client, "signed in to the dashboard through the authorization server");
             let mut response = html(StatusCode::OK, SIGNED_IN.to_owned());

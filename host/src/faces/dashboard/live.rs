@@ -86,7 +86,7 @@ pub(super) async fn follow(State(ui): State<Arc<Dashboard>>, who: Option<axum::E
     };
     let who = who.map(|w| w.0);
     let ends = match &who {
-        Some(Principal::SignedIn(signed)) => ui.sign_ins.until(signed),
+        Some(Principal::SignedIn(signed)) => ui.sign_ins.until(signed).await,
         Some(Principal::Token(token)) => Some(std::time::Instant::now() + token.left()),
         _ => None,
     };
@@ -99,7 +99,7 @@ pub(super) async fn follow(State(ui): State<Arc<Dashboard>>, who: Option<axum::E
             let event = loop {
                 let received = receiver.recv().await;
                 if let Some(Principal::SignedIn(signed)) = &who
-                    && !sign_ins.holds(signed)
+                    && !sign_ins.holds(signed).await
                 {
                     return None;
                 }

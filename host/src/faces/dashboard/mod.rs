@@ -30,6 +30,7 @@
 mod api;
 mod health;
 pub mod issuer;
+mod kept;
 mod live;
 pub mod signin;
 
@@ -160,13 +161,18 @@ fn html(status: StatusCode, body: String) -> Response {
 /// (the cookie carries the CSRF token's session all the same).
 async fn index(State(ui): State<Arc<Dashboard>>, headers: HeaderMap) -> Response {
     let mut response = html(StatusCode::OK, INDEX.to_owned());
-    if !ui.sign_ins.token_mode()
-        && ui.sign_ins.of(&headers).is_none()
-        && let Some(cookie) = ui.sign_ins.sign_in("").and_then(|c| HeaderValue::from_str(&c).ok())
-    {
-        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    if ui.sign_ins.token_mode() || matches!(ui.sign_ins.of(&headers).await, Ok(Some(_))) {
+        return response;
     }
-    response
+    match ui.sign_ins.sign_in("").await {
+        Ok(cookie) => {
+            if let Some(cookie) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+                response.headers_mut().insert(header::SET_COOKIE, cookie);
+            }
+            response
+        }
+        Err(reason) => unkept(&ui, &reason),
+    }
 }
 
 async fn asset(Path(file): Path<String>) -> Response {
@@ -229,15 +235,28 @@ struct SignInForm {
 }
 
 async fn sign_in(State(ui): State<Arc<Dashboard>>, axum::Form(form): axum::Form<SignInForm>) -> Response {
-    match ui.sign_ins.sign_in(&form.token) {
-        Some(cookie) => see_other("/ui/", [cookie]),
-        None => sign_in_page(&ui, StatusCode::UNAUTHORIZED, Some("That is not this server's token.")),
+    match ui.sign_ins.sign_in(&form.token).await {
+        Ok(Some(cookie)) => see_other("/ui/", [cookie]),
+        Ok(None) => sign_in_page(&ui, StatusCode::UNAUTHORIZED, Some("That is not this server's token.")),
+        Err(reason) => unkept(&ui, &reason),
     }
 }
 
 async fn sign_out(State(ui): State<Arc<Dashboard>>, headers: HeaderMap) -> Response {
-    let cleared = ui.sign_ins.sign_out(&headers);
-    see_other("/ui/sign-in", [cleared])
+    match ui.sign_ins.sign_out(&headers).await {
+        Ok(cleared) => see_other("/ui/sign-in", [cleared]),
+        Err(reason) => unkept(&ui, &reason),
+    }
+}
+
+/// The page when the sign-ins' store (the replicas' Redis) cannot answer:
+/// retry in a moment (HTTP 503, `Retry-After`).
+fn unkept(ui: &Dashboard, reason: &str) -> Response {
+    tracing::warn!(target: "quiver::faces", %reason, "the sign-ins' store cannot answer");
+    let text = "The server cannot reach where sign-ins are kept just now. Try again in a moment.";
+    let mut response = sign_in_page(ui, StatusCode::SERVICE_UNAVAILABLE, Some(text));
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 fn see_other(to: impl Into<String>, cookies: impl IntoIterator<Item = String>) -> Response {
