@@ -97,6 +97,16 @@ impl Options {
     }
 }
 
+/// What a section found not held (the soak's promises): the report is
+/// written all the same, then the run fails.
+static BROKEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Say that a promise the run checks is not held.
+pub(crate) fn broken(reason: String) {
+    eprintln!("not held: {reason}");
+    BROKEN.lock().unwrap().push(reason);
+}
+
 /// Percentiles of a set of samples.
 pub(crate) struct Stats {
     samples: Vec<Duration>,
@@ -235,4 +245,9 @@ fn main() {
     report::check_round_trip(&text, header);
     std::fs::write(&options.out, &text).expect("write the report");
     eprintln!("wrote {}", options.out.display());
+    let broken = BROKEN.lock().unwrap();
+    if !broken.is_empty() {
+        eprintln!("not held: {}", broken.join("; "));
+        std::process::exit(1);
+    }
 }

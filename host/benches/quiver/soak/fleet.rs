@@ -17,7 +17,8 @@ use quiver_tests::redis::RedisServer;
 pub(crate) struct Replica {
     pub(crate) port: u16,
     child: Child,
-    cache: tempfile::TempDir,
+    /// Its compile cache (kept across a restart).
+    cache: Option<tempfile::TempDir>,
     /// Its stderr, kept by a thread (the last lines, for a failure).
     log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
@@ -60,7 +61,7 @@ impl Replica {
                 log.push(line);
             }
         });
-        let mut replica = Replica { port, child, cache, log };
+        let mut replica = Replica { port, child, cache: Some(cache), log };
         replica.wait_ready();
         replica
     }
@@ -102,11 +103,11 @@ impl Replica {
     }
 
     /// SIGTERM, and wait for it to drain and exit: its exit status and how long it took.
-    fn terminate(mut self) -> (std::process::ExitStatus, Duration, tempfile::TempDir) {
+    fn terminate(&mut self) -> (std::process::ExitStatus, Duration) {
         let started = Instant::now();
         signal("-TERM", self.child.id());
         let status = self.child.wait().unwrap();
-        (status, started.elapsed(), self.cache)
+        (status, started.elapsed())
     }
 }
 
@@ -173,10 +174,11 @@ impl Fleet {
     /// SIGTERM replica `index`, wait for its drain, and start it again on
     /// its port (with its compile cache): how long the drain took.
     pub(crate) fn restart(&mut self, index: usize) -> Duration {
-        let old = self.replicas.remove(index);
+        let mut old = self.replicas.remove(index);
         let (port, tail) = (old.port, old.tail());
-        let (status, drained, cache) = old.terminate();
+        let (status, drained) = old.terminate();
         assert!(status.success(), "replica :{port} ended {status} on SIGTERM: {tail}");
+        let cache = old.cache.take().expect("its cache");
         self.replicas.insert(index, Replica::start(self.dir.path(), port, cache));
         drained
     }
@@ -196,10 +198,22 @@ fn children(parent: u32) -> Vec<u32> {
         .collect()
 }
 
+impl Drop for Replica {
+    /// A replica still running (a run that failed midway) is stopped.
+    fn drop(&mut self) {
+        if self.child.try_wait().is_ok_and(|ended| ended.is_none()) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Drop for Fleet {
     fn drop(&mut self) {
-        for replica in self.replicas.drain(..) {
-            let _ = replica.terminate();
+        for replica in &mut self.replicas {
+            if replica.child.try_wait().is_ok_and(|ended| ended.is_none()) {
+                replica.terminate();
+            }
         }
     }
 }

@@ -228,15 +228,25 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         }
         writeln!(report).unwrap();
     }
-    eprintln!("{report}");
-    let logs: String = fleet.replicas.iter().map(|r| format!("replica :{}\n{}\n", r.port, r.tail())).collect();
-    assert_eq!(failed, 0, "failed calls: {reasons:#?}\nnginx: {}\n{logs}", fleet.nginx.log());
-    assert!(total > 0, "no call was answered");
-    if minutes >= 5.0 {
-        assert!(worst.0 <= 0.05, "resident memory grew {:.1} % from minute 2", worst.0 * 100.0);
+    // What the soak holds to: each broken promise is said in the report,
+    // which is written, and fails the run.
+    let mut broken = Vec::new();
+    if failed > 0 || total == 0 {
+        let logs: String = fleet.replicas.iter().map(|r| format!("replica :{}\n{}\n", r.port, r.tail())).collect();
+        eprintln!("nginx: {}\n{logs}", fleet.nginx.log());
+        broken.push(format!("{failed} calls failed, {total} answered"));
+    }
+    if minutes >= 5.0 && worst.0 > 0.05 {
+        broken.push(format!("resident memory grew {:.1} % from minute 2 (at most 5 %)", worst.0 * 100.0));
     }
     // Descriptors other than sockets: a leak of files or pipes shows in any run.
-    assert!(worst.1 <= 10, "open descriptors (not sockets) moved by {} from 20 % of the run", worst.1);
+    if worst.1 > 10 {
+        broken.push(format!("open descriptors (not sockets) moved by {} from 20 % of the run (at most 10)", worst.1));
+    }
+    for reason in broken {
+        writeln!(report, "**Not held: {reason}.**\n").unwrap();
+        crate::broken(reason);
+    }
 }
 
 /// Throughput through nginx with 1 and with 3 replicas: closed-loop
