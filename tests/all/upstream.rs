@@ -239,13 +239,23 @@ async fn idle_servers_are_stopped_and_started_again() {
 
 #[tokio::test]
 async fn a_crash_mid_call_is_a_typed_error_and_the_next_call_restarts_it() {
-    let t = host(&[unruly_section("unruly", "normal", ""), time_section("time")], None);
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let env = format!("env = {{ UNRULY_LOG = {:?} }}", log.path().display().to_string());
+    let t = host(&[unruly_section("unruly", "normal", &env), time_section("time")], None);
     let (kind, message) = fault(t.host.call_json("unruly", "crash", &json!({})).await);
     assert_eq!(kind, UpstreamFault::Crashed, "{message}");
     assert!(message.contains("crashing on purpose"), "its last stderr line: {message}");
     let answer = t.host.call_json("unruly", "slow", &json!({"seconds": 0})).await.unwrap();
     assert_eq!(answer["content"][0]["text"], "done");
     assert_eq!(starts(&t, "unruly"), 2);
+    // Its era was learnt at the first handshake: the restart asks in it.
+    let handshakes: Vec<String> = std::fs::read_to_string(log.path())
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("handshake"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(handshakes, ["handshake server/discover", "handshake initialize", "handshake initialize"]);
 
     // A process killed from outside in the middle of a call of a tool it
     // calls read-only: the call is made again on its restart.
@@ -266,12 +276,68 @@ async fn a_crash_mid_call_is_a_typed_error_and_the_next_call_restarts_it() {
     assert_eq!(echoed["content"][0]["text"], "Echo: again");
 }
 
+/// `[mcp_servers.NAME]` running `argv` 11 s after its first start (noted
+/// in `marker`), longer than rmcp's era probe waits (10 s); at once after.
+fn slow_first_start(name: &str, argv: &[String], marker: &std::path::Path) -> String {
+    let quote = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
+    let command: Vec<String> = argv.iter().map(|word| quote(word)).collect();
+    let marker = quote(&marker.display().to_string());
+    let line = format!("[ -e {marker} ] || {{ touch {marker}; sleep 11; }}; exec {}", command.join(" "));
+    format!(
+        "[mcp_servers.{name}]\ncommand = \"sh\"\nargs = [\"-c\", {}]\ntimeout = 30\n",
+        serde_json::to_string(&line).unwrap()
+    )
+}
+
+/// Servers that start slower than the era probe waits: the handshake falls
+/// back to `initialize`, and the late answer to the probe must not be taken
+/// for the answer to it. A legacy server then answers `initialize`; a 2026
+/// server refuses it, and is reached again in its era.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_slower_to_start_than_the_era_probe_are_still_reached() {
+    let markers = tempfile::tempdir().unwrap();
+    let time = [mcp_servers::time_server().display().to_string()];
+    let unruly = mcp_servers::unruly_command("normal");
+    let t = host(
+        &[
+            slow_first_start("modern", &time, &markers.path().join("modern")),
+            slow_first_start("legacy", &unruly, &markers.path().join("legacy")),
+        ],
+        None,
+    );
+    let (utc, quick) = (json!({"timezone": "UTC"}), json!({"seconds": 0}));
+    let (now, looked) =
+        tokio::join!(t.host.call_json("modern", "get_current_time", &utc), t.host.call_json("legacy", "look", &quick));
+    assert_eq!(now.unwrap()["isError"], false);
+    assert_eq!(looked.unwrap()["content"][0]["text"], "done");
+    // One start each, and no failed handshake on the way.
+    let status = t.host.upstream_status();
+    let seen: Vec<(&str, u64, u64)> = status.iter().map(|s| (s.name.as_str(), s.starts, s.failures)).collect();
+    assert_eq!(seen, [("legacy", 1, 0), ("modern", 1, 0)]);
+}
+
+/// Six calls of a read-only tool and one of another in flight when the
+/// server is killed. The catalog the calls were made in holds an older
+/// list, saying nothing of `look`; the server's list (read when the calls
+/// connected it) is what decides.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_calls_in_flight_when_the_server_dies_are_answered_by_its_restart() {
-    let t = host(&[unruly_section("unruly", "normal", "")], None);
-    t.host.call_json("unruly", "look", &json!({"seconds": 0})).await.unwrap();
-    let victim = pid(&t, "unruly").unwrap();
-    // Six calls of the read-only tool in flight, and one of the other.
+    let (cache, log) = (tempfile::tempdir().unwrap(), tempfile::NamedTempFile::new().unwrap());
+    let section =
+        unruly_section("unruly", "normal", &format!("env = {{ UNRULY_LOG = {:?} }}", log.path().display().to_string()));
+    {
+        let t = host(std::slice::from_ref(&section), Some(cache.path()));
+        wait_for(&t.host, |c| c.mcp_server("unruly").is_some_and(|s| !s.tools.is_empty())).await;
+    }
+    // The list kept on disk, as an older server version gave it.
+    let saved = std::fs::read_dir(cache.path().join("mcp")).unwrap().next().unwrap().unwrap().path();
+    let listed = std::fs::read_to_string(&saved).unwrap();
+    let older = listed.replace(r#""readOnlyHint":true"#, r#""readOnlyHint":false"#);
+    assert_ne!(older, listed);
+    std::fs::write(&saved, older).unwrap();
+    std::fs::write(log.path(), "").unwrap();
+
+    let t = host(&[section], Some(cache.path()));
     let look = json!({"seconds": 1});
     let mut looks = tokio::task::JoinSet::new();
     for _ in 0..6 {
@@ -279,11 +345,14 @@ async fn read_only_calls_in_flight_when_the_server_dies_are_answered_by_its_rest
         looks.spawn(async move { host.call_json("unruly", "look", &look).await });
     }
     let slow = t.host.call_json("unruly", "slow", &look);
+    let calls = || std::fs::read_to_string(log.path()).unwrap().lines().filter(|l| l.starts_with("call ")).count();
     let kill = async {
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        until("the seven calls are running", || calls() == 7).await;
+        let victim = pid(&t, "unruly").unwrap();
         std::process::Command::new("kill").args(["-9", &victim.to_string()]).status().unwrap();
+        victim
     };
-    let (looked, slowed, ()) = tokio::join!(looks.join_all(), slow, kill);
+    let (looked, slowed, victim) = tokio::join!(looks.join_all(), slow, kill);
     // Each read-only call is made once more on one new process; the
     // other, which may have changed something, is the typed error.
     for answer in looked {

@@ -7,8 +7,9 @@ Usage: unruly_mcp.py MODE
   normal   tools `slow` (sleeps `seconds`), `look` (the same, annotated
            read-only), `crash` (exits mid-call),
            `grow` (adds a tool, then sends notifications/tools/list_changed);
-           calls run on threads; each call's start (`call ID`) and each
-           notifications/cancelled (`cancelled ID`) is appended to the file
+           calls run on threads; each call's start (`call ID`), each
+           notifications/cancelled (`cancelled ID`) and each handshake
+           request (`handshake METHOD`) is appended to the file
            $UNRULY_LOG names, if set
   garbage  answers every request with a line that is not JSON
   silent   reads requests and never answers
@@ -109,6 +110,8 @@ def main():
             sys.stdout.write("<<< this is not JSON-RPC >>>\n")
             sys.stdout.flush()
             continue
+        if method in ("initialize", "server/discover"):
+            log(f"handshake {method}")
         if method == "initialize":
             info = {"name": "unruly", "version": "1.0.0", "description": "Misbehaves on purpose."}
             if MODE == "hostile":

@@ -55,15 +55,16 @@ pub fn time_section(name: &str) -> String {
     format!("[mcp_servers.{name}]\ncommand = {}\n", quoted(time_server().display().to_string()))
 }
 
+/// The command line running `unruly_mcp.py MODE`: the venv's Python, the script, the mode.
+pub fn unruly_command(mode: &str) -> [String; 3] {
+    let script = must_exist(servers_dir().join("unruly_mcp.py"));
+    [python().display().to_string(), script.display().to_string(), mode.to_owned()]
+}
+
 /// `[mcp_servers.NAME]` running `unruly_mcp.py MODE`, plus `extra` TOML lines.
 pub fn unruly_section(name: &str, mode: &str, extra: &str) -> String {
-    let script = must_exist(servers_dir().join("unruly_mcp.py"));
-    format!(
-        "[mcp_servers.{name}]\ncommand = {}\nargs = [{}, {}]\n{extra}\n",
-        quoted(python().display().to_string()),
-        quoted(script.display().to_string()),
-        quoted(mode)
-    )
+    let [python, script, mode] = unruly_command(mode).map(quoted);
+    format!("[mcp_servers.{name}]\ncommand = {python}\nargs = [{script}, {mode}]\n{extra}\n")
 }
 
 /// server-everything in streamable HTTP mode on a free loopback port.

@@ -42,6 +42,18 @@ impl RedisServer {
         server
     }
 
+    /// Run one command (`redis-cli`, from the same package): its answer.
+    pub fn command(&self, args: &[&str]) -> String {
+        let port = self.url.rsplit(':').next().expect("a port");
+        let out = Command::new("/usr/bin/redis-cli")
+            .args(["-h", "127.0.0.1", "-p", port])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run redis-cli: {e}"));
+        assert!(out.status.success(), "redis-cli {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
     /// Stop it (by PID).
     pub fn stop(&mut self) {
         let _ = self.child.kill();

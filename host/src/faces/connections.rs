@@ -19,9 +19,10 @@
 //! will not answer it (a balancer then tries another replica), and gives
 //! the connections open `drain` to finish their requests; then the rest
 //! are cut. Every response from then on says `Connection: close`, and a
-//! kept-alive connection is closed after its next response or once idle
-//! for a second, never at the drain's start, when its client may be
-//! sending a request on it. A connection made before the drain is never cut before its
+//! kept-alive connection is closed after the first such response or once
+//! idle for a second since the drain began (and since a response that did
+//! not say so), never at its start, when its client may be sending a
+//! request on it. A connection made before the drain is never cut before its
 //! first request is answered: the ones still in the listen backlog are
 //! accepted before the listener closes (closing it would reset them, after
 //! their clients may have sent a request), and a connection with no
@@ -97,8 +98,9 @@ pub(super) async fn accept(
                     }
                     // Kept alive: closed at a safe moment (see [`Activity::settled`]).
                     tokio::select! {
+                        biased;
                         _ = connection.as_mut() => return,
-                        () = activity.settled(DRAIN_QUIET) => {}
+                        () = activity.settled(DRAIN_QUIET, Instant::now()) => {}
                     }
                 }
                 () = activity.expired() => tracing::debug!("idle connection closed"),
@@ -183,12 +185,14 @@ struct State {
     deadline: Instant,
     /// Since when nothing has been in flight (accept, or the last response).
     idle_since: Instant,
+    /// Whether a response said `Connection: close` (once draining).
+    said_close: bool,
 }
 
 impl Activity {
     /// A connection that must have a request in flight by `deadline`.
     fn new(deadline: Instant, idle_timeout: Duration) -> Activity {
-        let state = State { in_flight: 0, started: 0, deadline, idle_since: Instant::now() };
+        let state = State { in_flight: 0, started: 0, deadline, idle_since: Instant::now(), said_close: false };
         Activity { state: Mutex::new(state), changed: Notify::new(), idle_timeout }
     }
 
@@ -204,6 +208,12 @@ impl Activity {
         drop(state);
         self.changed.notify_one();
         InFlight(self.clone())
+    }
+
+    /// A response says `Connection: close`: the connection ends after it.
+    fn say_close(&self) {
+        self.state().said_close = true;
+        self.changed.notify_one();
     }
 
     /// Wait until a first request has started on it, or its deadline
@@ -223,22 +233,34 @@ impl Activity {
     }
 
     /// Wait until the connection may be closed without losing a request:
-    /// one is in flight (its response then says `Connection: close`, and
-    /// the connection closes after it), or nothing has been for `quiet`.
+    /// a response in flight said `Connection: close` (the connection
+    /// closes after it, and its client knows), or nothing has been in
+    /// flight for `quiet`, counted from the drain's start (`drained`) at
+    /// the earliest. A response whose head went out before the drain
+    /// did not say so: its client may send another request the moment
+    /// it ends, so the quiet time starts then.
     /// Closing a kept-alive connection the moment the drain starts loses
     /// the request a client (a load balancer reusing its pooled
     /// connection) may be sending on it just then: the soak found such
-    /// requests answered 502 by nginx. A connection idle for `quiet` is
-    /// one the client is not using; a busy one is closed by its answer.
-    async fn settled(&self, quiet: Duration) {
+    /// requests answered 502 by nginx, on connections busy at the drain's
+    /// start and on ones idle long before it (nginx picks a pooled
+    /// connection as readily). Within `quiet` of the drain's start, the
+    /// balancer's next new connection is refused and it stops choosing
+    /// this server; a connection idle since is one nobody is using.
+    async fn settled(&self, quiet: Duration, drained: Instant) {
         loop {
             let notified = self.changed.notified();
-            let State { in_flight, idle_since, .. } = *self.state();
-            if in_flight > 0 || idle_since.elapsed() >= quiet {
+            let State { in_flight, idle_since, said_close, .. } = *self.state();
+            let quiet_until = idle_since.max(drained) + quiet;
+            if said_close || (in_flight == 0 && Instant::now() >= quiet_until) {
                 return;
             }
+            if in_flight > 0 {
+                notified.await;
+                continue;
+            }
             tokio::select! {
-                () = tokio::time::sleep_until(idle_since + quiet) => {}
+                () = tokio::time::sleep_until(quiet_until) => {}
                 () = notified => {}
             }
         }
@@ -308,12 +330,13 @@ impl hyper::service::Service<Request<Incoming>> for Tracked {
         let in_flight = self.activity.start();
         let router = hyper_util::service::TowerToHyperService::new(self.router.clone());
         let call = hyper::service::Service::call(&router, request);
-        let draining = self.draining.clone();
+        let (draining, activity) = (self.draining.clone(), self.activity.clone());
         Box::pin(async move {
             let mut response = call.await?;
             if draining.is_cancelled() {
                 let close = axum::http::HeaderValue::from_static("close");
                 response.headers_mut().insert(axum::http::header::CONNECTION, close);
+                activity.say_close();
             }
             Ok(response.map(|body| TrackedBody { body, _in_flight: in_flight }))
         })

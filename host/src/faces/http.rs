@@ -374,9 +374,8 @@ async fn check_envelope(
     }
     let response = next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await;
     if message.initialize
-        && let Some(owner) = owner
         && let Some(id) = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
-        && let Err(reason) = sessions.bind(id, owner).await
+        && let Err(reason) = sessions.opened(id, owner).await
     {
         return unshared(&reason);
     }

@@ -57,21 +57,29 @@ impl CappedSessions {
         }
     }
 
-    /// Bind session `id` to the principal `owner` (its key): a request on
-    /// it from anyone else is refused, until the session ends. With a
-    /// shared store the binding is stored before this returns; if it
-    /// cannot be, the session is closed (it would be open to anyone on
-    /// another replica) and why is returned.
-    pub async fn bind(&self, id: &str, owner: String) -> Result<(), String> {
-        if let Some(shared) = &self.shared
-            && let Err(reason) = shared.bind(id, &owner).await
-        {
-            // Its id is never answered; what the store kept of it goes too, if it can.
-            let _ = self.inner.close_session(&SessionId::from(id)).await;
-            let _ = rmcp::transport::streamable_http_server::session::SessionStore::delete(shared.as_ref(), id).await;
-            return Err(reason);
+    /// Session `id` was just opened (rmcp answered its `initialize`),
+    /// by the principal `owner` (its key) if an access token opened it:
+    /// a request on it from anyone else is refused, until it ends. With a
+    /// shared store, the session and its binding are stored before this
+    /// returns; if they could not be, the session is closed (unknown to
+    /// the other replicas, or open to anyone there) and why is returned.
+    pub async fn opened(&self, id: &str, owner: Option<String>) -> Result<(), String> {
+        if let Some(shared) = &self.shared {
+            let kept = match (shared.stored(id), &owner) {
+                (Ok(()), Some(owner)) => shared.bind(id, owner).await,
+                (kept, _) => kept,
+            };
+            if let Err(reason) = kept {
+                // Its id is never answered; what the store kept of it goes too, if it can.
+                let _ = self.inner.close_session(&SessionId::from(id)).await;
+                let _ =
+                    rmcp::transport::streamable_http_server::session::SessionStore::delete(shared.as_ref(), id).await;
+                return Err(reason);
+            }
         }
-        self.remember(id, owner);
+        if let Some(owner) = owner {
+            self.remember(id, owner);
+        }
         Ok(())
     }
 
@@ -93,9 +101,9 @@ impl CappedSessions {
     pub async fn check(&self, id: &str) -> Result<Option<String>, SessionsError> {
         let known = self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned();
         let Some(shared) = &self.shared else { return Ok(known) };
-        let stored = shared.check(id).await.map_err(SessionsError::Shared)?;
         let session = SessionId::from(id);
         let here = self.inner.has_session(&session).await?;
+        let stored = shared.check(id, here).await.map_err(SessionsError::Shared)?;
         if !stored.open {
             if here {
                 self.inner.close_session(&session).await?;

@@ -13,15 +13,21 @@
 //! Redis is the truth: a session `DELETE`d on one replica is gone on every
 //! one, even where it was open in memory: [`SharedSessions::check`] asks on
 //! each request, in the one round trip that reads the session's principal
-//! and refreshes its expiry. An entry lives `idle_seconds`
+//! and refreshes its expiry, and, for a session not open here, reads what
+//! rmcp restores it from (so a restore is never a second round trip that
+//! could fail after the first answered). An entry lives `idle_seconds`
 //! after its last request. When Redis cannot answer, requests on sessions
-//! are refused with a "retry" (HTTP 503), never served unchecked.
+//! are refused with a "retry" (HTTP 503), never served unchecked; so is an
+//! `initialize` whose session could not be stored (rmcp would answer it,
+//! and the session would be unknown to every other replica).
 //!
 //! SSE streams are not resumed on another replica: rmcp's event store is
 //! not shared. A client whose stream ends reconnects, and the session
 //! goes on.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError};
 use tokio::sync::OnceCell;
@@ -77,12 +83,21 @@ impl Redis {
 
     /// The connection (made at first use), or why there is none.
     pub(crate) async fn connection(&self) -> std::result::Result<redis::aio::ConnectionManager, String> {
-        let config = redis::aio::ConnectionManagerConfig::new().set_number_of_retries(2);
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_number_of_retries(2)
+            .set_connection_timeout(Some(REDIS_ANSWER))
+            .set_response_timeout(Some(REDIS_ANSWER));
         let connect = || redis::aio::ConnectionManager::new_with_config(self.client.clone(), config);
         let made = self.connection.get_or_try_init(connect).await;
         made.cloned().map_err(|e| format!("{}: {}", self.source, failed(e)))
     }
 }
+
+/// How long an answer from Redis is awaited before the request is a
+/// "retry". The redis crate's 500 ms turned a busy replica (one whose
+/// tasks wait for a core) into a storm of 503s, each costing its client a
+/// second, though Redis had answered in time.
+const REDIS_ANSWER: Duration = Duration::from_secs(2);
 
 fn state_key(id: &str) -> String {
     format!("quiver:mcp-session:{id}")
@@ -101,7 +116,21 @@ pub(crate) fn failed(error: redis::RedisError) -> String {
 /// Sessions kept in Redis.
 pub struct SharedSessions {
     redis: Arc<Redis>,
+    /// What [`SharedSessions::check`] read of sessions not open here, for
+    /// rmcp's restore ([`SessionStore::load`]) right after it.
+    read: Mutex<HashMap<String, (Instant, SessionState)>>,
+    /// Sessions rmcp opened whose state could not be stored, and why,
+    /// until [`SharedSessions::stored`] is asked.
+    unstored: Mutex<HashMap<String, String>>,
 }
+
+/// How long what a check read is kept for the restore that follows it.
+const READ_KEPT: Duration = Duration::from_secs(10);
+
+/// The most entries kept in either map above. Each is taken at once by
+/// the request that made it; past the bound a restore reads again, and the
+/// stores not yet reported are forgotten.
+const KEPT_MOST: usize = 4096;
 
 impl SharedSessions {
     /// Sessions kept in the Redis `settings` name, if any (nothing is
@@ -112,7 +141,7 @@ impl SharedSessions {
 
     /// Sessions kept in `redis`.
     pub fn on(redis: Arc<Redis>) -> SharedSessions {
-        SharedSessions { redis }
+        SharedSessions { redis, read: Mutex::default(), unstored: Mutex::default() }
     }
 
     async fn connection(&self) -> std::result::Result<redis::aio::ConnectionManager, String> {
@@ -121,17 +150,40 @@ impl SharedSessions {
 
     /// What the store says of session `id`, in one round trip: whether
     /// it is still open (then its expiry starts again) and whose it is.
-    pub async fn check(&self, id: &str) -> std::result::Result<Stored, String> {
+    /// A session not open `here` is read whole, for its restore.
+    pub async fn check(&self, id: &str, here: bool) -> std::result::Result<Stored, String> {
         let mut connection = self.connection().await?;
-        let idle = self.redis.idle_seconds as i64;
-        let (owner, open, _): (Option<String>, bool, bool) = redis::pipe()
-            .get(owner_key(id))
-            .expire(state_key(id), idle)
-            .expire(owner_key(id), idle)
-            .query_async(&mut connection)
-            .await
-            .map_err(failed)?;
-        Ok(Stored { open, owner })
+        let idle = redis::Expiry::EX(self.redis.idle_seconds);
+        let mut pipe = redis::pipe();
+        pipe.get_ex(owner_key(id), idle.clone());
+        if here {
+            let (owner, open): (Option<String>, bool) = pipe
+                .expire(state_key(id), self.redis.idle_seconds as i64)
+                .query_async(&mut connection)
+                .await
+                .map_err(failed)?;
+            return Ok(Stored { open, owner });
+        }
+        let (owner, text): (Option<String>, Option<String>) =
+            pipe.get_ex(state_key(id), idle).query_async(&mut connection).await.map_err(failed)?;
+        // An entry that does not read is no session (and is not trusted).
+        let Some(state) = text.and_then(|t| serde_json::from_str::<SessionState>(&t).ok()) else {
+            return Ok(Stored { open: false, owner });
+        };
+        let mut read = self.read.lock().unwrap_or_else(PoisonError::into_inner);
+        read.retain(|_, (at, _)| at.elapsed() < READ_KEPT);
+        if read.len() < KEPT_MOST {
+            read.insert(id.to_owned(), (Instant::now(), state));
+        }
+        Ok(Stored { open: true, owner })
+    }
+
+    /// Whether rmcp stored session `id` when it opened it; if not, why.
+    pub fn stored(&self, id: &str) -> std::result::Result<(), String> {
+        match self.unstored.lock().unwrap_or_else(PoisonError::into_inner).remove(id) {
+            Some(reason) => Err(reason),
+            None => Ok(()),
+        }
     }
 
     /// Bind session `id` to the principal `owner`.
@@ -146,6 +198,12 @@ impl SharedSessions {
 #[async_trait::async_trait]
 impl SessionStore for SharedSessions {
     async fn load(&self, id: &str) -> std::result::Result<Option<SessionState>, SessionStoreError> {
+        let read = self.read.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+        if let Some((at, state)) = read
+            && at.elapsed() < READ_KEPT
+        {
+            return Ok(Some(state));
+        }
         let mut connection = self.connection().await?;
         let text: Option<String> =
             redis::cmd("GET").arg(state_key(id)).query_async(&mut connection).await.map_err(failed)?;
@@ -154,11 +212,23 @@ impl SessionStore for SharedSessions {
     }
 
     async fn store(&self, id: &str, state: &SessionState) -> std::result::Result<(), SessionStoreError> {
-        let mut connection = self.connection().await?;
         let text = serde_json::to_string(state)?;
-        let mut set = redis::cmd("SET");
-        set.arg(state_key(id)).arg(text).arg("EX").arg(self.redis.idle_seconds);
-        Ok(set.query_async::<()>(&mut connection).await.map_err(failed)?)
+        let stored = async {
+            let mut connection = self.connection().await?;
+            let mut set = redis::cmd("SET");
+            set.arg(state_key(id)).arg(text).arg("EX").arg(self.redis.idle_seconds);
+            set.query_async::<()>(&mut connection).await.map_err(failed)
+        };
+        // rmcp answers the `initialize` whatever this returns: the HTTP
+        // face asks [`SharedSessions::stored`] before it lets the answer go.
+        stored.await.inspect_err(|reason| {
+            let mut unstored = self.unstored.lock().unwrap_or_else(PoisonError::into_inner);
+            if unstored.len() >= KEPT_MOST {
+                unstored.clear();
+            }
+            unstored.insert(id.to_owned(), reason.clone());
+        })?;
+        Ok(())
     }
 
     async fn delete(&self, id: &str) -> std::result::Result<(), SessionStoreError> {

@@ -21,12 +21,13 @@ use std::time::Duration;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RunningService};
+use rmcp::service::{ClientServiceExt, NotificationContext, Peer, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient};
 use tokio::io::{AsyncRead, ReadBuf};
 
+use super::probe::{Era, Late, Probed};
 use super::process::{Child, spawn};
 use super::spec::{Launch, ServerSpec};
 use super::stderr::Tail;
@@ -69,7 +70,10 @@ pub(crate) struct Handler {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
+        // The version is the one `initialize` asks for (a legacy server's
+        // handshake); `server/discover` asks in its own.
         ClientConfig::new(ClientCapabilities::default(), Implementation::new("quiver", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
@@ -85,8 +89,22 @@ impl ClientHandler for Handler {
 }
 
 impl Connection {
-    /// Spawn or reach `spec`'s server and complete the handshake.
-    pub(crate) async fn open(spec: &ServerSpec) -> Result<Connection> {
+    /// Spawn or reach `spec`'s server and complete the handshake, in era
+    /// `era` if it is known, else in either (see [`probe`](super::probe)).
+    pub(crate) async fn open(spec: &ServerSpec, era: Option<Era>) -> Result<Connection> {
+        let late = Late::default();
+        match Connection::open_once(spec, era, &late).await {
+            // The server answered the era probe after rmcp fell back to
+            // `initialize`, which a 2026 server refuses: open again in its era.
+            Err(error) if era.is_none() && late.era() == Some(Era::Modern) => {
+                tracing::info!(server = %spec.name, %error, "the MCP server answered the 2026 probe late; connecting again in that era");
+                Connection::open_once(spec, Some(Era::Modern), &Late::default()).await
+            }
+            opened => opened,
+        }
+    }
+
+    async fn open_once(spec: &ServerSpec, era: Option<Era>, late: &Late) -> Result<Connection> {
         let handler = Handler::default();
         let fault = |fault: UpstreamFault, message: String| upstream_error(&spec.name, fault, &message);
         let stderr = Arc::new(Tail::new(&spec.name, &spec.secrets));
@@ -103,14 +121,14 @@ impl Connection {
                 };
                 tokio::spawn(stderr.clone().follow(err));
                 let stdout = Watched { inner: stdout, line: 0, overflow: overflow.clone() };
-                (handshake(spec, handler.clone(), (stdout, stdin)).await, Some(child), pid)
+                (handshake(spec, handler.clone(), (stdout, stdin), era, late).await, Some(child), pid)
             }
             Launch::Http { url, headers } => {
                 let _ = rustls::crypto::ring::default_provider().install_default();
                 let headers = header_map(headers).map_err(|e| fault(UpstreamFault::Start, e))?;
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                (handshake(spec, handler.clone(), transport).await, None, None)
+                (handshake(spec, handler.clone(), transport, era, late).await, None, None)
             }
         };
         let service = match service {
@@ -185,24 +203,26 @@ impl Connection {
     }
 }
 
-/// The handshake over `transport`, both eras, within [`CONNECT_TIMEOUT`].
+/// The handshake over `transport` in era `era`, or in either, within
+/// [`CONNECT_TIMEOUT`]; a late answer to the era probe is dropped and
+/// noted in `late` ([`Probed`]).
 async fn handshake<T, E, A>(
     spec: &ServerSpec,
     handler: Handler,
     transport: T,
+    era: Option<Era>,
+    late: &Late,
 ) -> Result<RunningService<RoleClient, Handler>>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let lifecycle = ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: Some(ProtocolVersion::V_2025_11_25),
-    };
+    let lifecycle = Era::lifecycle(era);
     let fault = |message: String| {
         upstream_error(&spec.name, UpstreamFault::Handshake, &format!("{message} ({})", spec.endpoint()))
     };
     let limit = spec.call_timeout.min(CONNECT_TIMEOUT);
+    let transport = Probed::new(transport.into_transport(), late.clone());
     match tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle)).await {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(error)) => Err(fault(error.to_string())),

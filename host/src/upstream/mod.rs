@@ -6,6 +6,7 @@
 //! | [`spec`] | the `mcpServers` entry, secret references, the cache key |
 //! | `cache` | each server's tool list and purpose on disk |
 //! | `connection` | one rmcp client connection: spawn or reach, handshake, kill |
+//! | `probe` | the handshake's era probe: its answer dropped once it was given up |
 //! | `stderr` | a stdio server's stderr in fixed memory: lines logged, the last kept |
 //! | `process` | a stdio server's process group and descendants: spawn, note, stop and kill |
 //! | `list` | a server's `tools/list`, paged by hand within a page cap and a byte cap |
@@ -29,6 +30,7 @@ mod cache;
 mod check;
 mod connection;
 mod list;
+mod probe;
 mod process;
 mod server;
 pub mod spec;

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::connection::{Connection, annotate, upstream_error};
 use super::list::{self, ListError};
+use super::probe::Era;
 use super::spec::ServerSpec;
 use super::{answer, cache};
 use crate::catalog::shown::shown_bytes;
@@ -48,6 +49,8 @@ pub(crate) struct Server {
     connection: tokio::sync::Mutex<Option<Live>>,
     health: Mutex<Health>,
     activity: Mutex<Activity>,
+    /// The protocol era of its last handshake, once one succeeded.
+    era: Mutex<Option<Era>>,
     /// Connections opened (processes spawned), for status and tests.
     pub(crate) starts: AtomicU64,
     /// Connections and requests that failed, for status and metrics.
@@ -115,6 +118,7 @@ impl Server {
             connection: tokio::sync::Mutex::new(None),
             health: Mutex::new(Health::default()),
             activity: Mutex::new(Activity { last_used: Instant::now(), in_flight: 0 }),
+            era: Mutex::new(None),
             starts: AtomicU64::new(0),
             failures: AtomicU64::new(0),
             on_change,
@@ -162,13 +166,18 @@ impl Server {
         }
         self.check_backoff()?;
         self.starts.fetch_add(1, Ordering::Relaxed);
-        let connection = match Connection::open(&self.spec).await {
+        // Its era, once known, is asked for directly: no probe to outwait.
+        let era = *self.era.lock().unwrap_or_else(|e| e.into_inner());
+        let connection = match Connection::open(&self.spec, era).await {
             Ok(connection) => Arc::new(connection),
             Err(error) => {
+                // It may have been replaced by a server of the other era.
+                *self.era.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 self.failed(&error);
                 return Err(error);
             }
         };
+        *self.era.lock().unwrap_or_else(|e| e.into_inner()) = Era::of(&connection.peer);
         tracing::info!(server = %self.spec.name, pid = ?connection.pid, "connected to the MCP server");
         if let Err(error) = self.refresh(&connection).await {
             connection.close().await;
@@ -222,11 +231,7 @@ impl Server {
         let handler = live.connection.handler.clone();
         let Some(server) = self.myself.upgrade() else { return };
         let (connection, stop) = (live.connection.clone(), live.stop.clone());
-        let era_2026 = connection
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.protocol_version >= rmcp::model::ProtocolVersion::V_2026_07_28);
-        if era_2026 {
+        if Era::of(&connection.peer) == Some(Era::Modern) {
             let (peer, changed, stop) = (connection.peer.clone(), handler.tools_changed.clone(), stop.clone());
             tokio::spawn(async move {
                 let filter = SubscriptionFilter::builder().tools_list_changed().build();
@@ -308,27 +313,35 @@ impl Server {
 
     /// Call `tool` with `arguments`: the server's `CallToolResult`, as
     /// Quiver passes it on ([`answer`]); the server's progress goes to
-    /// `progress`, when given. A `repeatable` tool (the server says it is
-    /// read-only or idempotent) whose connection is lost mid-call is
-    /// called once more on a new connection: a killed or crashed server
-    /// costs such calls nothing. Any other tool's lost call is the typed
-    /// error, since it may have changed something before the server died.
+    /// `progress`, when given. A repeatable tool (the server's current
+    /// list says it is read-only or idempotent) whose connection is lost
+    /// mid-call is called once more on a new connection: a killed or
+    /// crashed server costs such calls nothing. Any other tool's lost call
+    /// is the typed error, since it may have changed something before the
+    /// server died. The list asked is the one the server gave last (that
+    /// call's own connection may have been the first), never a catalog
+    /// snapshot, which may predate it.
     pub(crate) async fn call(
         &self,
         tool: &str,
         arguments: Map<String, Value>,
         progress: Option<Sink>,
-        repeatable: bool,
     ) -> Result<CallToolResult> {
-        let again = repeatable.then(|| (arguments.clone(), progress.clone()));
-        match (self.call_once(tool, arguments, progress).await, again) {
-            (Err(Error::Upstream { fault: UpstreamFault::Crashed, message, .. }), Some((arguments, progress))) => {
+        let again = (arguments.clone(), progress.clone());
+        match self.call_once(tool, arguments, progress).await {
+            Err(Error::Upstream { fault: UpstreamFault::Crashed, message, .. }) if self.repeatable(tool) => {
                 let (server, message) = (&self.spec.name, crate::catalog::shown::shown(&message));
                 tracing::info!(%server, tool, %message, "calling the read-only tool once more on a new connection");
-                self.call_once(tool, arguments, progress).await
+                self.call_once(tool, again.0, again.1).await
             }
-            (answer, _) => answer,
+            answer => answer,
         }
+    }
+
+    /// Whether the server's last list says `tool` may be called again.
+    fn repeatable(&self, tool: &str) -> bool {
+        let listing = self.listing.read().unwrap_or_else(|e| e.into_inner());
+        listing.tools.as_ref().and_then(|tools| tools.iter().find(|t| t.name == tool)).is_some_and(|t| t.repeatable())
     }
 
     async fn call_once(

@@ -194,7 +194,6 @@ impl Backend for Upstreams {
             // must fit the schema the server listed.
             let mut input = call.input;
             let listed = catalog.mcp_server(&tool.origin).and_then(|s| s.tool(&tool.action));
-            let repeatable = listed.is_some_and(|t| t.repeatable());
             if let Some(listed) = listed {
                 crate::load::drop_null_optionals(&listed.input_schema, &mut input);
                 let errors = self.checks.violations(&server.spec.name, &tool.action, &listed.input_schema, &input);
@@ -215,7 +214,7 @@ impl Backend for Upstreams {
                     return Answer { result: Err(error), facts };
                 }
             };
-            let result = server.call(&tool.action, arguments, call.progress, repeatable).await;
+            let result = server.call(&tool.action, arguments, call.progress).await;
             Answer { result: result.map(|r| Output::Upstream(Box::new(r))), facts }
         })
     }

@@ -3,6 +3,7 @@
 
 mod browser;
 mod dashboard;
+mod drain;
 mod http;
 pub(crate) mod mcp;
 mod metrics;

@@ -152,6 +152,32 @@ async fn a_session_is_its_openers_on_every_replica() {
     }
 }
 
+/// What Redis fails to do in the middle of a request is a "retry", or
+/// nothing at all, never a 500 or a session lost: the ACL of Redis's
+/// default user takes commands away to fail exactly one step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_failing_between_the_steps_of_a_request_loses_nothing() {
+    let redis = RedisServer::start();
+    let config = format!("[sessions]\nredis = \"{}\"\n", redis.url);
+    let ((_a, a), (_b, b)) = (replica(&config).await, replica(&config).await);
+
+    // A session rmcp opened but could not store would be unknown to the
+    // other replicas: its `initialize` is a retry (and it is closed here).
+    assert_eq!(redis.command(&["ACL", "SETUSER", "default", "-set"]), "OK");
+    let (status, headers, body) = send(&a, post(INITIALIZE, None, None)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{}", String::from_utf8_lossy(&body));
+    assert!(headers.contains_key(header::RETRY_AFTER));
+    assert_eq!(redis.command(&["ACL", "SETUSER", "default", "+set"]), "OK");
+
+    // A session restored on another replica is restored from what the
+    // request's one check read: no second read that could fail after it.
+    let id = open(&a, None).await;
+    assert_eq!(redis.command(&["ACL", "SETUSER", "default", "-get"]), "OK");
+    let (status, _, body) = send(&b, post(&calc(2), None, Some(&id))).await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    assert!(result_text(&body).contains("42"), "{}", String::from_utf8_lossy(&body));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_that_would_be_restored_past_the_cap_is_answered_retry() {
     let redis = RedisServer::start();

@@ -1,8 +1,10 @@
 //! The soak's clients: each one an MCP client of one revision, calling a
 //! mix of tools through the load balancer until the deadline, with a
 //! pause between calls. Every call is accounted for: answered, answered
-//! "retry" (HTTP 503 with `Retry-After`, or a refused connection) and sent
-//! again until answered, or failed (anything else, kept with its reason).
+//! "retry" (HTTP 503 with `Retry-After`, a refused connection, or a tool
+//! the host could not start because every instance slot stayed busy) and
+//! sent again until answered, or failed (anything else, kept with its
+//! reason).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -245,10 +247,16 @@ impl Client {
             Ok(reply) => reply,
             Err(_) => return Attempt::Failed(format!("not JSON-RPC: {}", cut(&text))),
         };
+        let text = reply["result"]["content"][0]["text"].as_str().unwrap_or_default();
+        // The host's own "retry": every instance slot busy past the call's
+        // time limit (load shed, not a call lost).
+        if reply["result"]["isError"] == true && text.contains("could not start: the host is busy") {
+            return Attempt::Retry(Duration::from_secs(1));
+        }
         if reply["result"]["isError"] == true || reply.get("error").is_some() {
             return Attempt::Failed(cut(&reply.to_string()));
         }
-        Attempt::Answered(reply["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned())
+        Attempt::Answered(text.to_owned())
     }
 }
 

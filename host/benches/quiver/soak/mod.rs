@@ -167,7 +167,7 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         ("calls answered (2026-07-28 / 2025-11-25)", format!("{} / {}", answered[0], answered[1])),
         ("sessions opened", tally.sessions.load(Ordering::Relaxed).to_string()),
         (
-            "\"retry\" answers (503 + Retry-After, refused connection)",
+            "\"retry\" answers (503 + Retry-After, refused connection, host busy)",
             tally.retries.load(Ordering::Relaxed).to_string(),
         ),
         ("calls answered after a retry", tally.retried.load(Ordering::Relaxed).to_string()),
@@ -234,6 +234,11 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
     if failed > 0 || total == 0 {
         let logs: String = fleet.replicas.iter().map(|r| format!("replica :{}\n{}\n", r.port, r.tail())).collect();
         eprintln!("nginx: {}\n{logs}", fleet.nginx.log());
+        // Last, so that the end of a CI log says what failed.
+        eprintln!("failed calls (the first {}):", reasons.len());
+        for reason in &reasons {
+            eprintln!("- {}", reason.lines().next().unwrap_or_default());
+        }
         broken.push(format!("{failed} calls failed, {total} answered"));
     }
     if minutes >= 5.0 && worst.0 > 0.05 {
