@@ -47,6 +47,9 @@ pub(crate) struct Tally {
     pub(crate) retries: AtomicU64,
     /// Calls answered after at least one retry.
     pub(crate) retried: AtomicU64,
+    /// Of the "retry" answers, the host's own "busy" (no instance slot
+    /// within the call's time limit), told apart in the report.
+    pub(crate) busy: AtomicU64,
     pub(crate) failed: AtomicU64,
     pub(crate) sessions: AtomicU64,
     pub(crate) reasons: Mutex<Vec<String>>,
@@ -71,6 +74,8 @@ impl Tally {
 enum Attempt {
     Answered(String),
     Retry(Duration),
+    /// The host's own "retry": a tool it was too busy to start.
+    Busy(Duration),
     Failed(String),
 }
 
@@ -106,11 +111,15 @@ impl Client {
             let mut retried = false;
             let mut outcome = None;
             for _ in 0..ATTEMPTS {
-                match self.call(session.as_deref(), n, tool, arguments).await {
+                let attempt = self.call(session.as_deref(), n, tool, arguments).await;
+                match attempt {
                     Attempt::Answered(text) if text.contains(expected) => outcome = Some(Ok(())),
                     Attempt::Answered(text) => outcome = Some(Err(format!("{tool}: {}", cut(&text)))),
                     Attempt::Failed(reason) => outcome = Some(Err(format!("{tool}: {reason}"))),
-                    Attempt::Retry(wait) => {
+                    Attempt::Retry(wait) | Attempt::Busy(wait) => {
+                        if matches!(attempt, Attempt::Busy(_)) {
+                            tally.busy.fetch_add(1, Ordering::Relaxed);
+                        }
                         tally.retries.fetch_add(1, Ordering::Relaxed);
                         retried = true;
                         tokio::time::sleep(wait).await;
@@ -251,7 +260,7 @@ impl Client {
         // The host's own "retry": every instance slot busy past the call's
         // time limit (load shed, not a call lost).
         if reply["result"]["isError"] == true && text.contains("could not start: the host is busy") {
-            return Attempt::Retry(Duration::from_secs(1));
+            return Attempt::Busy(Duration::from_secs(1));
         }
         if reply["result"]["isError"] == true || reply.get("error").is_some() {
             return Attempt::Failed(cut(&reply.to_string()));

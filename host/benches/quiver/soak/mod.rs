@@ -170,6 +170,10 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
             "\"retry\" answers (503 + Retry-After, refused connection, host busy)",
             tally.retries.load(Ordering::Relaxed).to_string(),
         ),
+        (
+            "of which \"busy\" (a tool the host had no instance slot for in time)",
+            tally.busy.load(Ordering::Relaxed).to_string(),
+        ),
         ("calls answered after a retry", tally.retried.load(Ordering::Relaxed).to_string()),
         ("**failed calls**", format!("**{failed}**")),
         ("calls/s", format!("{:.0}", total as f64 / elapsed.as_secs_f64())),
