@@ -122,6 +122,10 @@ fn the_deployment_starts_a_server_its_probes_reach() {
     let args: Vec<&str> = container["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
     let env = container["env"].as_array().unwrap();
     assert!(env.iter().any(|e| e["name"] == "QUIVER_TOKEN" && e["valueFrom"]["secretKeyRef"]["name"] == "quiver"));
+    // The plain values are the image's own (the soak runs its replicas with them too).
+    let values: Vec<(&str, &str)> =
+        env.iter().filter_map(|e| Some((e["name"].as_str()?, e["value"].as_str()?))).collect();
+    assert_eq!(values, [("MALLOC_ARENA_MAX", "2")]);
     let pod = &deployment["spec"]["template"]["spec"];
     let secret = pod["volumes"].as_array().unwrap().iter().find(|v| v["secret"]["secretName"] == "quiver").unwrap();
     let mount = container["volumeMounts"].as_array().unwrap().iter().find(|m| m["name"] == secret["name"]).unwrap();
@@ -133,7 +137,8 @@ fn the_deployment_starts_a_server_its_probes_reach() {
         .collect();
     assert_eq!(container["ports"][0]["containerPort"], 8080);
     let pod = Pod::new();
-    serves_its_probes(pod.localized(&args), &[("QUIVER_TOKEN", "from-the-secret")], &probes);
+    let env = [values, vec![("QUIVER_TOKEN", "from-the-secret")]].concat();
+    serves_its_probes(pod.localized(&args), &env, &probes);
 }
 
 #[test]
@@ -144,13 +149,14 @@ fn the_image_runs_as_a_user_and_its_command_serves() {
     };
     assert_eq!(text.lines().filter(|l| l.starts_with("FROM ")).count(), 2, "a build stage and a runtime stage");
     assert!(last("USER ").split(':').all(|id| id.parse::<u32>().is_ok_and(|id| id != 0)), "a numeric non-root user");
-    assert_eq!(last("ENV "), "QUIVER_CACHE_DIR=/cache");
+    let env: Vec<(&str, &str)> = text.lines().filter_map(|l| l.strip_prefix("ENV ")?.trim().split_once('=')).collect();
+    assert_eq!(env, [("QUIVER_CACHE_DIR", "/cache"), ("MALLOC_ARENA_MAX", "2")]);
     let entrypoint: Vec<String> = serde_json::from_str(last("ENTRYPOINT ")).unwrap();
     assert_eq!(entrypoint, ["/usr/local/bin/quiver"]);
     let command: Vec<String> = serde_json::from_str(last("CMD ")).unwrap();
     let command: Vec<&str> = command.iter().map(String::as_str).collect();
     let pod = Pod::new();
     let cache = pod.cache.path().to_string_lossy().into_owned();
-    let env = [("QUIVER_TOKEN", "t"), ("QUIVER_CACHE_DIR", cache.as_str())];
+    let env = [("QUIVER_TOKEN", "t"), ("QUIVER_CACHE_DIR", cache.as_str()), env[1]];
     serves_its_probes(pod.localized(&command), &env, &["/healthz", "/readyz"]);
 }

@@ -45,6 +45,8 @@ impl Replica {
             .args(["serve", "--http", &format!("127.0.0.1:{port}")])
             .env_remove("QUIVER_CONFIG")
             .env("RUST_LOG", "warn")
+            // As the image runs it (deploy/Containerfile).
+            .env("MALLOC_ARENA_MAX", "2")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -4,7 +4,8 @@
 //! hot-reloaded 100 times, a replica's upstream server is killed and a
 //! replica is restarted with SIGTERM. Every call is accounted for; the
 //! memory and descriptors of the replicas that ran throughout are
-//! sampled from minute 2 to the end.
+//! sampled from minute 2 to the end (held from minute 4, once the
+//! sessions' buffers are full).
 //!
 //! ```text
 //! cargo bench -p quiver --bench quiver -- --only soak                      # ten minutes
@@ -150,7 +151,7 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
     writeln!(report, "## Soak\n").unwrap();
     writeln!(
         report,
-        "{REPLICAS} `quiver serve --http` replicas (this build's profile) behind nginx (round robin, keep-alive to the \
+        "{REPLICAS} `quiver serve --http` replicas (this build's profile, `MALLOC_ARENA_MAX=2` as the image sets) behind nginx (round robin, keep-alive to the \
          replicas), `[sessions]` in Redis, the plugins folder watched; {clients} clients on one `reqwest` pool, half \
          MCP 2026-07-28 (stateless), half 2025-11-25 (a session each, restored on whichever replica a request \
          lands), each calling in turn `calc__evaluate` (plugin), `chinook__query` (SQLite demo database), \
@@ -191,20 +192,29 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
     for (what, value) in rows {
         writeln!(report, "| {what} | {value} |").unwrap();
     }
-    // Memory and descriptors of the replicas that ran throughout, from 20 % (minute 2 of 10) to the end.
-    let from = samples.iter().find(|(at, _)| *at >= length.mul_f64(0.2)).map(|(_, u)| u.clone()).expect("samples");
+    // Memory and descriptors of the replicas that ran throughout, from 20 %
+    // (minute 2 of 10) and from 40 % (minute 4, the end of the sessions'
+    // warm-up) to the end.
+    let at = |share: f64| {
+        samples.iter().find(|(at, _)| *at >= length.mul_f64(share)).map(|(_, u)| u.clone()).expect("samples")
+    };
+    let (from, settled) = (at(0.2), at(0.4));
     let to = samples.last().map(|(_, u)| u.clone()).expect("samples");
-    writeln!(report, "\nMemory and descriptors of each replica at 20 % of the run (minute 2 of 10) and at its end (sockets follow the load; the other descriptors are files, pipes and event fds):\n\n| replica | RSS at 20 % (MiB) | RSS at the end (MiB) | growth | fds (not sockets) at 20 % / end | sockets at 20 % / end |\n|---|---:|---:|---:|---:|---:|").unwrap();
+    writeln!(report, "\nMemory and descriptors of each replica at 20 % of the run (minute 2 of 10), at 40 % (minute 4) and at its end (sockets follow the load; the other descriptors are files, pipes and event fds):\n\n| replica | RSS at 20 % / 40 % / end (MiB) | growth from 20 % | growth from 40 % | fds (not sockets) at 20 % / end | sockets at 20 % / end |\n|---|---:|---:|---:|---:|---:|").unwrap();
+    let mib = |usage: &Usage| usage.rss_bytes as f64 / 1048576.0;
+    let growth = |a: &Usage, b: &Usage| b.rss_bytes as f64 / a.rss_bytes.max(1) as f64 - 1.0;
+    // The worst growth from 40 %, and the worst move of descriptors from 20 %.
     let mut worst = (0.0f64, 0i64);
-    for (index, (a, b)) in from.iter().zip(&to).enumerate() {
-        let growth = b.rss_bytes as f64 / a.rss_bytes.max(1) as f64 - 1.0;
+    for (index, ((a, m), b)) in from.iter().zip(&settled).zip(&to).enumerate() {
         let note = if index == RESTARTED { " (restarted at 50 %)" } else { "" };
         writeln!(
             report,
-            "| {index}{note} | {:.1} | {:.1} | {:+.1} % | {} / {} | {} / {} |",
-            a.rss_bytes as f64 / 1048576.0,
-            b.rss_bytes as f64 / 1048576.0,
-            growth * 100.0,
+            "| {index}{note} | {:.1} / {:.1} / {:.1} | {:+.1} % | {:+.1} % | {} / {} | {} / {} |",
+            mib(a),
+            mib(m),
+            mib(b),
+            growth(a, b) * 100.0,
+            growth(m, b) * 100.0,
             a.fds,
             b.fds,
             a.sockets,
@@ -212,7 +222,7 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         )
         .unwrap();
         if index != RESTARTED {
-            worst = (worst.0.max(growth), worst.1.max((b.fds as i64 - a.fds as i64).abs()));
+            worst = (worst.0.max(growth(m, b)), worst.1.max((b.fds as i64 - a.fds as i64).abs()));
         }
     }
     let _ = restarted_at;
@@ -245,8 +255,11 @@ pub(crate) fn section(options: &Options, runtime: &tokio::runtime::Runtime, repo
         }
         broken.push(format!("{failed} calls failed, {total} answered"));
     }
+    // Until minute 4 each replica's memory follows its sessions' rmcp
+    // buffers filling (see the operators' manual, "Memory"); a leak goes on
+    // growing after it.
     if minutes >= 5.0 && worst.0 > 0.05 {
-        broken.push(format!("resident memory grew {:.1} % from minute 2 (at most 5 %)", worst.0 * 100.0));
+        broken.push(format!("resident memory grew {:.1} % from 40 % of the run (at most 5 %)", worst.0 * 100.0));
     }
     // Descriptors other than sockets: a leak of files or pipes shows in any run.
     if worst.1 > 10 {
